@@ -1,0 +1,52 @@
+export {
+  DeadlineError,
+  HandlerError,
+  InternalError,
+  MethodNotAllowedError,
+  PayloadError,
+  PayloadTooLargeError,
+  RawBodyUnavailableError,
+  SchemaError,
+  type SchemaIssue,
+  SignatureError,
+  StoreError,
+  WebhookError,
+  type WebhookErrorCode,
+} from './errors.js'
+export {
+  type BuiltInSchemas,
+  baseEnvelopeSchema,
+  type EventsOf,
+  eventSchemas,
+  knownEventTypes,
+  type MerchantActivatedForPaymentTypeEvent,
+  merchantActivatedForPaymentTypeSchema,
+  type SaleCreatedFromBatchEvent,
+  type SchemaMap,
+  saleCreatedFromBatchSchema,
+  type TransactionReturnedEvent,
+  type TransactionSettledEvent,
+  transactionReturnedSchema,
+  transactionSettledSchema,
+  type UnknownEvent,
+} from './schemas.js'
+export { isSignatureShaped, type RawBody, SIGNATURE_HEADER, sign, verify } from './signature.js'
+export {
+  type ClaimResult,
+  DEFAULT_RETENTION_MS,
+  type MemoryStoreOptions,
+  memoryStore,
+  type WebhookStore,
+} from './store.js'
+export {
+  type AnyEvent,
+  createWebhooks,
+  type EventFor,
+  type EventMap,
+  type HeaderLookup,
+  type RawDelivery,
+  type SecretOption,
+  type WebhookResult,
+  type Webhooks,
+  type WebhooksOptions,
+} from './webhooks.js'

@@ -1,0 +1,140 @@
+/** Outcome of {@link WebhookStore.claim}. */
+export type ClaimResult =
+  /** This delivery owns the event until `complete`, `release` or the lease runs out. */
+  | { status: 'claimed'; token: string }
+  /** The event was handled already: answer 2XX without running handlers. */
+  | { status: 'done' }
+  /** Another delivery holds a live claim; `retryAfterMs` is how long its lease still runs, when known. */
+  | { status: 'processing'; retryAfterMs?: number }
+
+type MaybePromise<T> = T | Promise<T>
+
+/**
+ * Where payhooks records which events it has handled, so each `event_id` runs its handlers once.
+ *
+ * A claim is a lease with an owner token: only the holder may `complete` or `release` it, and if the
+ * holder dies the lease expires so the service's next retry is processed. Implementations must make
+ * `claim` atomic across everything that shares the store. Any method may throw or reject when the
+ * backing service is unavailable; payhooks then answers 503 and acknowledges nothing.
+ */
+export interface WebhookStore {
+  /** Optional set-up, called once before the first claim. */
+  init?(): MaybePromise<void>
+  /**
+   * Atomically claims `eventId` for `leaseMs` milliseconds, unless it is done or claimed by a live
+   * holder.
+   */
+  claim(eventId: string, leaseMs: number): MaybePromise<ClaimResult>
+  /**
+   * Marks the event done (kept for the store's retention, at least the service's 72-hour retry
+   * window) if `token` still holds its claim. Returns false when the claim was lost.
+   */
+  complete(eventId: string, token: string): MaybePromise<boolean>
+  /** Drops the claim, if `token` still holds it, so a later delivery runs the handlers again. */
+  release(eventId: string, token: string): MaybePromise<boolean>
+  /** Optional clean-up: close timers or connections the store owns. */
+  shutdown?(): MaybePromise<void>
+}
+
+/** Options of {@link memoryStore}. */
+export interface MemoryStoreOptions {
+  /**
+   * How long a done marker is kept. At least the service's retry window, so every retry of a handled
+   * event is recognised.
+   * @default 259_200_000 + 3_600_000 (73 hours)
+   */
+  retentionMs?: number
+  /**
+   * Most events remembered at once. When full, the oldest entry is forgotten first, so memory stays
+   * bounded whatever the traffic (about 200 bytes per entry).
+   * @default 100_000
+   */
+  maxEntries?: number
+  /** Clock, for tests. @default Date.now */
+  now?: () => number
+}
+
+/** The service retries hourly for 72 hours; one hour more covers the last attempt's own delay. */
+export const DEFAULT_RETENTION_MS = 73 * 60 * 60 * 1000
+const RETRY_WINDOW_MS = 72 * 60 * 60 * 1000
+
+interface Entry {
+  /** Owner token while processing; undefined once done. */
+  token: string | undefined
+  expiresAt: number
+}
+
+let tokenCounter = 0
+/** Unique per process and per claim; cheap because it never leaves the process. */
+const newToken = () => `${(++tokenCounter).toString(36)}.${Math.random().toString(36).slice(2, 10)}`
+
+/**
+ * The embedded dedupe store: one process, bounded memory, O(1) per operation. Use `@payhooks/redis`
+ * when several processes receive the same subscription's events.
+ *
+ * @example
+ * const webhooks = createWebhooks({ secret, store: memoryStore({ maxEntries: 50_000 }) })
+ */
+export function memoryStore(options: MemoryStoreOptions = {}): WebhookStore & { readonly size: number } {
+  const retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS
+  const maxEntries = options.maxEntries ?? 100_000
+  const now = options.now ?? Date.now
+  if (retentionMs < RETRY_WINDOW_MS)
+    throw new RangeError('memoryStore: retentionMs must cover the 72-hour retry window')
+  if (!(maxEntries >= 1)) throw new RangeError('memoryStore: maxEntries must be at least 1')
+  // Insertion order is (nearly) expiry order: every write deletes then re-inserts its key.
+  const entries = new Map<string, Entry>()
+
+  const live = (eventId: string, at: number): Entry | undefined => {
+    const entry = entries.get(eventId)
+    if (entry && entry.expiresAt <= at) {
+      entries.delete(eventId)
+      return undefined
+    }
+    return entry
+  }
+  const put = (eventId: string, entry: Entry, at: number) => {
+    entries.delete(eventId)
+    entries.set(eventId, entry)
+    // Drop a few expired entries from the front on each write; amortised O(1).
+    for (let i = 0; i < 2; i++) {
+      const first = entries.entries().next().value
+      if (!first || first[1].expiresAt > at) break
+      entries.delete(first[0])
+    }
+    if (entries.size > maxEntries) entries.delete(entries.keys().next().value as string)
+  }
+  const held = (eventId: string, token: string, at: number) => {
+    const entry = live(eventId, at)
+    return entry !== undefined && entry.token === token
+  }
+
+  return {
+    get size() {
+      return entries.size
+    },
+    claim(eventId, leaseMs) {
+      const at = now()
+      const entry = live(eventId, at)
+      if (entry) {
+        return entry.token === undefined
+          ? { status: 'done' }
+          : { status: 'processing', retryAfterMs: entry.expiresAt - at }
+      }
+      const token = newToken()
+      put(eventId, { token, expiresAt: at + leaseMs }, at)
+      return { status: 'claimed', token }
+    },
+    complete(eventId, token) {
+      const at = now()
+      if (!held(eventId, token, at)) return false
+      put(eventId, { token: undefined, expiresAt: at + retentionMs }, at)
+      return true
+    },
+    release(eventId, token) {
+      if (!held(eventId, token, now())) return false
+      entries.delete(eventId)
+      return true
+    },
+  }
+}

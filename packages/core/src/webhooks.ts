@@ -1,0 +1,411 @@
+import * as v from 'valibot'
+import {
+  DeadlineError,
+  HandlerError,
+  InternalError,
+  MethodNotAllowedError,
+  PayloadError,
+  PayloadTooLargeError,
+  SchemaError,
+  type SchemaIssue,
+  SignatureError,
+  StoreError,
+  WebhookError,
+} from './errors.js'
+import {
+  type BuiltInSchemas,
+  baseEnvelopeSchema,
+  type EventsOf,
+  eventSchemas,
+  type SchemaMap,
+  type UnknownEvent,
+} from './schemas.js'
+import { isSignatureShaped, matchSecret, type RawBody, SIGNATURE_HEADER } from './signature.js'
+import { memoryStore, type WebhookStore } from './store.js'
+
+/** Looks up a request header by lower-case name. */
+export type HeaderLookup = (name: string) => string | null | undefined
+
+/** One or several signature secrets, or a function that picks them per request. */
+export type SecretOption =
+  | string
+  | readonly string[]
+  | ((request: { getHeader: HeaderLookup }) => string | readonly string[] | Promise<string | readonly string[]>)
+
+/** Options of {@link createWebhooks}. */
+export interface WebhooksOptions<S extends SchemaMap = {}> {
+  /**
+   * The subscription's `signature_secret`. Several secrets are tried in turn (rotation, or several
+   * subscriptions posting to one route); a function may pick them per request.
+   */
+  secret: SecretOption
+  /**
+   * Where handled `event_id`s are recorded.
+   * @default memoryStore()
+   */
+  store?: WebhookStore
+  /**
+   * Schemas for further event types, or replacements for built-in ones, keyed by `event_type`.
+   * Handlers for these types receive the schema's output type.
+   */
+  schemas?: S
+  /**
+   * Every request is answered within this many milliseconds, whatever the handlers do. The service
+   * gives up after 10 s, so values of 10 000 or more are rejected.
+   * @default 5000
+   */
+  deadlineMs?: number
+  /**
+   * Bodies larger than this are answered 413 unread.
+   * @default 1_048_576 (1 MiB)
+   */
+  maxBodyBytes?: number
+  /**
+   * How long a claim protects an event being handled. A crashed process's claim expires after this,
+   * so keep it below the service's one-hour retry interval. Handlers still running after it may
+   * run again on the next retry: move work that long to the queue mode.
+   * @default 900_000 (15 minutes)
+   */
+  leaseMs?: number
+  /**
+   * Where failures go when no `onError` listener is registered: one line each.
+   * @default console
+   */
+  logger?: { error(message: string): void }
+}
+
+/** What the receiver answers: adapters write this out as the HTTP response. */
+export interface WebhookResult {
+  status: number
+  headers: Record<string, string>
+  body: string
+}
+
+/** A delivery as the transport received it: the exact body bytes and a header lookup. */
+export interface RawDelivery {
+  /** HTTP method; anything but POST is answered 405. Omit when the transport already routed on it. */
+  method?: string
+  /** The exact bytes received. Never re-serialized JSON. */
+  body: RawBody
+  getHeader: HeaderLookup
+}
+
+type Merge<S extends SchemaMap> = Omit<BuiltInSchemas, keyof S> & S
+/** Typed events of a receiver, keyed by event type. */
+export type EventMap<S extends SchemaMap = {}> = EventsOf<Merge<S>>
+/** The event a handler of `T` receives: typed from its schema, or `data: unknown` for types without one. */
+export type EventFor<E, T extends string> = T extends keyof E ? E[T] : UnknownEvent<T>
+/** Any event a receiver can see. */
+export type AnyEvent<E> = E[keyof E] | UnknownEvent
+
+type Handler<Event> = (event: Event) => unknown
+type ErrorListener = (error: WebhookError) => void
+
+/** A webhook receiver built by {@link createWebhooks}. */
+export interface Webhooks<E> {
+  /**
+   * Runs `handler` for every event of `type`. Handlers of one event run concurrently; the event is
+   * acknowledged only once all of them succeed.
+   *
+   * @example
+   * webhooks.on('transaction_settled', async (event) => {
+   *   await ledger.credit(event.data.transaction_id, event.data.settlement_amount)
+   * })
+   */
+  on<T extends (keyof E & string) | (string & {})>(type: T, handler: Handler<EventFor<E, T>>): this
+  /** Runs `handler` for every event, whatever its type. */
+  onAny(handler: Handler<AnyEvent<E>>): this
+  /** Receives every failure as a typed {@link WebhookError}. Without one, failures are logged. */
+  onError(listener: ErrorListener): this
+  /**
+   * Web-standard entry: verifies, dedupes and dispatches one delivery.
+   *
+   * @example
+   * export default { fetch: (request: Request) => webhooks.handle(request) }
+   */
+  handle(request: Request): Promise<Response>
+  /**
+   * Lower-level entry for adapters: raw bytes and a header lookup in, status and JSON body out,
+   * without building Request/Response objects.
+   */
+  receive(delivery: RawDelivery): Promise<WebhookResult>
+  /** Reports `error` to `onError` (or the logger) and returns the answer for it, for transport-level failures. */
+  reject(error: WebhookError): WebhookResult
+  /** Effective options, for adapters. */
+  readonly maxBodyBytes: number
+  readonly deadlineMs: number
+}
+
+const JSON_HEADERS = { 'content-type': 'application/json' } as const
+const decoder = new TextDecoder()
+const RETRY_AFTER_SECONDS = '60'
+
+interface Envelope {
+  event_type: string
+  event_id: string
+}
+
+function flattenIssues(issues: readonly v.BaseIssue<unknown>[]): SchemaIssue[] {
+  return issues.map((issue) => ({
+    path: issue.path?.map((item) => String(item.key)).join('.') ?? '',
+    message: issue.message,
+  }))
+}
+
+function ok(eventId: string, status: 'processed' | 'duplicate'): WebhookResult {
+  return { status: 200, headers: JSON_HEADERS, body: JSON.stringify({ ok: true, event_id: eventId, status }) }
+}
+
+/**
+ * Creates a webhook receiver for the payment service.
+ *
+ * @example
+ * const webhooks = createWebhooks({ secret: process.env.WEBHOOK_SECRET!, store: memoryStore() })
+ * webhooks.on('transaction_settled', async (event) => {
+ *   console.log(event.event_id, event.data.settlement_amount)
+ * })
+ * // Any fetch-style runtime:
+ * export default { fetch: (req: Request) => webhooks.handle(req) }
+ */
+export function createWebhooks<S extends SchemaMap = {}>(options: WebhooksOptions<S>): Webhooks<EventMap<S>> {
+  const deadlineMs = options.deadlineMs ?? 5000
+  const maxBodyBytes = options.maxBodyBytes ?? 1_048_576
+  const leaseMs = options.leaseMs ?? 900_000
+  if (!(deadlineMs > 0 && deadlineMs < 10_000)) {
+    throw new RangeError('createWebhooks: deadlineMs must be above 0 and below 10000 (the service waits 10 s)')
+  }
+  if (!(maxBodyBytes > 0)) throw new RangeError('createWebhooks: maxBodyBytes must be positive')
+  if (!(leaseMs > deadlineMs)) throw new RangeError('createWebhooks: leaseMs must be longer than deadlineMs')
+  const secretOption = options.secret
+  const staticSecrets = typeof secretOption === 'function' ? undefined : checkSecrets(secretOption)
+  const schemas: SchemaMap = { ...eventSchemas, ...options.schemas }
+  const store = options.store ?? memoryStore()
+  const logger = options.logger ?? console
+  const handlers = new Map<string, Handler<never>[]>()
+  const anyHandlers: Handler<never>[] = []
+  const errorListeners: ErrorListener[] = []
+  let storeReady: Promise<void> | undefined = store.init ? undefined : Promise.resolve()
+
+  function checkSecrets(secret: string | readonly string[]): readonly string[] {
+    const list = typeof secret === 'string' ? [secret] : secret
+    if (!Array.isArray(list) || list.length === 0 || list.some((s) => typeof s !== 'string' || s === '')) {
+      throw new TypeError('createWebhooks: secret must be a non-empty string, a list of them, or a function')
+    }
+    return list
+  }
+
+  function report(error: WebhookError): void {
+    if (errorListeners.length === 0) {
+      logger.error(`[payhooks] ${error.status} ${error.code}: ${error.message}`)
+      return
+    }
+    for (const listener of errorListeners) {
+      try {
+        listener(error)
+      } catch (listenerError) {
+        logger.error(`[payhooks] onError listener threw: ${String(listenerError).split('\n')[0]}`)
+      }
+    }
+  }
+
+  function reject(error: WebhookError, headers?: Record<string, string>): WebhookResult {
+    report(error)
+    return {
+      status: error.status,
+      headers: headers ? { ...JSON_HEADERS, ...headers } : JSON_HEADERS,
+      body: JSON.stringify({ error: error.code, message: error.message }),
+    }
+  }
+
+  async function runHandlers(event: Envelope): Promise<unknown[]> {
+    const specific = handlers.get(event.event_type)
+    const all = specific ? [...specific, ...anyHandlers] : anyHandlers
+    if (all.length === 1) {
+      try {
+        await (all[0] as Handler<Envelope>)(event)
+        return []
+      } catch (error) {
+        return [error]
+      }
+    }
+    const results = await Promise.allSettled(all.map(async (handler) => (handler as Handler<Envelope>)(event)))
+    return results.flatMap((r) => (r.status === 'rejected' ? [r.reason] : []))
+  }
+
+  /** Shared between the request and the deadline: who answered, and what is still running. */
+  interface Attempt {
+    answered: boolean
+    event?: Envelope
+  }
+
+  async function storeCall<T>(operation: string, attempt: Attempt, call: () => T | Promise<T>): Promise<T> {
+    try {
+      return await call()
+    } catch (cause) {
+      throw new StoreError(operation, cause, attempt.event?.event_id, attempt.event?.event_type)
+    }
+  }
+
+  async function processDelivery(delivery: RawDelivery, attempt: Attempt): Promise<WebhookResult> {
+    if (delivery.method !== undefined && delivery.method !== 'POST') {
+      return reject(new MethodNotAllowedError(delivery.method), { allow: 'POST' })
+    }
+    const body = delivery.body
+    if ((typeof body === 'string' ? body.length : body.byteLength) > maxBodyBytes) {
+      return reject(new PayloadTooLargeError(maxBodyBytes))
+    }
+    const signature = delivery.getHeader(SIGNATURE_HEADER)
+    if (!signature) {
+      return reject(new SignatureError('missing_signature', `missing ${SIGNATURE_HEADER} header`))
+    }
+    if (!isSignatureShaped(signature)) {
+      return reject(new SignatureError('invalid_signature', `${SIGNATURE_HEADER} must be 64 hex characters`))
+    }
+    const secrets =
+      staticSecrets ?? checkSecrets(await (secretOption as Exclude<SecretOption, string | readonly string[]>)(delivery))
+    let matched = matchSecret(secrets, body, signature)
+    if (typeof matched !== 'number') matched = await matched
+    if (matched < 0) {
+      return reject(new SignatureError('invalid_signature', 'signature does not match the body'))
+    }
+
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(typeof body === 'string' ? body : decoder.decode(body))
+    } catch {
+      return reject(new PayloadError('invalid_json', 'body is not valid JSON'))
+    }
+    const envelope = v.safeParse(baseEnvelopeSchema, parsed)
+    if (!envelope.success) {
+      return reject(new PayloadError('invalid_envelope', 'body needs a non-empty string event_id and event_type'))
+    }
+    const { event_id: eventId, event_type: eventType } = envelope.output
+    const schema = schemas[eventType]
+    let event = parsed as Envelope
+    if (schema) {
+      const result = v.safeParse(schema, parsed)
+      if (!result.success) return reject(new SchemaError(eventId, eventType, flattenIssues(result.issues)))
+      event = result.output
+    }
+    attempt.event = event
+
+    if (!storeReady) storeReady = Promise.resolve(store.init?.())
+    await storeCall('init', attempt, () => storeReady)
+    const claim = await storeCall('claim', attempt, () => store.claim(eventId, leaseMs))
+    if (claim.status === 'done') return ok(eventId, 'duplicate')
+    if (claim.status === 'processing') {
+      const seconds =
+        claim.retryAfterMs === undefined ? RETRY_AFTER_SECONDS : String(Math.ceil(claim.retryAfterMs / 1000))
+      return {
+        status: 409,
+        headers: { ...JSON_HEADERS, 'retry-after': seconds },
+        body: JSON.stringify({
+          error: 'in_progress',
+          message: `event ${eventId} is being handled by another delivery`,
+        }),
+      }
+    }
+    const token = claim.token
+    const errors = await runHandlers(event)
+    if (errors.length > 0) {
+      const failure = new HandlerError(eventId, eventType, errors, attempt.answered)
+      try {
+        await store.release(eventId, token)
+      } catch (cause) {
+        report(new StoreError('release', cause, eventId, eventType))
+      }
+      return reject(failure)
+    }
+    try {
+      await store.complete(eventId, token)
+    } catch (cause) {
+      // Handlers succeeded, so the event is handled: acknowledge it. A retry may run it again.
+      report(new StoreError('complete', cause, eventId, eventType))
+    }
+    return ok(eventId, 'processed')
+  }
+
+  async function receive(delivery: RawDelivery): Promise<WebhookResult> {
+    const attempt: Attempt = { answered: false }
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const work = processDelivery(delivery, attempt).catch((error: unknown) =>
+      reject(error instanceof WebhookError ? error : new InternalError(error, attempt.event)),
+    )
+    const deadline = new Promise<WebhookResult>((resolve) => {
+      timer = setTimeout(() => {
+        attempt.answered = true
+        const event = attempt.event
+        resolve(
+          reject(new DeadlineError(deadlineMs, event?.event_id, event?.event_type), {
+            'retry-after': RETRY_AFTER_SECONDS,
+          }),
+        )
+      }, deadlineMs)
+    })
+    const result = await Promise.race([work, deadline])
+    if (!attempt.answered) {
+      attempt.answered = true
+      clearTimeout(timer)
+    }
+    return result
+  }
+
+  async function readBody(request: Request): Promise<Uint8Array | undefined> {
+    const length = request.headers.get('content-length')
+    if (length !== null && Number(length) > maxBodyBytes) return undefined
+    if (!request.body) return new Uint8Array(0)
+    const chunks: Uint8Array[] = []
+    let total = 0
+    const reader = request.body.getReader()
+    for (;;) {
+      const { done, value } = await reader.read()
+      if (done) break
+      total += value.byteLength
+      if (total > maxBodyBytes) {
+        await reader.cancel()
+        return undefined
+      }
+      chunks.push(value)
+    }
+    if (chunks.length === 1) return chunks[0]
+    const bytes = new Uint8Array(total)
+    let offset = 0
+    for (const chunk of chunks) {
+      bytes.set(chunk, offset)
+      offset += chunk.byteLength
+    }
+    return bytes
+  }
+
+  const toResponse = (result: WebhookResult) =>
+    new Response(result.body, { status: result.status, headers: result.headers })
+
+  const webhooks: Webhooks<EventMap<S>> = {
+    on(type, handler) {
+      const list = handlers.get(type)
+      if (list) list.push(handler as Handler<never>)
+      else handlers.set(type, [handler as Handler<never>])
+      return this
+    },
+    onAny(handler) {
+      anyHandlers.push(handler as Handler<never>)
+      return this
+    },
+    onError(listener) {
+      errorListeners.push(listener)
+      return this
+    },
+    receive,
+    reject: (error) => reject(error),
+    async handle(request) {
+      const getHeader: HeaderLookup = (name) => request.headers.get(name)
+      if (request.method !== 'POST') return toResponse(await receive({ method: request.method, body: '', getHeader }))
+      const body = await readBody(request)
+      if (!body) return toResponse(reject(new PayloadTooLargeError(maxBodyBytes)))
+      return toResponse(await receive({ body, getHeader }))
+    },
+    maxBodyBytes,
+    deadlineMs,
+  }
+  return webhooks
+}

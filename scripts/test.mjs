@@ -1,0 +1,61 @@
+#!/usr/bin/env node
+// Builds the packages, makes sure a real redis-server runs for the Redis tests, then runs vitest.
+// REDIS_URL set: that server is used. Otherwise redis-server is started on a free loopback port and
+// stopped afterwards; on a machine without it, the Debian package is installed when we are root.
+import { execFileSync, spawn, spawnSync } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+const run = (cmd, args) => spawnSync(cmd, args, { stdio: 'inherit' }).status ?? 1
+const which = (cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' }).stdout.trim()
+
+if (run('npx', ['tsc', '--build']) !== 0) process.exit(1)
+
+let redis
+if (!process.env.REDIS_URL) {
+  let bin = which('redis-server')
+  if (!bin && process.getuid?.() === 0 && which('apt-get')) {
+    console.log('redis-server not found: installing the Debian package redis-server')
+    if (run('apt-get', ['update', '-qq']) === 0) run('apt-get', ['install', '-y', '-qq', 'redis-server'])
+    bin = which('redis-server')
+  }
+  if (!bin) {
+    console.error(
+      'redis-server is needed by the Redis tests: install it (Debian: apt-get install redis-server) or set REDIS_URL',
+    )
+    process.exit(1)
+  }
+  const port = await new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address()
+      server.close(() => resolve(port))
+    })
+  })
+  const dir = mkdtempSync(join(tmpdir(), 'payhooks-redis-'))
+  redis = spawn(
+    bin,
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+    {
+      stdio: 'ignore',
+    },
+  )
+  process.on('exit', () => {
+    redis.kill()
+    rmSync(dir, { recursive: true, force: true })
+  })
+  const cli = which('redis-cli')
+  for (let i = 0; i < 100; i++) {
+    try {
+      if (execFileSync(cli, ['-p', String(port), 'ping'], { encoding: 'utf8' }).trim() === 'PONG') break
+    } catch {}
+    await new Promise((r) => setTimeout(r, 50))
+  }
+  process.env.REDIS_URL = `redis://127.0.0.1:${port}`
+  process.env.REDIS_SERVER_BIN = bin
+  console.log(`redis-server ${bin} on ${process.env.REDIS_URL}`)
+}
+
+const vitest = spawn('npx', ['vitest', 'run', ...process.argv.slice(2)], { stdio: 'inherit' })
+vitest.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)))

@@ -1,0 +1,21 @@
+import { resolve } from 'node:path'
+import { defineConfig } from 'vitest/config'
+
+const root = import.meta.dirname
+
+export default defineConfig({
+  resolve: {
+    // Tests run against the TypeScript sources; child processes (CLI, examples) use the built dist.
+    alias: [{ find: /^@payhooks\/([a-z]+)$/, replacement: resolve(root, 'packages/$1/src/index.ts') }],
+  },
+  test: {
+    include: ['packages/*/src/**/*.test.ts', 'test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+    typecheck: {
+      enabled: true,
+      include: ['packages/*/src/**/*.test-d.ts', 'test/**/*.test-d.ts'],
+      tsconfig: './tsconfig.test.json',
+    },
+  },
+})
