@@ -68,11 +68,39 @@ export interface WebhooksOptions<S extends SchemaMap = {}> {
    */
   leaseMs?: number
   /**
+   * Queue mode: once verified and parsed, an event is handed to this queue and answered 200 at once;
+   * a worker later runs the handlers through {@link Webhooks.dispatch}. Without it, handlers run
+   * inline and the answer waits for them.
+   */
+  queue?: WebhookQueue
+  /**
    * Where failures go when no `onError` listener is registered: one line each.
    * @default console
    */
   logger?: { error(message: string): void }
 }
+
+/** A verified event as it travels through a queue: the parsed message. */
+export interface QueuedEvent {
+  event_type: string
+  event_id: string
+  [field: string]: unknown
+}
+
+/**
+ * Where queue mode puts verified events. `enqueue` resolves once the event is durably stored (or
+ * already was: enqueueing the same `event_id` twice must not create two jobs) and rejects otherwise,
+ * in which case the delivery is answered 503 and the service retries.
+ */
+export interface WebhookQueue {
+  enqueue(event: QueuedEvent): Promise<void>
+}
+
+/** What {@link Webhooks.dispatch} did with an event. */
+export type DispatchOutcome =
+  | { status: 'processed' | 'duplicate' }
+  /** Another delivery or worker holds the claim; try again after `retryAfterMs`. */
+  | { status: 'in_progress'; retryAfterMs?: number }
 
 /** What the receiver answers: adapters write this out as the HTTP response. */
 export interface WebhookResult {
@@ -129,6 +157,12 @@ export interface Webhooks<E> {
    * without building Request/Response objects.
    */
   receive(delivery: RawDelivery): Promise<WebhookResult>
+  /**
+   * Runs the handlers of an already verified event under the store's claim, as the inline mode does:
+   * for queue workers. Resolves with what happened; rejects with {@link HandlerError} (claim released)
+   * or {@link StoreError}. Errors are not reported to `onError`: the caller decides.
+   */
+  dispatch(event: QueuedEvent): Promise<DispatchOutcome>
   /** Reports `error` to `onError` (or the logger) and returns the answer for it, for transport-level failures. */
   reject(error: WebhookError): WebhookResult
   /** Effective options, for adapters. */
@@ -140,11 +174,6 @@ const JSON_HEADERS = { 'content-type': 'application/json' } as const
 const decoder = new TextDecoder()
 const RETRY_AFTER_SECONDS = '60'
 
-interface Envelope {
-  event_type: string
-  event_id: string
-}
-
 function flattenIssues(issues: readonly v.BaseIssue<unknown>[]): SchemaIssue[] {
   return issues.map((issue) => ({
     path: issue.path?.map((item) => String(item.key)).join('.') ?? '',
@@ -152,7 +181,7 @@ function flattenIssues(issues: readonly v.BaseIssue<unknown>[]): SchemaIssue[] {
   }))
 }
 
-function ok(eventId: string, status: 'processed' | 'duplicate'): WebhookResult {
+function ok(eventId: string, status: 'processed' | 'duplicate' | 'queued'): WebhookResult {
   return { status: 200, headers: JSON_HEADERS, body: JSON.stringify({ ok: true, event_id: eventId, status }) }
 }
 
@@ -217,25 +246,27 @@ export function createWebhooks<S extends SchemaMap = {}>(options: WebhooksOption
     }
   }
 
-  async function runHandlers(event: Envelope): Promise<unknown[]> {
+  async function runHandlers(event: QueuedEvent): Promise<unknown[]> {
     const specific = handlers.get(event.event_type)
     const all = specific ? [...specific, ...anyHandlers] : anyHandlers
     if (all.length === 1) {
       try {
-        await (all[0] as Handler<Envelope>)(event)
+        await (all[0] as Handler<QueuedEvent>)(event)
         return []
       } catch (error) {
         return [error]
       }
     }
-    const results = await Promise.allSettled(all.map(async (handler) => (handler as Handler<Envelope>)(event)))
+    const results = await Promise.allSettled(all.map(async (handler) => (handler as Handler<QueuedEvent>)(event)))
     return results.flatMap((r) => (r.status === 'rejected' ? [r.reason] : []))
   }
+
+  const queue = options.queue
 
   /** Shared between the request and the deadline: who answered, and what is still running. */
   interface Attempt {
     answered: boolean
-    event?: Envelope
+    event?: QueuedEvent
   }
 
   async function storeCall<T>(operation: string, attempt: Attempt, call: () => T | Promise<T>): Promise<T> {
@@ -281,7 +312,7 @@ export function createWebhooks<S extends SchemaMap = {}>(options: WebhooksOption
     }
     const { event_id: eventId, event_type: eventType } = envelope.output
     const schema = schemas[eventType]
-    let event = parsed as Envelope
+    let event = parsed as QueuedEvent
     if (schema) {
       const result = v.safeParse(schema, parsed)
       if (!result.success) return reject(new SchemaError(eventId, eventType, flattenIssues(result.issues)))
@@ -289,32 +320,38 @@ export function createWebhooks<S extends SchemaMap = {}>(options: WebhooksOption
     }
     attempt.event = event
 
+    if (queue) {
+      await storeCall('enqueue', attempt, () => queue.enqueue(event))
+      return ok(eventId, 'queued')
+    }
+    const outcome = await dispatchEvent(event, attempt)
+    if (outcome.status !== 'in_progress') return ok(eventId, outcome.status)
+    const seconds =
+      outcome.retryAfterMs === undefined ? RETRY_AFTER_SECONDS : String(Math.ceil(outcome.retryAfterMs / 1000))
+    return {
+      status: 409,
+      headers: { ...JSON_HEADERS, 'retry-after': seconds },
+      body: JSON.stringify({ error: 'in_progress', message: `event ${eventId} is being handled by another delivery` }),
+    }
+  }
+
+  /** Claim, run handlers, then complete (or release and throw {@link HandlerError}). */
+  async function dispatchEvent(event: QueuedEvent, attempt: Attempt): Promise<DispatchOutcome> {
+    const { event_id: eventId, event_type: eventType } = event
     if (!storeReady) storeReady = Promise.resolve(store.init?.())
     await storeCall('init', attempt, () => storeReady)
     const claim = await storeCall('claim', attempt, () => store.claim(eventId, leaseMs))
-    if (claim.status === 'done') return ok(eventId, 'duplicate')
-    if (claim.status === 'processing') {
-      const seconds =
-        claim.retryAfterMs === undefined ? RETRY_AFTER_SECONDS : String(Math.ceil(claim.retryAfterMs / 1000))
-      return {
-        status: 409,
-        headers: { ...JSON_HEADERS, 'retry-after': seconds },
-        body: JSON.stringify({
-          error: 'in_progress',
-          message: `event ${eventId} is being handled by another delivery`,
-        }),
-      }
-    }
+    if (claim.status === 'done') return { status: 'duplicate' }
+    if (claim.status === 'processing') return { status: 'in_progress', retryAfterMs: claim.retryAfterMs }
     const token = claim.token
     const errors = await runHandlers(event)
     if (errors.length > 0) {
-      const failure = new HandlerError(eventId, eventType, errors, attempt.answered)
       try {
         await store.release(eventId, token)
       } catch (cause) {
         report(new StoreError('release', cause, eventId, eventType))
       }
-      return reject(failure)
+      throw new HandlerError(eventId, eventType, errors, attempt.answered)
     }
     try {
       await store.complete(eventId, token)
@@ -322,7 +359,7 @@ export function createWebhooks<S extends SchemaMap = {}>(options: WebhooksOption
       // Handlers succeeded, so the event is handled: acknowledge it. A retry may run it again.
       report(new StoreError('complete', cause, eventId, eventType))
     }
-    return ok(eventId, 'processed')
+    return { status: 'processed' }
   }
 
   async function receive(delivery: RawDelivery): Promise<WebhookResult> {
@@ -397,6 +434,7 @@ export function createWebhooks<S extends SchemaMap = {}>(options: WebhooksOption
     },
     receive,
     reject: (error) => reject(error),
+    dispatch: (event) => dispatchEvent(event, { answered: true, event }),
     async handle(request) {
       const getHeader: HeaderLookup = (name) => request.headers.get(name)
       if (request.method !== 'POST') return toResponse(await receive({ method: request.method, body: '', getHeader }))
