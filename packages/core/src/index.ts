@@ -34,6 +34,7 @@ export { isSignatureShaped, type RawBody, SIGNATURE_HEADER, sign, verify } from 
 export {
   type ClaimResult,
   DEFAULT_RETENTION_MS,
+  type MemoryStore,
   type MemoryStoreOptions,
   memoryStore,
   type WebhookStore,

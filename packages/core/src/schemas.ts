@@ -1,6 +1,12 @@
 import * as v from 'valibot'
 
-// Every object is loose: the service adds fields over time, and they must reach handlers untouched.
+/**
+ * Keeps unknown fields at run time (the service adds fields, and handlers must see them) while the
+ * type lists only the known ones, so a misspelt field is a compile error in the user's handler.
+ */
+function passthrough<const E extends v.ObjectEntries>(entries: E): v.ObjectSchema<E, undefined> {
+  return v.looseObject(entries) as unknown as v.ObjectSchema<E, undefined>
+}
 
 const decimal = v.number()
 const datetime = v.string()
@@ -15,7 +21,7 @@ export const baseEnvelopeSchema = v.looseObject({
 })
 
 function envelope<const T extends string, D extends v.GenericSchema>(type: T, data: D) {
-  return v.looseObject({
+  return passthrough({
     event_type: v.literal(type),
     event_id: id,
     merchant_id: v.pipe(v.number(), v.integer()),
@@ -28,7 +34,7 @@ function envelope<const T extends string, D extends v.GenericSchema>(type: T, da
 /** `merchant_activated_for_payment_type` (spec 6.4): a merchant is enabled for card or ACH for the first time. */
 export const merchantActivatedForPaymentTypeSchema = envelope(
   'merchant_activated_for_payment_type',
-  v.looseObject({
+  passthrough({
     first_name: v.string(),
     last_name: v.string(),
     email: v.string(),
@@ -50,7 +56,7 @@ const stringOrNumber = v.union([v.string(), v.number()])
 /** `sale_created_from_batch` (spec 6.5): one sale of a batch was attempted. The full sale response is not specified, so only `transaction_id` is required. */
 export const saleCreatedFromBatchSchema = envelope(
   'sale_created_from_batch',
-  v.looseObject({
+  passthrough({
     external_id: v.nullish(v.string(), null),
     transaction_id: id,
     surcharge_amount: v.optional(decimal),
@@ -58,16 +64,16 @@ export const saleCreatedFromBatchSchema = envelope(
     authorization_code: v.optional(v.nullable(v.string())),
     batch_id: v.optional(stringOrNumber),
     card: v.optional(
-      v.looseObject({
+      passthrough({
         card_brand: v.optional(v.string()),
         last4: v.optional(v.string()),
         expiration_month: v.optional(stringOrNumber),
         expiration_year: v.optional(stringOrNumber),
       }),
     ),
-    avs: v.optional(v.looseObject({ postal_code: v.optional(v.nullable(v.string())) })),
+    avs: v.optional(passthrough({ postal_code: v.optional(v.nullable(v.string())) })),
     outcome: v.optional(
-      v.looseObject({
+      passthrough({
         result: v.optional(v.string()),
         code: v.optional(stringOrNumber),
         description: v.optional(v.string()),
@@ -95,14 +101,14 @@ const settlementData = {
 }
 
 /** `transaction_settled` (spec 6.6): funds were transferred. */
-export const transactionSettledSchema = envelope('transaction_settled', v.looseObject(settlementData))
+export const transactionSettledSchema = envelope('transaction_settled', passthrough(settlementData))
 
 /** `transaction_returned` (spec 6.7): funds were not transferred. Its envelope has a top-level `settlement_date` and may lack `created_at`. */
-export const transactionReturnedSchema = v.looseObject({
+export const transactionReturnedSchema = passthrough({
   ...envelope('transaction_returned', v.unknown()).entries,
   created_at: v.optional(datetime),
   settlement_date: v.optional(datetime),
-  data: v.looseObject({ ...settlementData, settlement_description: v.optional(v.string()) }),
+  data: passthrough({ ...settlementData, settlement_description: v.optional(v.string()) }),
 })
 
 /** Schemas of every event type whose body the spec shows, keyed by `event_type`. */

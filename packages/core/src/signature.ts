@@ -9,6 +9,9 @@ const nodeCrypto: NodeCrypto | undefined = (
   globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }
 ).process?.getBuiltinModule?.('node:crypto') as NodeCrypto | undefined
 
+/** Which HMAC implementation this runtime uses. */
+export const hmacBackend: 'node:crypto' | 'Web Crypto' = nodeCrypto ? 'node:crypto' : 'Web Crypto'
+
 const encoder = new TextEncoder()
 const HEX_64 = /^[0-9A-Fa-f]{64}$/
 const keyCache = new Map<string, Promise<CryptoKey>>()

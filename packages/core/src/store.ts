@@ -36,6 +36,15 @@ export interface WebhookStore {
   shutdown?(): MaybePromise<void>
 }
 
+/** The store {@link memoryStore} returns: synchronous, and it tells its size. */
+export interface MemoryStore extends WebhookStore {
+  claim(eventId: string, leaseMs: number): ClaimResult
+  complete(eventId: string, token: string): boolean
+  release(eventId: string, token: string): boolean
+  /** Events currently remembered, done or in progress. */
+  readonly size: number
+}
+
 /** Options of {@link memoryStore}. */
 export interface MemoryStoreOptions {
   /**
@@ -75,7 +84,7 @@ const newToken = () => `${(++tokenCounter).toString(36)}.${Math.random().toStrin
  * @example
  * const webhooks = createWebhooks({ secret, store: memoryStore({ maxEntries: 50_000 }) })
  */
-export function memoryStore(options: MemoryStoreOptions = {}): WebhookStore & { readonly size: number } {
+export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   const retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS
   const maxEntries = options.maxEntries ?? 100_000
   const now = options.now ?? Date.now

@@ -94,6 +94,11 @@ export interface QueuedEvent {
  */
 export interface WebhookQueue {
   enqueue(event: QueuedEvent): Promise<void>
+  /**
+   * Called once by {@link createWebhooks} with the receiver, so an in-process queue can run
+   * `receiver.dispatch` itself and report failures with `receiver.report`.
+   */
+  attach?(receiver: Pick<Webhooks<unknown>, 'dispatch' | 'report'>): void
 }
 
 /** What {@link Webhooks.dispatch} did with an event. */
@@ -163,6 +168,8 @@ export interface Webhooks<E> {
    * or {@link StoreError}. Errors are not reported to `onError`: the caller decides.
    */
   dispatch(event: QueuedEvent): Promise<DispatchOutcome>
+  /** Reports `error` to the `onError` listeners, or logs it in one line when there are none. */
+  report(error: WebhookError): void
   /** Reports `error` to `onError` (or the logger) and returns the answer for it, for transport-level failures. */
   reject(error: WebhookError): WebhookResult
   /** Effective options, for adapters. */
@@ -434,6 +441,7 @@ export function createWebhooks<S extends SchemaMap = {}>(options: WebhooksOption
     },
     receive,
     reject: (error) => reject(error),
+    report,
     dispatch: (event) => dispatchEvent(event, { answered: true, event }),
     async handle(request) {
       const getHeader: HeaderLookup = (name) => request.headers.get(name)
@@ -445,5 +453,6 @@ export function createWebhooks<S extends SchemaMap = {}>(options: WebhooksOption
     maxBodyBytes,
     deadlineMs,
   }
+  queue?.attach?.(webhooks as Webhooks<unknown>)
   return webhooks
 }
