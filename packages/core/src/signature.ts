@@ -43,6 +43,7 @@ function digest(secret: string, body: RawBody): Uint8Array | Promise<Uint8Array>
 }
 
 function toHex(bytes: Uint8Array): string {
+  if (nodeCrypto) return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex').toUpperCase()
   let out = ''
   for (const b of bytes) out += (b < 16 ? '0' : '') + b.toString(16)
   return out.toUpperCase()

@@ -73,9 +73,8 @@ interface Entry {
   expiresAt: number
 }
 
+// Tokens never leave the process, so a counter is unique enough and far cheaper than random bytes.
 let tokenCounter = 0
-/** Unique per process and per claim; cheap because it never leaves the process. */
-const newToken = () => `${(++tokenCounter).toString(36)}.${Math.random().toString(36).slice(2, 10)}`
 
 /**
  * The embedded dedupe store: one process, bounded memory, O(1) per operation. Use `@payhooks/redis`
@@ -91,31 +90,28 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   if (retentionMs < RETRY_WINDOW_MS)
     throw new RangeError('memoryStore: retentionMs must cover the 72-hour retry window')
   if (!(maxEntries >= 1)) throw new RangeError('memoryStore: maxEntries must be at least 1')
-  // Insertion order is (nearly) expiry order: every write deletes then re-inserts its key.
+  // Insertion order is claim order; done markers all live `retentionMs`, so the front holds the
+  // oldest. Each claim drops up to two expired entries from the front: amortised O(1).
   const entries = new Map<string, Entry>()
 
   const live = (eventId: string, at: number): Entry | undefined => {
     const entry = entries.get(eventId)
-    if (entry && entry.expiresAt <= at) {
+    if (entry !== undefined && entry.expiresAt <= at) {
       entries.delete(eventId)
       return undefined
     }
     return entry
   }
-  const put = (eventId: string, entry: Entry, at: number) => {
-    entries.delete(eventId)
-    entries.set(eventId, entry)
-    // Drop a few expired entries from the front on each write; amortised O(1).
+  const sweep = (at: number) => {
     for (let i = 0; i < 2; i++) {
-      const first = entries.entries().next().value
-      if (!first || first[1].expiresAt > at) break
-      entries.delete(first[0])
+      const oldest = entries.keys().next().value
+      if (oldest === undefined || (entries.get(oldest) as Entry).expiresAt > at) return
+      entries.delete(oldest)
     }
-    if (entries.size > maxEntries) entries.delete(entries.keys().next().value as string)
   }
   const held = (eventId: string, token: string, at: number) => {
     const entry = live(eventId, at)
-    return entry !== undefined && entry.token === token
+    return entry !== undefined && entry.token === token ? entry : undefined
   }
 
   return {
@@ -130,14 +126,18 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
           ? { status: 'done' }
           : { status: 'processing', retryAfterMs: entry.expiresAt - at }
       }
-      const token = newToken()
-      put(eventId, { token, expiresAt: at + leaseMs }, at)
+      sweep(at)
+      const token = `${++tokenCounter}`
+      entries.set(eventId, { token, expiresAt: at + leaseMs })
+      if (entries.size > maxEntries) entries.delete(entries.keys().next().value as string)
       return { status: 'claimed', token }
     },
     complete(eventId, token) {
       const at = now()
-      if (!held(eventId, token, at)) return false
-      put(eventId, { token: undefined, expiresAt: at + retentionMs }, at)
+      const entry = held(eventId, token, at)
+      if (entry === undefined) return false
+      entry.token = undefined
+      entry.expiresAt = at + retentionMs
       return true
     },
     release(eventId, token) {

@@ -178,6 +178,9 @@ export interface Webhooks<E> {
 }
 
 const JSON_HEADERS = { 'content-type': 'application/json' } as const
+const NO_ERRORS: unknown[] = []
+const isThenable = (value: unknown): value is PromiseLike<unknown> =>
+  typeof (value as PromiseLike<unknown> | undefined)?.then === 'function'
 const decoder = new TextDecoder()
 const RETRY_AFTER_SECONDS = '60'
 
@@ -189,7 +192,18 @@ function flattenIssues(issues: readonly v.BaseIssue<unknown>[]): SchemaIssue[] {
 }
 
 function ok(eventId: string, status: 'processed' | 'duplicate' | 'queued'): WebhookResult {
-  return { status: 200, headers: JSON_HEADERS, body: JSON.stringify({ ok: true, event_id: eventId, status }) }
+  return {
+    status: 200,
+    headers: JSON_HEADERS,
+    body: `{"ok":true,"event_id":${JSON.stringify(eventId)},"status":"${status}"}`,
+  }
+}
+
+/** Same check as `baseEnvelopeSchema`, without building a copy: this runs on every delivery. */
+function isEnvelope(value: unknown): value is QueuedEvent {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false
+  const { event_id, event_type } = value as Record<string, unknown>
+  return typeof event_id === 'string' && event_id !== '' && typeof event_type === 'string' && event_type !== ''
 }
 
 /**
@@ -220,7 +234,8 @@ export function createWebhooks<S extends SchemaMap = {}>(options: WebhooksOption
   const handlers = new Map<string, Handler<never>[]>()
   const anyHandlers: Handler<never>[] = []
   const errorListeners: ErrorListener[] = []
-  let storeReady: Promise<void> | undefined = store.init ? undefined : Promise.resolve()
+  let storeReady: Promise<void> | undefined
+  let initialized = !store.init
 
   function checkSecrets(secret: string | readonly string[]): readonly string[] {
     const list = typeof secret === 'string' ? [secret] : secret
@@ -255,11 +270,12 @@ export function createWebhooks<S extends SchemaMap = {}>(options: WebhooksOption
 
   async function runHandlers(event: QueuedEvent): Promise<unknown[]> {
     const specific = handlers.get(event.event_type)
-    const all = specific ? [...specific, ...anyHandlers] : anyHandlers
+    const all = specific ? (anyHandlers.length > 0 ? [...specific, ...anyHandlers] : specific) : anyHandlers
     if (all.length === 1) {
       try {
-        await (all[0] as Handler<QueuedEvent>)(event)
-        return []
+        const result = (all[0] as Handler<QueuedEvent>)(event)
+        if (isThenable(result)) await result
+        return NO_ERRORS
       } catch (error) {
         return [error]
       }
@@ -276,11 +292,16 @@ export function createWebhooks<S extends SchemaMap = {}>(options: WebhooksOption
     event?: QueuedEvent
   }
 
-  async function storeCall<T>(operation: string, attempt: Attempt, call: () => T | Promise<T>): Promise<T> {
-    try {
-      return await call()
-    } catch (cause) {
+  /** Calls the store, turning its failures into {@link StoreError}; stays synchronous for a synchronous store. */
+  function storeCall<T>(operation: string, attempt: Attempt, call: () => T | PromiseLike<T>): T | Promise<T> {
+    const fail = (cause: unknown): never => {
       throw new StoreError(operation, cause, attempt.event?.event_id, attempt.event?.event_type)
+    }
+    try {
+      const result = call()
+      return isThenable(result) ? Promise.resolve(result).then(undefined, fail) : result
+    } catch (cause) {
+      return fail(cause)
     }
   }
 
@@ -313,13 +334,12 @@ export function createWebhooks<S extends SchemaMap = {}>(options: WebhooksOption
     } catch {
       return reject(new PayloadError('invalid_json', 'body is not valid JSON'))
     }
-    const envelope = v.safeParse(baseEnvelopeSchema, parsed)
-    if (!envelope.success) {
+    if (!isEnvelope(parsed)) {
       return reject(new PayloadError('invalid_envelope', 'body needs a non-empty string event_id and event_type'))
     }
-    const { event_id: eventId, event_type: eventType } = envelope.output
+    const { event_id: eventId, event_type: eventType } = parsed
     const schema = schemas[eventType]
-    let event = parsed as QueuedEvent
+    let event: QueuedEvent = parsed
     if (schema) {
       const result = v.safeParse(schema, parsed)
       if (!result.success) return reject(new SchemaError(eventId, eventType, flattenIssues(result.issues)))
@@ -345,23 +365,34 @@ export function createWebhooks<S extends SchemaMap = {}>(options: WebhooksOption
   /** Claim, run handlers, then complete (or release and throw {@link HandlerError}). */
   async function dispatchEvent(event: QueuedEvent, attempt: Attempt): Promise<DispatchOutcome> {
     const { event_id: eventId, event_type: eventType } = event
-    if (!storeReady) storeReady = Promise.resolve(store.init?.())
-    await storeCall('init', attempt, () => storeReady)
-    const claim = await storeCall('claim', attempt, () => store.claim(eventId, leaseMs))
+    if (!storeReady) {
+      storeReady = Promise.resolve(storeCall('init', attempt, () => store.init?.()))
+      storeReady.catch(() => {
+        storeReady = undefined // retried by the next delivery
+      })
+    }
+    if (!initialized)
+      await storeReady.then(() => {
+        initialized = true
+      })
+    let claim = storeCall('claim', attempt, () => store.claim(eventId, leaseMs))
+    if (isThenable(claim)) claim = await claim
     if (claim.status === 'done') return { status: 'duplicate' }
     if (claim.status === 'processing') return { status: 'in_progress', retryAfterMs: claim.retryAfterMs }
     const token = claim.token
     const errors = await runHandlers(event)
     if (errors.length > 0) {
       try {
-        await store.release(eventId, token)
+        const released = store.release(eventId, token)
+        if (isThenable(released)) await released
       } catch (cause) {
         report(new StoreError('release', cause, eventId, eventType))
       }
       throw new HandlerError(eventId, eventType, errors, attempt.answered)
     }
     try {
-      await store.complete(eventId, token)
+      const completed = store.complete(eventId, token)
+      if (isThenable(completed)) await completed
     } catch (cause) {
       // Handlers succeeded, so the event is handled: acknowledge it. A retry may run it again.
       report(new StoreError('complete', cause, eventId, eventType))
@@ -369,29 +400,26 @@ export function createWebhooks<S extends SchemaMap = {}>(options: WebhooksOption
     return { status: 'processed' }
   }
 
-  async function receive(delivery: RawDelivery): Promise<WebhookResult> {
+  function receive(delivery: RawDelivery): Promise<WebhookResult> {
     const attempt: Attempt = { answered: false }
-    let timer: ReturnType<typeof setTimeout> | undefined
-    const work = processDelivery(delivery, attempt).catch((error: unknown) =>
-      reject(error instanceof WebhookError ? error : new InternalError(error, attempt.event)),
-    )
-    const deadline = new Promise<WebhookResult>((resolve) => {
-      timer = setTimeout(() => {
+    return new Promise((resolve) => {
+      // Whatever the work is waiting on (handlers, store, secret resolver), the answer goes out at the deadline.
+      const timer = setTimeout(() => {
         attempt.answered = true
         const event = attempt.event
-        resolve(
-          reject(new DeadlineError(deadlineMs, event?.event_id, event?.event_type), {
-            'retry-after': RETRY_AFTER_SECONDS,
-          }),
-        )
+        const error = new DeadlineError(deadlineMs, event?.event_id, event?.event_type)
+        resolve(reject(error, { 'retry-after': RETRY_AFTER_SECONDS }))
       }, deadlineMs)
+      const settle = (result: WebhookResult) => {
+        if (attempt.answered) return
+        attempt.answered = true
+        clearTimeout(timer)
+        resolve(result)
+      }
+      processDelivery(delivery, attempt).then(settle, (error: unknown) =>
+        settle(reject(error instanceof WebhookError ? error : new InternalError(error, attempt.event))),
+      )
     })
-    const result = await Promise.race([work, deadline])
-    if (!attempt.answered) {
-      attempt.answered = true
-      clearTimeout(timer)
-    }
-    return result
   }
 
   async function readBody(request: Request): Promise<Uint8Array | undefined> {
