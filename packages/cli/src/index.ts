@@ -1,1 +1,2 @@
-export {}
+export type { CliIo } from './context.js'
+export { run } from './run.js'

@@ -489,6 +489,34 @@ describe('createWebhooks: dedupe and acknowledgement', () => {
     expect(errors[0]).toBeInstanceOf(StoreError)
   })
 
+  it('retries a failed store init on the next delivery instead of failing forever', async () => {
+    let attempts = 0
+    const store = {
+      ...memoryStore(),
+      init: async () => {
+        attempts++
+        if (attempts === 1) throw new Error('redis not up yet')
+      },
+    }
+    const { webhooks, errors } = setup({ store })
+    webhooks.onAny(() => {})
+    expect((await deliver(webhooks, sampleEvent('transaction_settled'))).status).toBe(503)
+    expect(errors[0]).toBeInstanceOf(StoreError)
+    expect((await deliver(webhooks, sampleEvent('transaction_settled'))).status).toBe(200)
+    expect(attempts).toBe(2)
+  })
+
+  it('reports a claim lost before completion (handlers outlived the lease)', async () => {
+    const inner = memoryStore()
+    const store: WebhookStore = { ...inner, claim: (id, lease) => inner.claim(id, lease), complete: () => false }
+    const { webhooks, errors } = setup({ store })
+    webhooks.onAny(() => {})
+    expect((await deliver(webhooks, sampleEvent('transaction_settled', { eventId: 'evt_lost' }))).status).toBe(200)
+    expect(errors).toHaveLength(1)
+    expect(errors[0]).toBeInstanceOf(StoreError)
+    expect(errors[0]?.message).toContain('claim lost')
+  })
+
   it('calls the store init once before the first claim', async () => {
     const init = vi.fn()
     const store = { ...memoryStore(), init }

@@ -391,8 +391,14 @@ export function createWebhooks<S extends SchemaMap = {}>(options: WebhooksOption
       throw new HandlerError(eventId, eventType, errors, attempt.answered)
     }
     try {
-      const completed = store.complete(eventId, token)
-      if (isThenable(completed)) await completed
+      let completed = store.complete(eventId, token)
+      if (isThenable(completed)) completed = await completed
+      if (!completed) {
+        const lost = new Error(
+          `claim lost before completion (handlers outlived leaseMs ${leaseMs}); a retry may run them again`,
+        )
+        report(new StoreError('complete', lost, eventId, eventType))
+      }
     } catch (cause) {
       // Handlers succeeded, so the event is handled: acknowledge it. A retry may run it again.
       report(new StoreError('complete', cause, eventId, eventType))

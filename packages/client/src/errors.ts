@@ -1,0 +1,160 @@
+/** One problem found in a request or a response, as a dotted path and a message that never quotes a value. */
+export interface Issue {
+  /** Dotted path to the field, such as `data.signature_secret`; empty for the whole value. */
+  path: string
+  message: string
+}
+
+/**
+ * Base class of every failure of a call that was sent to the service. Messages are one line and
+ * never hold the reseller key, the API key or `username:key`.
+ *
+ * @example
+ * try {
+ *   await client.subscriptions.list()
+ * } catch (error) {
+ *   if (error instanceof PayhooksClientError) logger.warn(error.message) // safe to log
+ *   else throw error
+ * }
+ */
+export class PayhooksClientError extends Error {
+  override name = 'PayhooksClientError'
+  constructor(
+    /** Client method, such as `subscriptions.create`. */
+    readonly operation: string,
+    readonly method: string,
+    /** Request path below `baseUrl`, such as `/ps/webhook/subscription`. */
+    readonly path: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options)
+  }
+
+  /** Name, message and the typed fields; never a credential. */
+  toJSON(): Record<string, unknown> {
+    return { ...(this as object), name: this.name, message: this.message }
+  }
+}
+
+const SNIPPET_LENGTH = 300
+
+function snippet(body: string): string {
+  const line = body.replace(/\s+/g, ' ').trim()
+  return line.length > SNIPPET_LENGTH ? `${line.slice(0, SNIPPET_LENGTH)}…` : line
+}
+
+/**
+ * The service answered with a status outside 2XX. Redirects are not followed (credentials must not
+ * travel to another address), so a 3XX lands here too. `body` is the raw answer text, credentials
+ * redacted: the spec does not show error bodies, so nothing is parsed out of it.
+ *
+ * @example
+ * const subscription = await client.subscriptions.get(id).catch((error) => {
+ *   if (error instanceof ApiError && error.status === 404) return undefined
+ *   throw error
+ * })
+ */
+export class ApiError extends PayhooksClientError {
+  override name = 'ApiError'
+  constructor(
+    operation: string,
+    method: string,
+    path: string,
+    readonly status: number,
+    readonly statusText: string,
+    readonly body: string,
+  ) {
+    const text = snippet(body)
+    super(
+      operation,
+      method,
+      path,
+      `${operation}: ${method} ${path} answered ${status}${statusText ? ` ${statusText}` : ''}${text ? `: ${text}` : ''}`,
+    )
+  }
+}
+
+/**
+ * The service answered 2XX, but not with JSON of the shape the spec shows. `body` is the raw text,
+ * credentials redacted; `issues` say which fields were off, without quoting their values.
+ *
+ * @example
+ * if (error instanceof InvalidResponseError) console.error(error.issues.map((i) => i.path).join(', '))
+ */
+export class InvalidResponseError extends PayhooksClientError {
+  override name = 'InvalidResponseError'
+  constructor(
+    operation: string,
+    method: string,
+    path: string,
+    readonly status: number,
+    readonly body: string,
+    readonly issues: Issue[],
+  ) {
+    const first = issues[0]
+    super(
+      operation,
+      method,
+      path,
+      `${operation}: ${method} ${path} answered ${status} with an unexpected body${first ? `: ${first.path || '(root)'}: ${first.message}` : ''}${issues.length > 1 ? ` (+${issues.length - 1} more)` : ''}`,
+    )
+  }
+}
+
+/**
+ * No complete answer within `timeoutMs`. The request may still have taken effect on the service,
+ * so check (for example with `subscriptions.list`) before sending a create again.
+ *
+ * @example
+ * await client.subscriptions.list({ timeoutMs: 5_000 }).catch((error) => {
+ *   if (error instanceof TimeoutError) return { total_item_count: 0, data: [] }
+ *   throw error
+ * })
+ */
+export class TimeoutError extends PayhooksClientError {
+  override name = 'TimeoutError'
+  constructor(
+    operation: string,
+    method: string,
+    path: string,
+    readonly timeoutMs: number,
+  ) {
+    super(operation, method, path, `${operation}: ${method} ${path} got no answer within ${timeoutMs} ms`)
+  }
+}
+
+/**
+ * The request could not be sent or its answer not read (DNS, refused connection, reset). `cause`
+ * holds fetch's error.
+ *
+ * @example
+ * if (error instanceof NetworkError) console.error('service unreachable:', error.message)
+ */
+export class NetworkError extends PayhooksClientError {
+  override name = 'NetworkError'
+  constructor(operation: string, method: string, path: string, detail: string, cause: unknown) {
+    super(operation, method, path, `${operation}: ${method} ${path} failed: ${detail}`, { cause })
+  }
+}
+
+/**
+ * Arguments of a client method that do not match what the spec allows; the call rejects with it
+ * before anything is sent. A `TypeError`, since it is a programming error.
+ *
+ * @example
+ * await client.subscriptions.create({ url: 'nope', event_types: [], is_active: true })
+ * // InvalidRequestError: subscriptions.create: invalid arguments: url: must be an absolute URL (+1 more)
+ */
+export class InvalidRequestError extends TypeError {
+  override name = 'InvalidRequestError'
+  constructor(
+    readonly operation: string,
+    readonly issues: Issue[],
+  ) {
+    const first = issues[0]
+    super(
+      `${operation}: invalid arguments${first ? `: ${first.path || '(root)'}: ${first.message}` : ''}${issues.length > 1 ? ` (+${issues.length - 1} more)` : ''}`,
+    )
+  }
+}

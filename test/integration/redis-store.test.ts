@@ -1,0 +1,316 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
+import { once } from 'node:events'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createWebhooks, DEFAULT_RETENTION_MS, StoreError, type WebhookError, type WebhookStore } from '@payhooks/core'
+import { redisStore } from '@payhooks/redis'
+import { sampleEvent, signedDelivery } from '@payhooks/testing'
+import { Redis, type RedisOptions } from 'ioredis'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
+const REDIS_URL = process.env.REDIS_URL
+const HOUR = 60 * 60 * 1000
+const clients: Redis[] = []
+const servers: OwnRedis[] = []
+
+function connect(url = REDIS_URL!, options: RedisOptions = {}): Redis {
+  const client = new Redis(url, options)
+  client.on('error', () => {}) // connection errors are expected in the outage tests
+  clients.push(client)
+  return client
+}
+
+const uniquePrefix = () => `payhooks-test:${randomUUID()}:`
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      )
+    })
+  })
+}
+
+/** A redis-server child of this test, for tests that stop and restart Redis. */
+interface OwnRedis {
+  url: string
+  start(): Promise<void>
+  stop(): Promise<void>
+  dispose(): Promise<void>
+}
+
+async function ownRedis(persistent = false): Promise<OwnRedis> {
+  const port = await freePort()
+  const dir = mkdtempSync(join(tmpdir(), 'payhooks-redis-store-'))
+  const bin = process.env.REDIS_SERVER_BIN || 'redis-server'
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir]
+  args.push(...(persistent ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no']))
+  let child: ChildProcess | undefined
+  const own: OwnRedis = {
+    url: `redis://127.0.0.1:${port}`,
+    async start() {
+      const proc = spawn(bin, args, { stdio: ['ignore', 'pipe', 'inherit'] })
+      child = proc
+      let output = ''
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`redis-server did not start: ${output}`)), 10_000)
+        proc.stdout.on('data', (chunk: Buffer) => {
+          output += chunk.toString()
+          if (output.includes('Ready to accept connections')) {
+            clearTimeout(timer)
+            resolve()
+          }
+        })
+        proc.on('error', reject)
+        proc.on('exit', (code) => reject(new Error(`redis-server exited with ${code}: ${output}`)))
+      })
+      proc.stdout.resume()
+    },
+    async stop() {
+      const proc = child
+      child = undefined
+      if (!proc || proc.exitCode !== null) return
+      const exited = once(proc, 'exit')
+      proc.kill('SIGTERM')
+      await exited
+    },
+    async dispose() {
+      await own.stop()
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+  servers.push(own)
+  await own.start()
+  return own
+}
+
+/** Resolves once `client` is connected, or rejects after a bounded wait. */
+async function ready(client: Redis): Promise<void> {
+  for (let i = 0; i < 200 && client.status !== 'ready'; i++) await sleep(50)
+  if (client.status !== 'ready') throw new Error(`client still ${client.status}`)
+}
+
+beforeAll(() => {
+  if (!REDIS_URL) {
+    throw new Error(
+      'REDIS_URL is not set: run the Redis tests through `pnpm test` (node scripts/test.mjs), which starts redis-server',
+    )
+  }
+})
+
+afterAll(async () => {
+  for (const client of clients) client.disconnect()
+  for (const server of servers) await server.dispose()
+})
+
+describe('redisStore on a real Redis', () => {
+  it('claims an event for one owner: others see processing, only the owner token completes', async () => {
+    const keyPrefix = uniquePrefix()
+    const redis = connect()
+    const instanceA = redisStore(connect(), { keyPrefix })
+    const instanceB = redisStore(connect(), { keyPrefix })
+
+    const first = await instanceA.claim('evt_1', 60_000)
+    expect(first.status).toBe('claimed')
+    const token = first.status === 'claimed' ? first.token : ''
+
+    const second = await instanceB.claim('evt_1', 60_000)
+    expect(second.status).toBe('processing')
+    const retryAfterMs = second.status === 'processing' ? second.retryAfterMs : undefined
+    expect(retryAfterMs).toBeGreaterThan(0)
+    expect(retryAfterMs).toBeLessThanOrEqual(60_000)
+
+    expect(await instanceB.complete('evt_1', `${token}x`)).toBe(false)
+    expect(await instanceB.release('evt_1', `${token}x`)).toBe(false)
+    expect(await redis.get(`${keyPrefix}evt_1`)).toBe(token)
+
+    expect(await instanceB.complete('evt_1', token)).toBe(true)
+    expect(await redis.get(`${keyPrefix}evt_1`)).toBe('done')
+    expect(await instanceA.claim('evt_1', 60_000)).toEqual({ status: 'done' })
+    expect(await instanceA.complete('evt_1', token)).toBe(false)
+    expect(await instanceA.release('evt_1', token)).toBe(false)
+    expect(await instanceB.claim('evt_1', 60_000)).toEqual({ status: 'done' })
+  })
+
+  it('release frees the event for the next delivery and retires the old token', async () => {
+    const keyPrefix = uniquePrefix()
+    const redis = connect()
+    const store = redisStore(connect(), { keyPrefix })
+
+    const first = await store.claim('evt_2', 60_000)
+    if (first.status !== 'claimed') throw new Error(`expected a claim, got ${first.status}`)
+    expect(await store.release('evt_2', first.token)).toBe(true)
+    expect(await redis.exists(`${keyPrefix}evt_2`)).toBe(0)
+    expect(await store.release('evt_2', first.token)).toBe(false)
+
+    const second = await store.claim('evt_2', 60_000)
+    if (second.status !== 'claimed') throw new Error(`expected a claim, got ${second.status}`)
+    expect(second.token).not.toBe(first.token)
+    expect(await store.complete('evt_2', first.token)).toBe(false)
+    expect(await store.complete('evt_2', second.token)).toBe(true)
+  })
+
+  it('lets exactly one of many concurrent claims of an event win', async () => {
+    const keyPrefix = uniquePrefix()
+    const connections = Array.from({ length: 8 }, () => connect())
+    const stores = connections.map((client) => redisStore(client, { keyPrefix }))
+    await Promise.all(connections.map((client) => ready(client)))
+    for (let event = 0; event < 25; event++) {
+      const results = await Promise.all(stores.map((store) => store.claim(`evt_race_${event}`, 60_000)))
+      expect(results.filter((result) => result.status === 'claimed')).toHaveLength(1)
+      expect(results.filter((result) => result.status === 'processing')).toHaveLength(stores.length - 1)
+    }
+  })
+
+  it('a crashed holder’s claim expires with its lease: the next claim wins and the stale token is refused', async () => {
+    const keyPrefix = uniquePrefix()
+    const redis = connect()
+    const crashed = redisStore(connect(), { keyPrefix })
+    const survivor = redisStore(connect(), { keyPrefix })
+
+    const stale = await crashed.claim('evt_3', 200)
+    if (stale.status !== 'claimed') throw new Error(`expected a claim, got ${stale.status}`)
+    // The holder never completes nor releases, as if its process died.
+    expect((await survivor.claim('evt_3', 60_000)).status).toBe('processing')
+    for (let i = 0; i < 200 && (await redis.exists(`${keyPrefix}evt_3`)) === 1; i++) await sleep(25)
+
+    const fresh = await survivor.claim('evt_3', 60_000)
+    if (fresh.status !== 'claimed') throw new Error(`expected the expired lease to be claimable, got ${fresh.status}`)
+    expect(await crashed.complete('evt_3', stale.token)).toBe(false)
+    expect(await crashed.release('evt_3', stale.token)).toBe(false)
+    expect(await survivor.complete('evt_3', fresh.token)).toBe(true)
+  })
+
+  it('keeps the done marker for retentionMs: 73 hours by default, or the configured value', async () => {
+    const keyPrefix = uniquePrefix()
+    const redis = connect()
+    const byDefault = redisStore(redis, { keyPrefix })
+    const longer = redisStore(redis, { keyPrefix: `${keyPrefix}long:`, retentionMs: 100 * HOUR })
+
+    for (const [store, prefix, retention] of [
+      [byDefault, keyPrefix, DEFAULT_RETENTION_MS],
+      [longer, `${keyPrefix}long:`, 100 * HOUR],
+    ] as const) {
+      const claim = await store.claim('evt_4', 60_000)
+      if (claim.status !== 'claimed') throw new Error(`expected a claim, got ${claim.status}`)
+      expect(await redis.pttl(`${prefix}evt_4`)).toBeLessThanOrEqual(60_000)
+      expect(await store.complete('evt_4', claim.token)).toBe(true)
+      const pttl = await redis.pttl(`${prefix}evt_4`)
+      expect(pttl).toBeLessThanOrEqual(retention)
+      expect(pttl).toBeGreaterThan(retention - 60_000)
+    }
+    expect(DEFAULT_RETENTION_MS).toBe(73 * HOUR)
+  })
+
+  it('connects a lazyConnect client on first use', async () => {
+    const client = connect(REDIS_URL, { lazyConnect: true })
+    const store = redisStore(client, { keyPrefix: uniquePrefix() })
+    expect(client.status).toBe('wait')
+    expect((await store.claim('evt_lazy', 60_000)).status).toBe('claimed')
+  })
+
+  it('isolates fleets by keyPrefix and keeps one key per event', async () => {
+    const redis = connect()
+    const prefixA = uniquePrefix()
+    const prefixB = uniquePrefix()
+    const storeA = redisStore(redis, { keyPrefix: prefixA })
+    const storeB = redisStore(redis, { keyPrefix: prefixB })
+    expect((await storeA.claim('evt_5', 60_000)).status).toBe('claimed')
+    expect((await storeB.claim('evt_5', 60_000)).status).toBe('claimed')
+    expect(await redis.exists(`${prefixA}evt_5`, `${prefixB}evt_5`)).toBe(2)
+    expect(await redis.keys(`${prefixA}*`)).toEqual([`${prefixA}evt_5`])
+  })
+})
+
+describe('redisStore when Redis is down or slow (own redis-server)', () => {
+  it('rejects quickly while Redis is stopped, leaves nothing queued, and recovers when Redis is back', async () => {
+    const server = await ownRedis()
+    const keyPrefix = uniquePrefix()
+    const client = connect(server.url, { retryStrategy: () => 100 })
+    const store = redisStore(client, { keyPrefix, commandTimeoutMs: 300 })
+    const before = await store.claim('evt_before', 60_000)
+    if (before.status !== 'claimed') throw new Error(`expected a claim, got ${before.status}`)
+
+    await server.stop()
+    for (let i = 0; i < 100 && client.status === 'ready'; i++) await sleep(20)
+    await expect(store.claim('evt_down', 60_000)).rejects.toThrow(/not ready within 300 ms/)
+    await expect(store.complete('evt_before', before.token)).rejects.toThrow(/not ready/)
+    await expect(store.release('evt_before', before.token)).rejects.toThrow(/not ready/)
+
+    await server.start()
+    await ready(client)
+    // Anything ioredis had queued while offline is flushed before 'ready'; these run after it.
+    expect(await client.get(`${keyPrefix}evt_down`)).toBeNull()
+    expect(await client.info('commandstats')).not.toMatch(/cmdstat_eval/)
+    expect((await store.claim('evt_down', 60_000)).status).toBe('claimed')
+  })
+
+  it('a claim that times out on a stalled Redis rejects, and its lease is dropped once Redis answers', async () => {
+    const server = await ownRedis()
+    const keyPrefix = uniquePrefix()
+    const admin = connect(server.url)
+    const client = connect(server.url)
+    const store = redisStore(client, { keyPrefix, commandTimeoutMs: 300 })
+    await Promise.all([ready(admin), ready(client)])
+
+    await admin.call('CLIENT', 'PAUSE', '1500', 'ALL')
+    await expect(store.claim('evt_slow', 60_000)).rejects.toThrow(/no reply/)
+    // Same connection, so this PING is answered after the stalled claim and the store's release ran.
+    await client.ping()
+    expect(await admin.get(`${keyPrefix}evt_slow`)).toBeNull()
+    expect((await store.claim('evt_slow', 60_000)).status).toBe('claimed')
+  })
+
+  it('a receiver answers 503 while Redis is stopped and processes the same delivery after the restart', async () => {
+    const server = await ownRedis(true)
+    const secret = 'whsec_redis_store_test'
+    const client = connect(server.url)
+    const store: WebhookStore = redisStore(client, { keyPrefix: uniquePrefix(), commandTimeoutMs: 500 })
+    const errors: WebhookError[] = []
+    const handled = new Map<string, number>()
+    const webhooks = createWebhooks({ secret, store })
+      .onAny((event) => {
+        handled.set(event.event_id, (handled.get(event.event_id) ?? 0) + 1)
+      })
+      .onError((error) => errors.push(error))
+    const deliver = async (eventId: string) => {
+      const { body, headers } = await signedDelivery(sampleEvent('transaction_settled', { eventId }), secret)
+      const result = await webhooks.receive({
+        method: 'POST',
+        body,
+        getHeader: (name) => (headers as Record<string, string>)[name],
+      })
+      return { status: result.status, body: JSON.parse(result.body) as Record<string, unknown> }
+    }
+
+    expect(await deliver('evt_early')).toMatchObject({ status: 200, body: { status: 'processed' } })
+
+    await server.stop()
+    for (const eventId of ['evt_late', 'evt_late', 'evt_early']) {
+      expect(await deliver(eventId)).toMatchObject({ status: 503, body: { error: 'store_unavailable' } })
+    }
+    expect(handled.get('evt_late')).toBeUndefined()
+    expect(errors).toHaveLength(3)
+    for (const error of errors) expect(error).toBeInstanceOf(StoreError)
+    expect(errors.map((error) => error.eventId)).toEqual(['evt_late', 'evt_late', 'evt_early'])
+
+    await server.start()
+    let answer = await deliver('evt_late')
+    for (let i = 0; i < 100 && answer.status === 503; i++) {
+      await sleep(100)
+      answer = await deliver('evt_late')
+    }
+    expect(answer).toMatchObject({ status: 200, body: { status: 'processed' } })
+    expect(await deliver('evt_late')).toMatchObject({ status: 200, body: { status: 'duplicate' } })
+    // The done marker written before the outage survived it (append-only file), so no second run.
+    expect(await deliver('evt_early')).toMatchObject({ status: 200, body: { status: 'duplicate' } })
+    expect(Object.fromEntries(handled)).toEqual({ evt_early: 1, evt_late: 1 })
+    expect(errors.every((error) => error instanceof StoreError)).toBe(true)
+  })
+})
