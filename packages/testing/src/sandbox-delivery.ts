@@ -1,0 +1,442 @@
+import { SIGNATURE_HEADER, sign } from '@payhooks/core'
+import type { Clock, ClockTimer } from './clock.js'
+import type { SandboxSubscription } from './sandbox-subscriptions.js'
+
+/** One hour, the retry interval of spec 6.1. */
+export const HOUR_MS = 3_600_000
+/** Retries after the first send: one an hour, the last 72 hours after it. */
+export const RETRY_HOURS = 72
+
+/** One HTTP POST of a message to a subscriber. */
+export interface SandboxAttempt {
+  /**
+   * `scheduled`: the first send or an hourly retry. `duplicate`: an extra copy sent by chaos.
+   * `resend`: sent by `manually_resend_webhooks` or `sandbox.resend`.
+   */
+  kind: 'scheduled' | 'duplicate' | 'resend'
+  /** For `scheduled` attempts: 0 for the first send, n for the retry n hours after it. */
+  retry?: number
+  /** Clock time the POST started, epoch milliseconds. */
+  time: number
+  /** The same time, ISO 8601 UTC. */
+  at: string
+  /** HTTP status the receiver answered, if it answered. */
+  status?: number
+  /** True for a 2XX within the timeout. */
+  ok: boolean
+  /** Why there was no status: connection refused, no answer within the timeout, and so on. */
+  error?: string
+  /** Real milliseconds until the status line arrived (or the failure). */
+  latencyMs: number
+  /** Start of the receiver's response body, up to 500 characters. */
+  response?: string
+}
+
+/** `pending` until a 2XX arrives (`delivered`) or the 72 hours of retries run out (`failed`). */
+export type SandboxDeliveryState = 'pending' | 'delivered' | 'failed'
+
+/** The delivery of one event to one subscription. */
+export interface SandboxDelivery {
+  eventId: string
+  eventType: string
+  subscriptionId: string
+  state: SandboxDeliveryState
+  /** Why a delivery failed: retries exhausted, or the subscription was deleted. */
+  reason?: string
+  /** Clock time of the first send (retry 0); retry n is due n hours after it. */
+  firstAttemptTime: number
+  /** Clock time of the next scheduled attempt, while one is scheduled. */
+  nextAttemptTime?: number
+  attempts: SandboxAttempt[]
+}
+
+/** One emitted event and its deliveries. */
+export interface SandboxLogEntry {
+  eventId: string
+  eventType: string
+  merchantId: number
+  /** Clock time of the emit, epoch milliseconds. */
+  emittedTime: number
+  /** The same time, ISO 8601 UTC. */
+  emittedAt: string
+  /** The message (spec 2.2). */
+  event: Record<string, unknown>
+  /** The exact JSON text POSTed and signed. */
+  body: string
+  /** One per subscription that got the event, in subscription creation order. */
+  deliveries: SandboxDelivery[]
+}
+
+/** Chaos settings once defaults are applied. */
+export interface ResolvedChaos {
+  seed: number
+  duplicateRate: number
+  reorderRate: number
+  maxDelayMs: number
+}
+
+/** Result of one POST, before it is logged. */
+export interface PostResult {
+  ok: boolean
+  status?: number
+  error?: string
+  latencyMs: number
+  response?: string
+}
+
+/**
+ * JSON with every non-ASCII character escaped, so the body is pure ASCII as spec 6.2 signs it,
+ * and the bytes are the same whatever encoding a receiver assumes.
+ */
+export function serializeEvent(event: unknown): string {
+  return JSON.stringify(event).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+}
+
+/** fetch only says "fetch failed"; the reason (ECONNREFUSED, bad port, ...) is in its cause. */
+function describeError(error: unknown): string {
+  const cause = (error as { cause?: { code?: string; message?: string } })?.cause
+  if (cause?.code) return `${cause.code}${cause.message ? `: ${cause.message}` : ''}`
+  if (cause?.message) return cause.message
+  return error instanceof Error ? error.message : String(error)
+}
+
+/** POSTs `body` signed with `secret`, waiting at most `timeoutMs` for the status. */
+export async function postSigned(
+  url: string,
+  secret: string,
+  body: string,
+  timeoutMs: number,
+  stop?: AbortSignal,
+): Promise<PostResult> {
+  const bytes = new TextEncoder().encode(body)
+  const headers = {
+    'content-type': 'application/json',
+    [SIGNATURE_HEADER]: await sign(secret, bytes),
+    'user-agent': 'payhooks-sandbox',
+  }
+  const timeout = AbortSignal.timeout(timeoutMs)
+  const signal = stop ? AbortSignal.any([timeout, stop]) : timeout
+  const started = performance.now()
+  try {
+    const response = await fetch(url, { method: 'POST', body: bytes, headers, signal, redirect: 'manual' })
+    const latencyMs = Math.round(performance.now() - started)
+    let text = ''
+    try {
+      text = await response.text()
+    } catch {
+      // The status arrived in time; a body cut short does not change the outcome.
+    }
+    const ok = response.status >= 200 && response.status < 300
+    return { ok, status: response.status, latencyMs, ...(text ? { response: text.slice(0, 500) } : {}) }
+  } catch (error) {
+    const latencyMs = Math.round(performance.now() - started)
+    const reason = timeout.aborted
+      ? `no answer within ${timeoutMs} ms`
+      : stop?.aborted
+        ? 'sandbox closed'
+        : describeError(error)
+    return { ok: false, error: reason, latencyMs }
+  }
+}
+
+/** Small deterministic PRNG (mulberry32): the same seed gives the same chaos. */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0
+    let t = state
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296
+  }
+}
+
+interface ChaosPlan {
+  /** Delay of the first send after the emit. */
+  delayMs: number
+  /** No duplicate, a copy sent together with the first send, or a copy this many ms after it. */
+  duplicate: 'none' | 'concurrent' | number
+}
+
+interface Delivery {
+  view: SandboxDelivery
+  entry: SandboxLogEntry
+  /** Index of the next scheduled attempt: 0 for the first send, then 1 to 72. */
+  nextRetry: number
+  timer?: ClockTimer
+}
+
+export interface DeliveryEngineOptions {
+  clock: Clock
+  timeoutMs: number
+  chaos: ResolvedChaos | undefined
+  logLimit: number
+  subscription(id: string): SandboxSubscription | undefined
+  logger: ((line: string) => void) | undefined
+}
+
+/**
+ * Sends messages and keeps the log. Schedule: the first send at t0 (the emit, plus a chaos delay
+ * if any), then retry n at exactly t0 + n hours for n = 1..72, stopping at the first 2XX. A 2XX
+ * answer to any copy (duplicate or resend included) marks the delivery delivered.
+ */
+export class DeliveryEngine {
+  private readonly entries = new Map<string, SandboxLogEntry>()
+  private readonly deliveries = new Map<string, Delivery[]>()
+  private readonly inflight = new Set<Promise<unknown>>()
+  /** Chaos-delayed sends not yet done: `idle()` waits for them on a real clock. */
+  private readonly soon = new Set<ClockTimer>()
+  private waiters: (() => void)[] = []
+  private readonly stop = new AbortController()
+  private readonly random: (() => number) | undefined
+  private closed = false
+
+  constructor(private readonly options: DeliveryEngineOptions) {
+    this.random = options.chaos ? seededRandom(options.chaos.seed) : undefined
+  }
+
+  /** Logs `event` and starts its deliveries; resolves once the sends due now completed. */
+  async dispatch(
+    event: Record<string, unknown>,
+    subscriptions: readonly SandboxSubscription[],
+    merchantId: number,
+  ): Promise<SandboxLogEntry> {
+    if (this.closed) throw new Error('sandbox is closed')
+    const { clock } = this.options
+    const eventId = String(event.event_id)
+    const eventType = String(event.event_type)
+    const now = clock.now()
+    const entry: SandboxLogEntry = {
+      eventId,
+      eventType,
+      merchantId,
+      emittedTime: now,
+      emittedAt: new Date(now).toISOString(),
+      event,
+      body: serializeEvent(event),
+      deliveries: [],
+    }
+    this.entries.set(eventId, entry)
+    const list: Delivery[] = []
+    this.deliveries.set(eventId, list)
+    const immediate: Promise<void>[] = []
+    for (const subscription of subscriptions) {
+      const plan = this.plan()
+      const view: SandboxDelivery = {
+        eventId,
+        eventType,
+        subscriptionId: subscription.id,
+        state: 'pending',
+        firstAttemptTime: now + plan.delayMs,
+        attempts: [],
+      }
+      const delivery: Delivery = { view, entry, nextRetry: 0 }
+      entry.deliveries.push(view)
+      list.push(delivery)
+      const withCopy = plan.duplicate === 'concurrent'
+      if (plan.delayMs === 0) immediate.push(this.fire(delivery, withCopy))
+      else {
+        view.nextAttemptTime = view.firstAttemptTime
+        delivery.timer = this.soonTimer(() => this.fire(delivery, withCopy), plan.delayMs)
+      }
+      if (typeof plan.duplicate === 'number') {
+        this.soonTimer(() => this.send(delivery, 'duplicate'), plan.delayMs + plan.duplicate)
+      }
+    }
+    this.prune()
+    await Promise.all(immediate)
+    return structuredClone(entry)
+  }
+
+  /** Sends the event once more to each of its deliveries that `accept` keeps; resolves when done. */
+  async resend(eventId: string, accept: (subscription: SandboxSubscription) => boolean): Promise<number> {
+    if (this.closed) throw new Error('sandbox is closed')
+    const targets = (this.deliveries.get(eventId) ?? []).filter((d) => {
+      const subscription = this.options.subscription(d.view.subscriptionId)
+      return subscription !== undefined && accept(subscription)
+    })
+    await Promise.all(targets.map((d) => this.send(d, 'resend')))
+    return targets.length
+  }
+
+  /** Whether any delivery of `eventId` went to a subscription `accept` keeps. */
+  hasDeliveries(eventId: string, accept: (subscription: SandboxSubscription) => boolean): boolean {
+    return (this.deliveries.get(eventId) ?? []).some((d) => {
+      const subscription = this.options.subscription(d.view.subscriptionId)
+      return subscription !== undefined && accept(subscription)
+    })
+  }
+
+  /** Ends the pending deliveries of a deleted subscription. */
+  subscriptionDeleted(subscriptionId: string): void {
+    for (const list of this.deliveries.values()) {
+      for (const delivery of list) {
+        if (delivery.view.subscriptionId !== subscriptionId || delivery.view.state !== 'pending') continue
+        delivery.timer?.cancel()
+        delivery.timer = undefined
+        delivery.view.nextAttemptTime = undefined
+        delivery.view.state = 'failed'
+        delivery.view.reason = 'subscription deleted'
+      }
+    }
+  }
+
+  log(): SandboxLogEntry[] {
+    return structuredClone([...this.entries.values()])
+  }
+
+  entry(eventId: string): SandboxLogEntry | undefined {
+    const entry = this.entries.get(eventId)
+    return entry && structuredClone(entry)
+  }
+
+  has(eventId: string): boolean {
+    return this.entries.has(eventId)
+  }
+
+  /** Resolves once no send is running and, when `waitForChaos`, no chaos-delayed send is waiting. */
+  async idle(waitForChaos: boolean): Promise<void> {
+    // Bounded: each round waits for a send or a chaos timer to finish; new work only comes from emits.
+    while (this.inflight.size > 0 || (waitForChaos && this.soon.size > 0)) {
+      const waits: Promise<unknown>[] = []
+      if (this.inflight.size > 0) waits.push(Promise.allSettled([...this.inflight]))
+      if (waitForChaos && this.soon.size > 0) waits.push(new Promise<void>((resolve) => this.waiters.push(resolve)))
+      await Promise.race(waits)
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true
+    for (const list of this.deliveries.values()) {
+      for (const delivery of list) {
+        delivery.timer?.cancel()
+        delivery.timer = undefined
+      }
+    }
+    for (const timer of [...this.soon]) timer.cancel()
+    this.stop.abort()
+    await Promise.allSettled([...this.inflight])
+    this.wake()
+  }
+
+  private wake(): void {
+    for (const resolve of this.waiters.splice(0)) resolve()
+  }
+
+  /** A clock timer for a chaos-delayed send, tracked so `idle()` can wait for it. */
+  private soonTimer(callback: () => Promise<void>, delayMs: number): ClockTimer {
+    const timer: ClockTimer = {
+      cancel: () => {
+        inner.cancel()
+        if (this.soon.delete(timer)) this.wake()
+      },
+    }
+    const inner = this.options.clock.setTimeout(async () => {
+      try {
+        await callback()
+      } finally {
+        this.soon.delete(timer)
+        this.wake()
+      }
+    }, delayMs)
+    this.soon.add(timer)
+    return timer
+  }
+
+  private plan(): ChaosPlan {
+    const chaos = this.options.chaos
+    const random = this.random
+    if (!chaos || !random) return { delayMs: 0, duplicate: 'none' }
+    // Always draw the same number of values, so one delivery's plan never shifts the next one's.
+    const [reorder, delay, duplicate, concurrent, duplicateDelay] = [random(), random(), random(), random(), random()]
+    const delayMs = reorder < chaos.reorderRate ? 1 + Math.floor(delay * chaos.maxDelayMs) : 0
+    if (duplicate >= chaos.duplicateRate) return { delayMs, duplicate: 'none' }
+    return { delayMs, duplicate: concurrent < 0.5 ? 'concurrent' : 1 + Math.floor(duplicateDelay * chaos.maxDelayMs) }
+  }
+
+  /** Scheduled attempt `delivery.nextRetry`, then the next retry if it failed. */
+  private async fire(delivery: Delivery, withCopy: boolean): Promise<void> {
+    const { view } = delivery
+    delivery.timer = undefined
+    view.nextAttemptTime = undefined
+    if (view.state !== 'pending' || this.closed) return
+    const retry = delivery.nextRetry++
+    const sends = [this.send(delivery, 'scheduled', retry)]
+    if (withCopy) sends.push(this.send(delivery, 'duplicate'))
+    await Promise.all(sends)
+    if (view.state !== 'pending' || this.closed) return
+    if (delivery.nextRetry > RETRY_HOURS) {
+      view.state = 'failed'
+      view.reason = `no 2XX answer within ${RETRY_HOURS} hours`
+      this.options.logger?.(`✗ ${view.eventType} ${view.eventId} → ${view.subscriptionId}: failed, retries exhausted`)
+      return
+    }
+    const due = view.firstAttemptTime + delivery.nextRetry * HOUR_MS
+    view.nextAttemptTime = due
+    delivery.timer = this.options.clock.setTimeout(
+      () => this.fire(delivery, false),
+      Math.max(0, due - this.options.clock.now()),
+    )
+  }
+
+  private send(delivery: Delivery, kind: SandboxAttempt['kind'], retry?: number): Promise<void> {
+    const subscription = this.options.subscription(delivery.view.subscriptionId)
+    // An inactive subscription gets nothing; its schedule keeps running in case it is reactivated.
+    if (!subscription?.is_active || this.closed) return Promise.resolve()
+    const work = this.post(delivery, subscription, kind, retry)
+    this.inflight.add(work)
+    return work.finally(() => this.inflight.delete(work))
+  }
+
+  private async post(
+    delivery: Delivery,
+    subscription: SandboxSubscription,
+    kind: SandboxAttempt['kind'],
+    retry: number | undefined,
+  ): Promise<void> {
+    const time = this.options.clock.now()
+    const result = await postSigned(
+      subscription.url,
+      subscription.signature_secret,
+      delivery.entry.body,
+      this.options.timeoutMs,
+      this.stop.signal,
+    )
+    const attempt: SandboxAttempt = {
+      kind,
+      ...(retry === undefined ? {} : { retry }),
+      time,
+      at: new Date(time).toISOString(),
+      ...(result.status === undefined ? {} : { status: result.status }),
+      ok: result.ok,
+      ...(result.error === undefined ? {} : { error: result.error }),
+      latencyMs: result.latencyMs,
+      ...(result.response === undefined ? {} : { response: result.response }),
+    }
+    const { view } = delivery
+    view.attempts.push(attempt)
+    if (result.ok && view.state !== 'delivered') {
+      view.state = 'delivered'
+      view.reason = undefined
+      delivery.timer?.cancel()
+      delivery.timer = undefined
+      view.nextAttemptTime = undefined
+    }
+    this.options.logger?.(
+      `${result.ok ? '✓' : '·'} ${view.eventType} ${view.eventId} → ${subscription.url} (${kind}${retry ? ` ${retry}` : ''}): ${
+        result.status ?? result.error
+      } in ${result.latencyMs} ms`,
+    )
+  }
+
+  /** Drops the oldest finished entries beyond `logLimit`. */
+  private prune(): void {
+    if (this.entries.size <= this.options.logLimit) return
+    for (const [eventId, entry] of this.entries) {
+      if (this.entries.size <= this.options.logLimit) break
+      if (entry.deliveries.some((d) => d.state === 'pending')) continue
+      this.entries.delete(eventId)
+      this.deliveries.delete(eventId)
+    }
+  }
+}
