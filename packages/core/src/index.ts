@@ -13,6 +13,7 @@ export {
   WebhookError,
   type WebhookErrorCode,
 } from './errors.js'
+export { type InProcessQueue, type InProcessQueueOptions, inProcessQueue } from './queue.js'
 export {
   type BuiltInSchemas,
   baseEnvelopeSchema,

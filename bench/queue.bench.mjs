@@ -1,0 +1,310 @@
+// Acknowledgement rate and latency of one receiver over node:http on 127.0.0.1 when every handler
+// takes 2 s: queue mode (bullmqQueue; the worker runs in another process and consumes during the run)
+// against inline mode (handlers before the answer), side by side. autocannon offers a fixed 500
+// requests/s (overallRate) for 10 s after a 3 s warm-up, each request a fresh pre-signed event, in
+// two arrival patterns (see load()). Medians of alternating rounds. Starts its own redis-server on a
+// free port when REDIS_URL is unset, and stops it afterwards.
+//   pnpm bench queue
+import { fork, spawn, spawnSync } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
+import { once } from 'node:events'
+import { mkdtempSync, rmSync } from 'node:fs'
+import http from 'node:http'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { createWebhooks, memoryStore, SIGNATURE_HEADER, sign } from '@payhooks/core'
+import { bullmqQueue, redisStore, startWorker } from '@payhooks/redis'
+import { sampleEvent } from '@payhooks/testing'
+import autocannon from 'autocannon'
+import { Queue } from 'bullmq'
+import { Redis } from 'ioredis'
+
+const SECRET = 'whsec_bench_queue'
+const RATE = 500
+const DURATION_S = 10
+const WARMUP_S = 3
+const ROUNDS = 3
+const HANDLER_MS = 2000
+const WORKER_CONCURRENCY = 1200
+const SPREAD = 20
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+const role = process.argv[2]
+
+if (role === 'receiver') await receiver()
+else if (role === 'worker') await worker()
+else await main()
+
+/** One receiver process: node:http in front of `webhooks.receive`. */
+async function receiver() {
+  const { MODE, REDIS_URL, QUEUE_NAME, QUEUE_PREFIX } = process.env
+  const queue =
+    MODE === 'queue' ? bullmqQueue({ connection: REDIS_URL, name: QUEUE_NAME, prefix: QUEUE_PREFIX }) : undefined
+  const webhooks = createWebhooks({ secret: SECRET, store: memoryStore({ maxEntries: 200_000 }), queue })
+  if (MODE === 'inline') webhooks.onAny(() => sleep(HANDLER_MS))
+  const errors = new Map()
+  webhooks.onError((error) => errors.set(error.code, (errors.get(error.code) ?? 0) + 1))
+  if (queue) await queue.ready()
+  const server = http.createServer((req, res) => {
+    const chunks = []
+    req.on('data', (chunk) => chunks.push(chunk))
+    req.on('end', async () => {
+      const result = await webhooks.receive({
+        method: req.method,
+        body: Buffer.concat(chunks),
+        getHeader: (name) => req.headers[name],
+      })
+      res.writeHead(result.status, result.headers)
+      res.end(result.body)
+    })
+  })
+  server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }))
+  process.on('message', async (message) => {
+    if (message === 'cpu') {
+      const { user, system } = process.cpuUsage()
+      process.send({ cpu: user + system })
+    }
+    if (message !== 'stop') return
+    process.send({ errors: Object.fromEntries(errors) })
+    server.closeAllConnections()
+    server.close()
+    await queue?.close()
+    process.exit(0)
+  })
+}
+
+/** One worker process: the same handler (2 s), run from the queue. */
+async function worker() {
+  const { REDIS_URL, QUEUE_NAME, QUEUE_PREFIX, STORE_PREFIX } = process.env
+  const redis = new Redis(REDIS_URL)
+  const webhooks = createWebhooks({
+    secret: SECRET,
+    store: redisStore(redis, { keyPrefix: STORE_PREFIX }),
+    leaseMs: 120_000,
+  })
+  let handled = 0
+  webhooks.onAny(async () => {
+    await sleep(HANDLER_MS)
+    handled++
+  })
+  const running = startWorker(webhooks, {
+    connection: REDIS_URL,
+    name: QUEUE_NAME,
+    prefix: QUEUE_PREFIX,
+    concurrency: WORKER_CONCURRENCY,
+  })
+  await running.ready()
+  process.send({ ready: true })
+  process.on('message', async (message) => {
+    if (message === 'stats') process.send({ handled })
+    if (message !== 'stop') return
+    await running.close(true)
+    redis.disconnect()
+    process.exit(0)
+  })
+}
+
+function child(args, env) {
+  const proc = fork(fileURLToPath(import.meta.url), args, { env: { ...process.env, ...env } })
+  const next = (key) =>
+    new Promise((resolve, reject) => {
+      const onMessage = (message) => {
+        if (!(key in message)) return
+        proc.off('message', onMessage)
+        proc.off('exit', onExit)
+        resolve(message)
+      }
+      const onExit = (code) => reject(new Error(`${args[0]} exited with ${code} before sending ${key}`))
+      proc.on('message', onMessage)
+      proc.once('exit', onExit)
+    })
+  return { proc, next }
+}
+
+async function ask(proc, message, key = message) {
+  const reply = proc.next(key)
+  proc.proc.send(message)
+  return reply
+}
+
+/**
+ * Offers RATE requests/s for DURATION_S with autocannon's `overallRate`. 'burst': one instance, whose
+ * RATE connections each fire at the top of every second, so RATE requests arrive at once. 'spread':
+ * SPREAD instances of RATE/SPREAD connections started 1000/SPREAD ms apart, so the same rate arrives
+ * in small groups through the second, closer to a steady stream. Latencies are the measured ones
+ * (not autocannon's coordinated-omission correction, which adds synthetic values below the real ones
+ * when responses are slower than the pacing interval).
+ */
+async function load(port, arrival, nextBody, durationS) {
+  const instances = arrival === 'spread' ? SPREAD : 1
+  const latencies = []
+  let ok = 0
+  let failed = 0
+  const runs = []
+  for (let i = 0; i < instances; i++) {
+    if (i > 0) await sleep(1000 / instances)
+    const instance = autocannon({
+      url: `http://127.0.0.1:${port}/webhooks`,
+      method: 'POST',
+      connections: RATE / instances,
+      overallRate: RATE / instances,
+      duration: durationS,
+      requests: [
+        {
+          setupRequest(request) {
+            const { body, signature } = nextBody()
+            return { ...request, body, headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signature } }
+          },
+        },
+      ],
+    })
+    instance.on('response', (_client, status, _bytes, ms) => {
+      latencies.push(ms)
+      if (status >= 200 && status < 300) ok++
+      else failed++
+    })
+    instance.on('reqError', () => failed++)
+    runs.push(instance)
+  }
+  await Promise.all(runs)
+  latencies.sort((a, b) => a - b)
+  const at = (q) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? Number.NaN
+  return { ok, failed, p50: at(0.5), p99: at(0.99) }
+}
+
+async function freePort() {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address()
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+async function startRedis() {
+  const bin =
+    process.env.REDIS_SERVER_BIN || spawnSync('sh', ['-c', 'command -v redis-server']).stdout.toString().trim()
+  if (!bin) throw new Error('redis-server not found: install it or set REDIS_URL')
+  const port = await freePort()
+  const dir = mkdtempSync(join(tmpdir(), 'payhooks-bench-'))
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir]
+  const proc = spawn(bin, args, { stdio: ['ignore', 'pipe', 'inherit'] })
+  let output = ''
+  await new Promise((resolve, reject) => {
+    proc.stdout.on('data', (chunk) => {
+      output += chunk
+      if (output.includes('Ready to accept connections')) resolve()
+    })
+    proc.on('exit', (code) => reject(new Error(`redis-server exited with ${code}: ${output}`)))
+  })
+  proc.stdout.resume()
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    async stop() {
+      proc.kill('SIGKILL')
+      await once(proc, 'exit')
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+async function signedBodies(tag, count) {
+  const bodies = []
+  for (let i = 0; i < count; i++) {
+    const body = JSON.stringify(sampleEvent('transaction_settled', { eventId: `evt_${tag}_${i}` }))
+    bodies.push({ body, signature: await sign(SECRET, body) })
+  }
+  return bodies
+}
+
+async function round(mode, arrival, index, redisUrl) {
+  const tag = `${mode}-${arrival}-${index}-${randomUUID().slice(0, 8)}`
+  const env = {
+    REDIS_URL: redisUrl,
+    QUEUE_NAME: `bench-${tag}`,
+    QUEUE_PREFIX: `payhooks-bench-${tag}`,
+    STORE_PREFIX: `payhooks-bench-store:${tag}:`,
+  }
+  const bodies = await signedBodies(tag, RATE * (WARMUP_S + DURATION_S + 5))
+  let next = 0
+  const workerProc = mode === 'queue' ? child(['worker'], env) : undefined
+  if (workerProc) await workerProc.next('ready')
+  const receiverProc = child(['receiver'], { ...env, MODE: mode })
+  const { port } = await receiverProc.next('port')
+
+  const nextBody = () => bodies[next++ % bodies.length]
+  await load(port, arrival, nextBody, WARMUP_S)
+  const cpuBefore = (await ask(receiverProc, 'cpu')).cpu
+  const handledBefore = workerProc ? (await ask(workerProc, 'stats', 'handled')).handled : 0
+  const result = await load(port, arrival, nextBody, DURATION_S)
+  const cpu = ((await ask(receiverProc, 'cpu')).cpu - cpuBefore) / (DURATION_S * 10_000)
+  if (next > bodies.length) console.warn(`  (${mode}: ${next - bodies.length} bodies reused)`)
+
+  const handled = workerProc ? (await ask(workerProc, 'stats', 'handled')).handled - handledBefore : result.ok
+  receiverProc.proc.send('stop')
+  const { errors } = await receiverProc.next('errors')
+  workerProc?.proc.send('stop')
+  await Promise.all([once(receiverProc.proc, 'exit'), workerProc && once(workerProc.proc, 'exit')])
+
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: null })
+  const queue = new Queue(env.QUEUE_NAME, { connection: redis, prefix: env.QUEUE_PREFIX })
+  await queue.obliterate({ force: true }).catch(() => {})
+  await queue.close()
+  for (let cursor = '0', first = true; first || cursor !== '0'; first = false) {
+    const [nextCursor, keys] = await redis.scan(cursor, 'MATCH', `${env.STORE_PREFIX}*`, 'COUNT', 1000)
+    cursor = nextCursor
+    if (keys.length > 0) await redis.del(...keys)
+  }
+  redis.disconnect()
+
+  const row = { ackPerS: result.ok / DURATION_S, p50: result.p50, p99: result.p99, non2xx: result.failed, handled }
+  console.log(
+    `  round ${index + 1} ${`${mode}/${arrival}`.padEnd(13)} ack/s ${row.ackPerS.toFixed(0).padStart(4)}  p50 ${row.p50.toFixed(1).padStart(7)} ms  p99 ${row.p99.toFixed(1).padStart(7)} ms  non-2xx ${row.non2xx}  handled ${handled}  receiver CPU ${cpu.toFixed(0)}%  ${JSON.stringify(errors)}`,
+  )
+  return row
+}
+
+async function main() {
+  const own = process.env.REDIS_URL ? undefined : await startRedis()
+  const redisUrl = process.env.REDIS_URL || own.url
+  console.log(
+    `${RATE} requests/s for ${DURATION_S} s per round (autocannon overallRate, ${RATE} connections), handler ${HANDLER_MS} ms, ${ROUNDS} rounds, Redis ${redisUrl}${own ? ' (own)' : ''}`,
+  )
+  const configs = [
+    ['queue', 'spread'],
+    ['inline', 'spread'],
+    ['queue', 'burst'],
+    ['inline', 'burst'],
+  ]
+  const rows = new Map(configs.map((c) => [c.join('/'), []]))
+  try {
+    for (let i = 0; i < ROUNDS; i++) {
+      for (const [mode, arrival] of configs)
+        rows.get(`${mode}/${arrival}`).push(await round(mode, arrival, i, redisUrl))
+    }
+  } finally {
+    await own?.stop()
+  }
+  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+  const labels = {
+    queue: `queue (bullmqQueue; 1 worker process, concurrency ${WORKER_CONCURRENCY})`,
+    inline: 'inline (handler runs before the answer)',
+  }
+  const arrivals = {
+    spread: `spread: ${SPREAD} × ${RATE / SPREAD} every ${1000 / SPREAD} ms`,
+    burst: `burst: ${RATE} at once each second`,
+  }
+  console.log(
+    `\nmedians of ${ROUNDS} rounds, ${RATE} requests/s offered for ${DURATION_S} s, handler ${HANDLER_MS} ms\n`,
+  )
+  console.log('| mode | arrival | ack/s | p50 ms | p99 ms | non-2xx | handled in the run |')
+  console.log('| --- | --- | ---: | ---: | ---: | ---: | ---: |')
+  for (const [mode, arrival] of configs) {
+    const list = rows.get(`${mode}/${arrival}`)
+    const m = (key) => median(list.map((r) => r[key]))
+    console.log(
+      `| ${labels[mode]} | ${arrivals[arrival]} | ${m('ackPerS').toFixed(0)} | ${m('p50').toFixed(1)} | ${m('p99').toFixed(1)} | ${m('non2xx')} | ${m('handled')} |`,
+    )
+  }
+}

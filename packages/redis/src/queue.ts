@@ -1,0 +1,296 @@
+import type { QueuedEvent, WebhookError, WebhookQueue, Webhooks } from '@payhooks/core'
+import type { Job, KeepJobs, Queue } from 'bullmq'
+import { loadBullmq } from './queue-bullmq.js'
+import {
+  checkConnection,
+  closeConnection,
+  connectionErrorReporter,
+  DEFAULT_QUEUE_NAME,
+  DEFAULT_QUEUE_PREFIX,
+  eventIdOf,
+  jobIdFor,
+  openConnection,
+  positiveInteger,
+  positiveMs,
+  type QueueConnection,
+  whenReady,
+  within,
+} from './queue-shared.js'
+
+/** How many finished jobs BullMQ keeps. Both limits apply when both are set. */
+export interface JobRetention {
+  /** Jobs older than this are removed (best effort: when a later job finishes). */
+  maxAgeMs?: number
+  /** At most this many jobs are kept. */
+  maxCount?: number
+}
+
+/** Options of {@link bullmqQueue}. */
+export interface BullmqQueueOptions {
+  /** Redis: a `redis://` URL, ioredis options, or an ioredis client (duplicated, never used directly). */
+  connection: QueueConnection
+  /**
+   * BullMQ queue name; workers must use the same one.
+   * @default 'payhooks'
+   */
+  name?: string
+  /**
+   * BullMQ key prefix; workers must use the same one. Keep it apart from the dedupe store's
+   * `keyPrefix`, which owns every key under its own prefix.
+   * @default 'bull'
+   */
+  prefix?: string
+  /**
+   * Runs of the handlers per event before it becomes a dead letter (first run included).
+   * @default 8
+   */
+  attempts?: number
+  /**
+   * Delay before the first retry of a failed run; doubled for each further one (5 s, 10 s, 20 s …,
+   * so 8 attempts span about 10 minutes).
+   * @default 5000
+   */
+  backoffMs?: number
+  /**
+   * How long `enqueue` may take, waiting for the connection included, before it rejects and the
+   * delivery is answered 503. Keep it well below the receiver's `deadlineMs`.
+   * @default 2000
+   */
+  enqueueTimeoutMs?: number
+  /**
+   * Completed jobs kept. While a job is kept, a redelivery of its event is not enqueued again; after
+   * that, the dedupe store's done marker stops a second run.
+   * @default { maxAgeMs: 86_400_000, maxCount: 10_000 } (one day, at most 10 000)
+   */
+  keepCompleted?: JobRetention
+  /**
+   * Dead letters (jobs that used all their attempts) kept for {@link BullmqQueue.deadLetters} and
+   * {@link BullmqQueue.replay}. Dropping one loses its event for good.
+   * @default { maxAgeMs: 2_592_000_000 } (30 days)
+   */
+  keepDeadLetters?: JobRetention
+}
+
+/** An event whose handlers failed on every attempt, kept in BullMQ's failed set. */
+export interface DeadLetter {
+  eventId: string
+  eventType: string
+  /** The verified event, as the handlers receive it. */
+  event: QueuedEvent
+  /** Message of the last failure. */
+  failedReason: string
+  attemptsMade: number
+  failedAt: Date | undefined
+  /** BullMQ job id (see {@link jobIdFor}). */
+  jobId: string
+}
+
+/** Jobs of the queue by state. */
+export interface QueueCounts {
+  waiting: number
+  active: number
+  delayed: number
+  completed: number
+  failed: number
+}
+
+/** A {@link WebhookQueue} on BullMQ, with dead-letter tools. Built by {@link bullmqQueue}. */
+export interface BullmqQueue extends WebhookQueue {
+  readonly name: string
+  readonly prefix: string
+  /**
+   * Adds the event as a job whose id derives from its `event_id` (a job that exists already is left
+   * as it is). Rejects within `enqueueTimeoutMs` when Redis is down or slow.
+   */
+  enqueue(event: QueuedEvent): Promise<void>
+  /**
+   * Dead letters, newest first.
+   *
+   * @example
+   * for (const letter of await queue.deadLetters({ limit: 20 })) {
+   *   console.log(letter.eventId, letter.failedReason)
+   * }
+   */
+  deadLetters(options?: { offset?: number; limit?: number }): Promise<DeadLetter[]>
+  /**
+   * Moves the dead letter of `eventId` back to the queue with its attempts reset. Resolves false
+   * when there is no dead letter for it.
+   *
+   * @example
+   * await queue.replay('evt_123')
+   */
+  replay(eventId: string): Promise<boolean>
+  /** Replays every dead letter; resolves with how many were moved back. */
+  replayAll(): Promise<number>
+  /** Jobs by state, for health checks and dashboards. */
+  counts(): Promise<QueueCounts>
+  /** Resolves once bullmq is loaded and Redis is connected. */
+  ready(): Promise<void>
+  /** Closes the queue and its connection. Later `enqueue` calls reject. */
+  close(): Promise<void>
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000
+const ADMIN_READY_TIMEOUT_MS = 10_000
+
+function keepJobs(retention: JobRetention, name: string): KeepJobs | false {
+  const { maxAgeMs, maxCount } = retention
+  if (maxAgeMs !== undefined) positiveMs(maxAgeMs, `${name}.maxAgeMs`, 'bullmqQueue')
+  if (maxCount !== undefined && !(Number.isSafeInteger(maxCount) && maxCount >= 0)) {
+    throw new RangeError(`bullmqQueue: ${name}.maxCount must be a whole number`)
+  }
+  if (maxAgeMs !== undefined) {
+    const age = Math.ceil(maxAgeMs / 1000)
+    return maxCount === undefined ? { age } : { age, count: maxCount }
+  }
+  return maxCount === undefined ? false : { count: maxCount }
+}
+
+function toDeadLetter(job: Job<QueuedEvent>): DeadLetter {
+  const event = job.data
+  return {
+    eventId: event?.event_id ?? eventIdOf(job.id) ?? '',
+    eventType: event?.event_type ?? job.name,
+    event,
+    failedReason: job.failedReason,
+    attemptsMade: job.attemptsMade,
+    failedAt: job.finishedOn ? new Date(job.finishedOn) : undefined,
+    jobId: job.id ?? '',
+  }
+}
+
+/**
+ * Durable queue mode on Redis: the receiver stores each verified event as a BullMQ job and answers
+ * 200 at once; {@link startWorker} runs the handlers, here or in other processes. Retries use
+ * exponential backoff; events whose attempts run out stay in BullMQ's failed set as dead letters.
+ *
+ * @example
+ * import { createWebhooks } from '@payhooks/core'
+ * import { bullmqQueue, redisStore, startWorker } from '@payhooks/redis'
+ * import { Redis } from 'ioredis'
+ *
+ * const redis = new Redis(process.env.REDIS_URL!)
+ * const queue = bullmqQueue({ connection: redis })
+ * const webhooks = createWebhooks({ secret, store: redisStore(redis), queue, leaseMs: 120_000 })
+ * webhooks.on('transaction_settled', async (event) => ledger.credit(event.data))
+ * const worker = startWorker(webhooks, { connection: redis })
+ */
+export function bullmqQueue(options: BullmqQueueOptions): BullmqQueue {
+  const caller = 'bullmqQueue'
+  checkConnection(options.connection, caller)
+  const name = options.name ?? DEFAULT_QUEUE_NAME
+  const prefix = options.prefix ?? DEFAULT_QUEUE_PREFIX
+  const attempts = positiveInteger(options.attempts ?? 8, 'attempts', caller)
+  const backoffMs = positiveMs(options.backoffMs ?? 5000, 'backoffMs', caller)
+  const timeoutMs = positiveMs(options.enqueueTimeoutMs ?? 2000, 'enqueueTimeoutMs', caller)
+  const removeOnComplete = keepJobs(options.keepCompleted ?? { maxAgeMs: DAY_MS, maxCount: 10_000 }, 'keepCompleted')
+  const removeOnFail = keepJobs(options.keepDeadLetters ?? { maxAgeMs: 30 * DAY_MS }, 'keepDeadLetters')
+  if (typeof name !== 'string' || name === '' || name.includes(':')) {
+    throw new TypeError(`${caller}: name must be a non-empty string without ':'`)
+  }
+  if (typeof prefix !== 'string' || prefix === '') throw new TypeError(`${caller}: prefix must be a non-empty string`)
+
+  let receiver: Pick<Webhooks<unknown>, 'report'> | undefined
+  let closed = false
+  // Offline queue off: while Redis is down a command fails instead of waiting to be replayed later.
+  const client = openConnection(options.connection, { enableOfflineQueue: false })
+  client.on(
+    'error',
+    connectionErrorReporter('queue connection', () =>
+      receiver ? (e: WebhookError) => receiver?.report(e) : undefined,
+    ),
+  )
+  const bullQueue: Promise<Queue<QueuedEvent>> = loadBullmq().then(({ Queue }) => {
+    const queue = new Queue<QueuedEvent>(name, {
+      connection: client,
+      prefix,
+      defaultJobOptions: {
+        attempts,
+        backoff: { type: 'exponential', delay: backoffMs },
+        removeOnComplete,
+        removeOnFail,
+      },
+    })
+    // Connection errors are reported by the client listener; an 'error' without a listener would throw.
+    queue.on('error', () => {})
+    return queue
+  })
+  bullQueue.catch(() => {})
+
+  async function admin(): Promise<Queue<QueuedEvent>> {
+    if (closed) throw new Error(`${caller}: closed`)
+    const queue = await bullQueue
+    await whenReady(client, ADMIN_READY_TIMEOUT_MS, caller)
+    return queue
+  }
+
+  return {
+    name,
+    prefix,
+    attach(webhooks) {
+      receiver = webhooks
+    },
+    enqueue(event) {
+      if (closed) return Promise.reject(new Error(`${caller}: closed`))
+      const add = async () => {
+        const queue = await bullQueue
+        await whenReady(client, timeoutMs, caller)
+        await queue.add(event.event_type, event, { jobId: jobIdFor(event.event_id) })
+      }
+      return within(add(), timeoutMs, () => `${caller}: Redis did not take the job within ${timeoutMs} ms`)
+    },
+    async deadLetters({ offset = 0, limit = 100 } = {}) {
+      if (!(Number.isSafeInteger(offset) && offset >= 0)) throw new RangeError(`${caller}: offset must be >= 0`)
+      positiveInteger(limit, 'limit', caller)
+      const queue = await admin()
+      const jobs = await queue.getFailed(offset, offset + limit - 1)
+      return jobs.filter((job) => job !== undefined).map(toDeadLetter)
+    },
+    async replay(eventId) {
+      const queue = await admin()
+      const job = await queue.getJob(jobIdFor(eventId))
+      if (!job || !(await job.isFailed())) return false
+      await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true })
+      return true
+    },
+    async replayAll() {
+      const queue = await admin()
+      const ids = await queue.getRanges(['failed'], 0, -1)
+      let replayed = 0
+      for (const id of ids) {
+        const job = await queue.getJob(id)
+        if (!job || !(await job.isFailed())) continue
+        try {
+          await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true })
+          replayed++
+        } catch (error) {
+          // Replayed or removed meanwhile by someone else: skip it; anything else is real.
+          if (await job.isFailed()) throw error
+        }
+      }
+      return replayed
+    },
+    async counts() {
+      const queue = await admin()
+      const counts = await queue.getJobCounts('waiting', 'prioritized', 'active', 'delayed', 'completed', 'failed')
+      return {
+        waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0),
+        active: counts.active ?? 0,
+        delayed: counts.delayed ?? 0,
+        completed: counts.completed ?? 0,
+        failed: counts.failed ?? 0,
+      }
+    },
+    async ready() {
+      await admin()
+      await (await bullQueue).waitUntilReady()
+    },
+    async close() {
+      if (closed) return
+      closed = true
+      const queue = await bullQueue.catch(() => undefined)
+      await queue?.close().catch(() => {})
+      await closeConnection(client)
+    },
+  }
+}

@@ -1,0 +1,313 @@
+// Queue mode on a real Redis: bullmqQueue + startWorker + redisStore, all in this process.
+import { type ChildProcess, spawn } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
+import { once } from 'node:events'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createWebhooks, HandlerError, StoreError, type WebhookError, type Webhooks } from '@payhooks/core'
+import { type BullmqQueueOptions, bullmqQueue, jobIdFor, redisStore, startWorker } from '@payhooks/redis'
+import { sampleEvent, signedDelivery } from '@payhooks/testing'
+import { Queue } from 'bullmq'
+import { Redis } from 'ioredis'
+import { afterEach, describe, expect, it } from 'vitest'
+
+const REDIS_URL = process.env.REDIS_URL
+if (!REDIS_URL) {
+  throw new Error('REDIS_URL is not set: run these tests with `node scripts/test.mjs queue`, which starts redis-server')
+}
+const SECRET = 'whsec_queue_integration'
+
+const cleanups: (() => Promise<unknown>)[] = []
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {})
+})
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+async function until<T>(probe: () => T | Promise<T>, what: string, timeoutMs = 20_000): Promise<NonNullable<T>> {
+  const end = Date.now() + timeoutMs
+  for (;;) {
+    const value = await probe()
+    if (value) return value as NonNullable<T>
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
+    await sleep(25)
+  }
+}
+
+function gate() {
+  let open!: () => void
+  const promise = new Promise<void>((resolve) => {
+    open = resolve
+  })
+  return { promise, open }
+}
+
+function connect(url = REDIS_URL!): Redis {
+  const client = new Redis(url, { maxRetriesPerRequest: null })
+  client.on('error', () => {})
+  cleanups.push(async () => client.disconnect())
+  return client
+}
+
+async function deliver(webhooks: Webhooks<unknown>, eventId: string) {
+  const { body, headers } = await signedDelivery(sampleEvent('transaction_settled', { eventId }), SECRET)
+  const result = await webhooks.receive({
+    method: 'POST',
+    body,
+    getHeader: (name) => headers[name as keyof typeof headers],
+  })
+  return { status: result.status, body: JSON.parse(result.body) as Record<string, unknown> }
+}
+
+/** A receiver in queue mode and a worker, on their own queue name, BullMQ prefix and store prefix. */
+function setup(options: Partial<BullmqQueueOptions> = {}) {
+  const id = randomUUID()
+  const names = { name: `q-${id}`, prefix: `payhooks-test-bull-${id}` }
+  const redis = connect()
+  const store = redisStore(redis, { keyPrefix: `payhooks-test-store:${id}:` })
+  const queue = bullmqQueue({ connection: REDIS_URL!, ...names, ...options })
+  const errors: WebhookError[] = []
+  const webhooks = createWebhooks({ secret: SECRET, store, queue, leaseMs: 30_000 })
+  webhooks.onError((error) => errors.push(error))
+  const worker = startWorker(webhooks as Webhooks<unknown>, { connection: redis, ...names })
+  const inspect = new Queue(names.name, { connection: redis, prefix: names.prefix })
+  const jobs = async () => Object.values(await inspect.getJobCounts()).reduce((sum, n) => sum + n, 0)
+  cleanups.push(
+    () => worker.close(true),
+    () => queue.close(),
+    async () => {
+      await inspect.obliterate({ force: true })
+      await inspect.close()
+      const keys = await redis.keys(`payhooks-test-store:${id}:*`)
+      if (keys.length > 0) await redis.del(...keys)
+    },
+  )
+  return { webhooks: webhooks as Webhooks<unknown>, queue, worker, errors, store, inspect, jobs }
+}
+
+describe('bullmqQueue + startWorker', () => {
+  it('acknowledges deliveries while their handlers are still running, then runs them', async () => {
+    const { webhooks, worker, errors, queue } = setup()
+    await worker.ready()
+    const release = gate()
+    let started = 0
+    let finished = 0
+    webhooks.on('transaction_settled', async () => {
+      started++
+      await release.promise
+      finished++
+    })
+
+    const ids = Array.from({ length: 8 }, (_, i) => `evt_ack_${i}`)
+    for (const id of ids) {
+      expect(await deliver(webhooks, id)).toEqual({ status: 200, body: { ok: true, event_id: id, status: 'queued' } })
+    }
+    expect(finished).toBe(0)
+    await until(() => started === ids.length, 'every handler to start')
+    // Every 200 is out, every handler is running, none has finished.
+    expect(finished).toBe(0)
+    release.open()
+    await until(() => finished === ids.length, 'the handlers to finish')
+    await until(async () => (await queue.counts()).completed === ids.length, 'the jobs to complete')
+    expect(errors).toEqual([])
+  })
+
+  it('enqueues one job for redeliveries and runs the handler once, also after the job is removed', async () => {
+    const { webhooks, errors, inspect, jobs } = setup()
+    const release = gate()
+    let calls = 0
+    webhooks.on('transaction_settled', async () => {
+      calls++
+      await release.promise
+    })
+
+    const answers = await Promise.all([1, 2, 3, 4, 5].map(() => deliver(webhooks, 'evt_dup')))
+    expect(answers.every((a) => a.status === 200 && a.body.status === 'queued')).toBe(true)
+    await until(() => calls === 1, 'the handler to start')
+    expect((await deliver(webhooks, 'evt_dup')).status).toBe(200)
+    expect(await jobs()).toBe(1)
+    release.open()
+    const jobId = jobIdFor('evt_dup')
+    await until(async () => (await inspect.getJobState(jobId)) === 'completed', 'the job to complete')
+    expect((await inspect.getJob(jobId))?.returnvalue).toBe('processed')
+
+    expect((await deliver(webhooks, 'evt_dup')).status).toBe(200)
+    expect(await jobs()).toBe(1)
+    // Once the job is gone (retention), a redelivery is a new job that the done marker stops.
+    await inspect.remove(jobId)
+    expect((await deliver(webhooks, 'evt_dup')).status).toBe(200)
+    await until(async () => (await inspect.getJob(jobId))?.returnvalue === 'duplicate', 'the second job to finish')
+    expect(calls).toBe(1)
+    expect(errors).toEqual([])
+  })
+
+  it('queues event ids BullMQ would refuse as job ids (all digits, colons)', async () => {
+    const { webhooks, errors, queue } = setup()
+    const handled: string[] = []
+    webhooks.on('transaction_settled', (event) => {
+      handled.push(event.event_id)
+    })
+
+    for (const id of ['1234567', 'shop:evt:1', 'évt 1/2']) expect((await deliver(webhooks, id)).status).toBe(200)
+    await until(async () => (await queue.counts()).completed === 3, 'the jobs to complete')
+    expect(handled.sort()).toEqual(['1234567', 'shop:evt:1', 'évt 1/2'])
+    expect(jobIdFor('1234567')).not.toMatch(/^\d+$/)
+    expect(jobIdFor('shop:evt:1')).not.toContain(':')
+    expect(errors).toEqual([])
+  })
+
+  it("waits out another holder's lease without spending an attempt", async () => {
+    const { webhooks, errors, store, inspect } = setup({ attempts: 1 })
+    let calls = 0
+    webhooks.on('transaction_settled', () => {
+      calls++
+    })
+    const held = await store.claim('evt_held', 1000)
+    expect(held.status).toBe('claimed')
+
+    expect((await deliver(webhooks, 'evt_held')).status).toBe(200)
+    const jobId = jobIdFor('evt_held')
+    await until(async () => (await inspect.getJobState(jobId)) === 'delayed', 'the job to be put back')
+    expect(calls).toBe(0)
+    await until(async () => (await inspect.getJobState(jobId)) === 'completed', 'the job to complete')
+    expect(calls).toBe(1)
+    expect(errors).toEqual([])
+  })
+
+  it('retries a failing handler, dead-letters it when attempts run out, and replays it', async () => {
+    const { webhooks, errors, queue } = setup({ attempts: 3, backoffMs: 20 })
+    let failing = true
+    const calls = new Map<string, number>()
+    webhooks.on('transaction_settled', (event) => {
+      calls.set(event.event_id, (calls.get(event.event_id) ?? 0) + 1)
+      if (failing) throw new Error('ledger unavailable')
+    })
+
+    expect((await deliver(webhooks, 'evt_dead')).status).toBe(200)
+    const [letter] = await until(async () => {
+      const letters = await queue.deadLetters()
+      return letters.length > 0 ? letters : undefined
+    }, 'the dead letter')
+    expect(calls.get('evt_dead')).toBe(3)
+    expect(letter).toMatchObject({
+      eventId: 'evt_dead',
+      eventType: 'transaction_settled',
+      event: { event_id: 'evt_dead', event_type: 'transaction_settled' },
+      failedReason: 'handler failed for transaction_settled evt_dead: ledger unavailable',
+      attemptsMade: 3,
+      jobId: jobIdFor('evt_dead'),
+    })
+    expect(letter?.failedAt).toBeInstanceOf(Date)
+    expect(errors).toHaveLength(3)
+    expect(errors.every((e) => e instanceof HandlerError && e.eventId === 'evt_dead')).toBe(true)
+
+    expect(await queue.replay('evt_unknown')).toBe(false)
+    failing = false
+    expect(await queue.replay('evt_dead')).toBe(true)
+    await until(async () => (await queue.counts()).completed === 1, 'the replayed job to complete')
+    expect(calls.get('evt_dead')).toBe(4)
+    expect(await queue.deadLetters()).toEqual([])
+    expect(await queue.replay('evt_dead')).toBe(false)
+
+    failing = true
+    await deliver(webhooks, 'evt_dead_a')
+    await deliver(webhooks, 'evt_dead_b')
+    await until(async () => (await queue.counts()).failed === 2, 'two dead letters')
+    failing = false
+    expect(await queue.replayAll()).toBe(2)
+    await until(async () => (await queue.counts()).completed === 3, 'the replayed jobs to complete')
+    expect(calls.get('evt_dead_a')).toBe(4)
+    expect(calls.get('evt_dead_b')).toBe(4)
+    expect(await queue.replayAll()).toBe(0)
+  })
+})
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      )
+    })
+  })
+}
+
+/** A redis-server of this test, stopped and started at will. */
+async function ownRedis() {
+  const port = await freePort()
+  const dir = mkdtempSync(join(tmpdir(), 'payhooks-queue-'))
+  const bin = process.env.REDIS_SERVER_BIN || 'redis-server'
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir]
+  let child: ChildProcess | undefined
+  const own = {
+    url: `redis://127.0.0.1:${port}`,
+    async start() {
+      const proc = spawn(bin, args, { stdio: ['ignore', 'pipe', 'inherit'] })
+      child = proc
+      let output = ''
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`redis-server did not start: ${output}`)), 10_000)
+        proc.stdout.on('data', (chunk: Buffer) => {
+          output += chunk.toString()
+          if (output.includes('Ready to accept connections')) {
+            clearTimeout(timer)
+            resolve()
+          }
+        })
+        proc.on('error', reject)
+        proc.on('exit', (code) => reject(new Error(`redis-server exited with ${code}: ${output}`)))
+      })
+      proc.stdout.resume()
+    },
+    async stop() {
+      const proc = child
+      child = undefined
+      if (!proc || proc.exitCode !== null) return
+      const exited = once(proc, 'exit')
+      proc.kill('SIGKILL')
+      await exited
+    },
+  }
+  cleanups.push(async () => {
+    await own.stop()
+    rmSync(dir, { recursive: true, force: true })
+  })
+  return own
+}
+
+describe('bullmqQueue when Redis is down', () => {
+  function receiverOn(url: string) {
+    const queue = bullmqQueue({ connection: url, name: `q-${randomUUID()}`, enqueueTimeoutMs: 500 })
+    const errors: WebhookError[] = []
+    const webhooks = createWebhooks({ secret: SECRET, queue, deadlineMs: 5000 })
+    webhooks.onError((error) => errors.push(error))
+    cleanups.push(() => queue.close())
+    return { webhooks: webhooks as Webhooks<unknown>, errors }
+  }
+
+  it('answers 503 store_unavailable, not a deadline overrun, and recovers when Redis is back', async () => {
+    const redis = await ownRedis()
+    await redis.start()
+    const { webhooks, errors } = receiverOn(redis.url)
+    expect((await deliver(webhooks, 'evt_before')).status).toBe(200)
+
+    await redis.stop()
+    const down = await deliver(webhooks, 'evt_during')
+    expect(down.status).toBe(503)
+    expect(down.body.error).toBe('store_unavailable')
+    expect(errors.some((e) => e instanceof StoreError && e.message.startsWith('store enqueue failed'))).toBe(true)
+
+    await redis.start()
+    await until(async () => (await deliver(webhooks, 'evt_after')).status === 200, 'enqueueing to work again')
+  })
+
+  it('answers 503 store_unavailable when Redis was never reachable', async () => {
+    const { webhooks } = receiverOn(`redis://127.0.0.1:${await freePort()}`)
+    const answer = await deliver(webhooks, 'evt_nowhere')
+    expect(answer.status).toBe(503)
+    expect(answer.body.error).toBe('store_unavailable')
+  })
+})
