@@ -1,1 +1,6 @@
-export {}
+export {
+  type ExpressReceiver,
+  type ExpressWebhooksOptions,
+  expressWebhooks,
+  keepRawBody,
+} from './adapter.js'

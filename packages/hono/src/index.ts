@@ -1,1 +1,1 @@
-export {}
+export { type HonoReceiver, type HonoWebhooksOptions, honoWebhooks } from './adapter.js'

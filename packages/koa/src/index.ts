@@ -1,1 +1,1 @@
-export {}
+export { type KoaReceiver, type KoaWebhookContext, type KoaWebhooksOptions, koaWebhooks } from './adapter.js'

@@ -1,0 +1,43 @@
+// A small Express app receiving the payment service's webhooks at POST /webhooks.
+import { realpathSync } from 'node:fs'
+import { createWebhooks } from '@payhooks/core'
+import { expressWebhooks } from '@payhooks/express'
+import express from 'express'
+
+export function createApp({ secret = process.env.WEBHOOK_SECRET || 'whsec_demo', log = console.log } = {}) {
+  const webhooks = createWebhooks({ secret })
+  webhooks
+    .on('transaction_settled', (event) => {
+      const { transaction_id, settlement_amount, settlement_date } = event.data
+      log(`${event.event_type} ${event.event_id}: ${transaction_id} settled ${settlement_amount} on ${settlement_date}`)
+    })
+    .on('transaction_returned', (event) => {
+      const { transaction_id, settlement_code, settlement_description } = event.data
+      log(
+        `${event.event_type} ${event.event_id}: ${transaction_id} returned ${settlement_code} (${settlement_description})`,
+      )
+    })
+    .on('merchant_activated_for_payment_type', (event) => {
+      const { company_name, payment_type, merchant_key } = event.data
+      log(`${event.event_type} ${event.event_id}: ${company_name} can take ${payment_type} (${merchant_key})`)
+    })
+    .on('sale_created_from_batch', (event) => {
+      const { transaction_id, batch_id, outcome } = event.data
+      log(`${event.event_type} ${event.event_id}: sale ${transaction_id} of batch ${batch_id}: ${outcome?.result}`)
+    })
+    .onError((error) => log(`rejected (${error.status} ${error.code}): ${error.message}`))
+
+  const app = express()
+  app.post('/webhooks', expressWebhooks(webhooks))
+  app.use(express.json()) // the rest of the app parses JSON; the webhook route above still sees the raw bytes
+  app.get('/', (_req, res) => {
+    res.send('POST signed webhooks to /webhooks\n')
+  })
+  return app
+}
+
+if (process.argv[1] && realpathSync(process.argv[1]) === import.meta.filename) {
+  const port = Number(process.env.PORT) || 3000
+  const host = process.env.HOST || '127.0.0.1'
+  createApp().listen(port, host, () => console.log(`listening on http://${host}:${port}/webhooks`))
+}

@@ -1,0 +1,116 @@
+import {
+  InternalError,
+  PayloadTooLargeError,
+  type RawBody,
+  RawBodyUnavailableError,
+  type WebhookResult,
+  type Webhooks,
+} from '@payhooks/core'
+import type { Context } from 'hono'
+
+/** The part of a `createWebhooks()` receiver the adapter uses. */
+export type HonoReceiver = Pick<Webhooks<unknown>, 'receive' | 'reject' | 'maxBodyBytes'>
+
+/** Options of {@link honoWebhooks}. */
+export interface HonoWebhooksOptions {
+  /**
+   * Where an earlier middleware left the exact body, if somewhere other than Hono's body cache.
+   * Return `undefined` to fall back to the default.
+   * @default the body Hono cached for an earlier `c.req.arrayBuffer()`, `blob()`, `text()` or (recent Hono, which caches the text) `json()`, else the unread request body
+   * @example
+   * honoWebhooks(webhooks, { rawBody: (c) => c.get('signedBody') })
+   */
+  rawBody?: (c: Context) => RawBody | Promise<RawBody | undefined> | undefined
+}
+
+const FIX =
+  'Let the webhook route read the body itself (do not parse it in a middleware that runs first), ' +
+  'or read it there with c.req.text() or c.req.arrayBuffer(), which Hono caches as is.'
+
+type Cache = Record<string, Promise<unknown> | undefined>
+
+/** Exact bytes or text Hono cached for an earlier read; `null` when only a parsed form is cached. */
+async function cachedBody(c: Context): Promise<RawBody | null | undefined> {
+  const cache = c.req.bodyCache as Cache
+  if (cache.arrayBuffer) return new Uint8Array((await cache.arrayBuffer) as ArrayBuffer)
+  if (cache.blob) return new Uint8Array(await ((await cache.blob) as Blob).arrayBuffer())
+  if (cache.text) return (await cache.text) as string
+  // Older Hono kept only the parsed JSON (or form) here; turning it back into text would not give the signed bytes.
+  return Object.keys(cache).length > 0 || c.req.raw.bodyUsed ? null : undefined
+}
+
+/** The body's bytes, or `undefined` once it passes `limit` (refused from content-length when it can). */
+async function readBody(request: Request, limit: number): Promise<Uint8Array | undefined> {
+  const length = request.headers.get('content-length')
+  if (length !== null && Number(length) > limit) return undefined
+  if (!request.body) return new Uint8Array(0)
+  const reader = request.body.getReader()
+  const chunks: Uint8Array[] = []
+  let total = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    total += value.byteLength
+    if (total > limit) {
+      await reader.cancel()
+      return undefined
+    }
+    chunks.push(value)
+  }
+  if (chunks.length === 1) return chunks[0]
+  const bytes = new Uint8Array(total)
+  let offset = 0
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset)
+    offset += chunk.byteLength
+  }
+  return bytes
+}
+
+// A fresh headers object each time: @hono/node-server adds Content-Length to the one it is given.
+const toResponse = (result: WebhookResult) =>
+  new Response(result.body, { status: result.status, headers: { ...result.headers } })
+
+/**
+ * Hono handler for the payment service's webhooks, for every runtime Hono runs on: hands the exact
+ * body to `@payhooks/core` and returns its answer. Verification, dedupe, status codes and the
+ * deadline are all core's.
+ *
+ * If a middleware before it already read the body with `c.req.text()`, `arrayBuffer()`, `blob()`
+ * or (recent Hono, which caches the text) `json()`, that cached body is used. If only parsed JSON or
+ * form data is left (older Hono's `json()`, a raw `c.req.raw` read), the signed bytes are gone:
+ * the delivery is answered 500 `raw_body_unavailable` (reported to `onError`) and no handler runs.
+ *
+ * Mount it with `app.post` (other methods get Hono's 404) or `app.all` (other methods get 405).
+ *
+ * @example
+ * const webhooks = createWebhooks({ secret: env.WEBHOOK_SECRET })
+ * webhooks.on('transaction_settled', (event) => console.log(event.data.settlement_amount))
+ * app.post('/webhooks', honoWebhooks(webhooks))
+ */
+export function honoWebhooks(
+  webhooks: HonoReceiver,
+  options: HonoWebhooksOptions = {},
+): (c: Context, next?: () => Promise<void>) => Promise<Response> {
+  const limit = webhooks.maxBodyBytes
+  const pickBody = options.rawBody
+
+  return async function payhooksHono(c) {
+    try {
+      const { method, raw } = c.req
+      const getHeader = (name: string) => raw.headers.get(name)
+      let body: RawBody | null | undefined = pickBody ? await pickBody(c) : undefined
+      if (body === undefined) body = await cachedBody(c)
+      if (method !== 'POST') body = ''
+      else if (body === null) {
+        return toResponse(webhooks.reject(new RawBodyUnavailableError(`the request body was already parsed. ${FIX}`)))
+      } else if (body === undefined) {
+        body = await readBody(raw, limit)
+        if (!body) return toResponse(webhooks.reject(new PayloadTooLargeError(limit)))
+      }
+      return toResponse(await webhooks.receive({ method, body, getHeader }))
+    } catch (error) {
+      return toResponse(webhooks.reject(new InternalError(error)))
+    }
+  }
+}
