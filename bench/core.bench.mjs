@@ -35,7 +35,7 @@ function baselineReceiver() {
 }
 
 function coreReceiver() {
-  const webhooks = createWebhooks({ secret: SECRET, store: memoryStore({ maxEntries: PER_ROUND * ROUNDS * 2 }) })
+  const webhooks = createWebhooks({ secret: SECRET, store: memoryStore() })
   let handled = 0
   webhooks.on('transaction_settled', (event) => {
     handled += event.data.settlement_amount > 0 ? 1 : 0
@@ -53,14 +53,21 @@ const variants = {
   'core receive() (raw bytes)': async (events) => {
     const webhooks = coreReceiver()
     for (const { body, signature } of events) {
-      const result = await webhooks.receive({ body, getHeader: (name) => (name === 'service-hmac-sha256' ? signature : undefined) })
+      const result = await webhooks.receive({
+        body,
+        getHeader: (name) => (name === 'service-hmac-sha256' ? signature : undefined),
+      })
       if (result.status !== 200) throw new Error(`core answered ${result.status}: ${result.body}`)
     }
   },
   'baseline (Request -> Response)': async (events) => {
     const receive = baselineReceiver()
     for (const { body, signature } of events) {
-      const request = new Request('http://localhost/webhooks', { method: 'POST', body, headers: { 'service-hmac-sha256': signature } })
+      const request = new Request('http://localhost/webhooks', {
+        method: 'POST',
+        body,
+        headers: { 'service-hmac-sha256': signature },
+      })
       const bytes = Buffer.from(await request.arrayBuffer())
       const status = receive(bytes, request.headers.get('service-hmac-sha256'))
       const response = new Response('{"ok":true}', { status, headers: { 'content-type': 'application/json' } })
@@ -70,7 +77,11 @@ const variants = {
   'core handle() (Request -> Response)': async (events) => {
     const webhooks = coreReceiver()
     for (const { body, signature } of events) {
-      const request = new Request('http://localhost/webhooks', { method: 'POST', body, headers: { 'service-hmac-sha256': signature } })
+      const request = new Request('http://localhost/webhooks', {
+        method: 'POST',
+        body,
+        headers: { 'service-hmac-sha256': signature },
+      })
       const response = await webhooks.handle(request)
       if (response.status !== 200) throw new Error(`core answered ${response.status}`)
     }
@@ -85,7 +96,8 @@ const median = (xs) => {
 const names = Object.keys(variants)
 const inputs = {}
 for (const name of names) inputs[name] = []
-for (let r = 0; r < ROUNDS + 1; r++) for (const name of names) inputs[name].push(await makeEvents(`${name.length}_${r}_${name}`, PER_ROUND))
+for (let r = 0; r < ROUNDS + 1; r++)
+  for (const name of names) inputs[name].push(await makeEvents(`${name.length}_${r}_${name}`, PER_ROUND))
 
 const rates = Object.fromEntries(names.map((n) => [n, []]))
 for (let r = 0; r < ROUNDS + 1; r++) {
@@ -101,7 +113,14 @@ for (let r = 0; r < ROUNDS + 1; r++) {
 const rows = names.map((name) => {
   const eps = median(rates[name])
   const baseline = median(rates[name.includes('Request') ? 'baseline (Request -> Response)' : 'baseline (raw bytes)'])
-  return { variant: name, 'events/s (median)': Math.round(eps), 'µs/event': (1e6 / eps).toFixed(2), 'cost vs baseline': `${(baseline / eps).toFixed(2)}x` }
+  return {
+    variant: name,
+    'events/s (median)': Math.round(eps),
+    'µs/event': (1e6 / eps).toFixed(2),
+    'cost vs baseline': `${(baseline / eps).toFixed(2)}x`,
+  }
 })
-console.log(`Node ${process.version}, ${PER_ROUND} fresh transaction_settled events per round, ${ROUNDS} rounds (+1 warm-up)\n`)
+console.log(
+  `Node ${process.version}, ${PER_ROUND} fresh transaction_settled events per round, ${ROUNDS} rounds (+1 warm-up)\n`,
+)
 console.table(rows)

@@ -12,7 +12,11 @@ const decimal = v.number()
 const datetime = v.string()
 const id = v.string()
 /** Deprecated by the service in favour of `merchant_id`; still sent by some events, as a string or a number. */
-const clientId = v.optional(v.union([v.string(), v.number()]))
+const stringOrNumber = v.custom<string | number>(
+  (value) => typeof value === 'string' || typeof value === 'number',
+  'Invalid type: Expected string or number',
+)
+const clientId = v.optional(stringOrNumber)
 
 /** Fields every message has, whatever its type: enough to answer, dedupe and route it. */
 export const baseEnvelopeSchema = v.looseObject({
@@ -50,8 +54,6 @@ export const merchantActivatedForPaymentTypeSchema = envelope(
     currency_code: v.optional(v.string()),
   }),
 )
-
-const stringOrNumber = v.union([v.string(), v.number()])
 
 /** `sale_created_from_batch` (spec 6.5): one sale of a batch was attempted. The full sale response is not specified, so only `transaction_id` is required. */
 export const saleCreatedFromBatchSchema = envelope(

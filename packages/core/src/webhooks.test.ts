@@ -166,6 +166,19 @@ describe('createWebhooks: a valid event', () => {
     expect(handler).toHaveBeenCalledOnce()
   })
 
+  it('gives every answer its own headers object, so a server that adds headers cannot leak them into the next', async () => {
+    const { webhooks } = setup()
+    const first = await deliver(webhooks, sampleEvent('transaction_settled'), { header: null })
+    first.headers['content-length'] = '75'
+    const second = await deliver(webhooks, sampleEvent('transaction_settled'), { header: null })
+    expect(second.headers).toEqual({ 'content-type': 'application/json' })
+    const ok = await deliver(webhooks, sampleEvent('transaction_settled'))
+    ok.headers['content-length'] = '1'
+    expect((await deliver(webhooks, sampleEvent('transaction_settled'))).headers).toEqual({
+      'content-type': 'application/json',
+    })
+  })
+
   it('tries every secret of a list, and secrets from an async resolver', async () => {
     const rotating = setup({ secret: ['whsec_old', 'whsec_new'] })
     expect(

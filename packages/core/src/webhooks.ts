@@ -177,7 +177,7 @@ export interface Webhooks<E> {
   readonly deadlineMs: number
 }
 
-const JSON_HEADERS = { 'content-type': 'application/json' } as const
+const CONTENT_TYPE = 'application/json'
 const NO_ERRORS: unknown[] = []
 const isThenable = (value: unknown): value is PromiseLike<unknown> =>
   typeof (value as PromiseLike<unknown> | undefined)?.then === 'function'
@@ -194,7 +194,7 @@ function flattenIssues(issues: readonly v.BaseIssue<unknown>[]): SchemaIssue[] {
 function ok(eventId: string, status: 'processed' | 'duplicate' | 'queued'): WebhookResult {
   return {
     status: 200,
-    headers: JSON_HEADERS,
+    headers: { 'content-type': CONTENT_TYPE },
     body: `{"ok":true,"event_id":${JSON.stringify(eventId)},"status":"${status}"}`,
   }
 }
@@ -263,7 +263,7 @@ export function createWebhooks<S extends SchemaMap = {}>(options: WebhooksOption
     report(error)
     return {
       status: error.status,
-      headers: headers ? { ...JSON_HEADERS, ...headers } : JSON_HEADERS,
+      headers: { 'content-type': CONTENT_TYPE, ...headers },
       body: JSON.stringify({ error: error.code, message: error.message }),
     }
   }
@@ -357,7 +357,7 @@ export function createWebhooks<S extends SchemaMap = {}>(options: WebhooksOption
       outcome.retryAfterMs === undefined ? RETRY_AFTER_SECONDS : String(Math.ceil(outcome.retryAfterMs / 1000))
     return {
       status: 409,
-      headers: { ...JSON_HEADERS, 'retry-after': seconds },
+      headers: { 'content-type': CONTENT_TYPE, 'retry-after': seconds },
       body: JSON.stringify({ error: 'in_progress', message: `event ${eventId} is being handled by another delivery` }),
     }
   }
