@@ -18,9 +18,10 @@ async function makeEvents(tag, count) {
   return events
 }
 
+let handled = 0
+
 function baselineReceiver() {
   const seen = new Set()
-  let handled = 0
   return (body, signature) => {
     if (typeof signature !== 'string' || !/^[0-9A-Fa-f]{64}$/.test(signature)) return 401
     const expected = Buffer.from(signature, 'hex')
@@ -36,7 +37,6 @@ function baselineReceiver() {
 
 function coreReceiver() {
   const webhooks = createWebhooks({ secret: SECRET, store: memoryStore() })
-  let handled = 0
   webhooks.on('transaction_settled', (event) => {
     handled += event.data.settlement_amount > 0 ? 1 : 0
   })
@@ -124,3 +124,4 @@ console.log(
   `Node ${process.version}, ${PER_ROUND} fresh transaction_settled events per round, ${ROUNDS} rounds (+1 warm-up)\n`,
 )
 console.table(rows)
+console.log(`(${handled} events reached a handler)`)

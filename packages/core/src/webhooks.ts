@@ -12,14 +12,7 @@ import {
   StoreError,
   WebhookError,
 } from './errors.js'
-import {
-  type BuiltInSchemas,
-  baseEnvelopeSchema,
-  type EventsOf,
-  eventSchemas,
-  type SchemaMap,
-  type UnknownEvent,
-} from './schemas.js'
+import { type BuiltInSchemas, type EventsOf, eventSchemas, type SchemaMap, type UnknownEvent } from './schemas.js'
 import { isSignatureShaped, matchSecret, type RawBody, SIGNATURE_HEADER } from './signature.js'
 import { memoryStore, type WebhookStore } from './store.js'
 
