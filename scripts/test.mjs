@@ -3,7 +3,7 @@
 // REDIS_URL set: that server is used. Otherwise redis-server is started on a free loopback port and
 // stopped afterwards; on a machine without it, the Debian package is installed when we are root.
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -57,5 +57,16 @@ if (!process.env.REDIS_URL) {
   console.log(`redis-server ${bin} on ${process.env.REDIS_URL}`)
 }
 
-const vitest = spawn('npx', ['vitest', 'run', ...process.argv.slice(2)], { stdio: 'inherit' })
-vitest.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)))
+// The JSON report gives one closing line CI can read: 'Tests: N passed, N failed'.
+const report = join(mkdtempSync(join(tmpdir(), 'payhooks-vitest-')), 'report.json')
+const args = ['vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`]
+const vitest = spawn('npx', [...args, ...process.argv.slice(2)], { stdio: 'inherit' })
+vitest.on('exit', (code, signal) => {
+  try {
+    const { numPassedTests, numFailedTests, numPendingTests } = JSON.parse(readFileSync(report, 'utf8'))
+    console.log(`Tests: ${numPassedTests} passed, ${numFailedTests} failed, ${numPendingTests} skipped`)
+  } catch {
+    console.log('Tests: no report written')
+  }
+  process.exit(code ?? (signal ? 1 : 0))
+})
