@@ -40,6 +40,7 @@ export {
   memoryStore,
   type WebhookStore,
 } from './store.js'
+export { readBody, toResponse } from './web.js'
 export {
   type AnyEvent,
   createWebhooks,

@@ -15,6 +15,7 @@ import {
 import { type BuiltInSchemas, type EventsOf, eventSchemas, type SchemaMap, type UnknownEvent } from './schemas.js'
 import { isSignatureShaped, matchSecret, type RawBody, SIGNATURE_HEADER } from './signature.js'
 import { memoryStore, type WebhookStore } from './store.js'
+import { readBody, toResponse } from './web.js'
 
 /** Looks up a request header by lower-case name. */
 export type HeaderLookup = (name: string) => string | null | undefined
@@ -421,36 +422,6 @@ export function createWebhooks<S extends SchemaMap = {}>(options: WebhooksOption
     })
   }
 
-  async function readBody(request: Request): Promise<Uint8Array | undefined> {
-    const length = request.headers.get('content-length')
-    if (length !== null && Number(length) > maxBodyBytes) return undefined
-    if (!request.body) return new Uint8Array(0)
-    const chunks: Uint8Array[] = []
-    let total = 0
-    const reader = request.body.getReader()
-    for (;;) {
-      const { done, value } = await reader.read()
-      if (done) break
-      total += value.byteLength
-      if (total > maxBodyBytes) {
-        await reader.cancel()
-        return undefined
-      }
-      chunks.push(value)
-    }
-    if (chunks.length === 1) return chunks[0]
-    const bytes = new Uint8Array(total)
-    let offset = 0
-    for (const chunk of chunks) {
-      bytes.set(chunk, offset)
-      offset += chunk.byteLength
-    }
-    return bytes
-  }
-
-  const toResponse = (result: WebhookResult) =>
-    new Response(result.body, { status: result.status, headers: result.headers })
-
   const webhooks: Webhooks<EventMap<S>> = {
     on(type, handler) {
       const list = handlers.get(type)
@@ -473,7 +444,7 @@ export function createWebhooks<S extends SchemaMap = {}>(options: WebhooksOption
     async handle(request) {
       const getHeader: HeaderLookup = (name) => request.headers.get(name)
       if (request.method !== 'POST') return toResponse(await receive({ method: request.method, body: '', getHeader }))
-      const body = await readBody(request)
+      const body = await readBody(request, maxBodyBytes)
       if (!body) return toResponse(reject(new PayloadTooLargeError(maxBodyBytes)))
       return toResponse(await receive({ body, getHeader }))
     },

@@ -3,7 +3,8 @@ import {
   PayloadTooLargeError,
   type RawBody,
   RawBodyUnavailableError,
-  type WebhookResult,
+  readBody,
+  toResponse,
   type Webhooks,
 } from '@payhooks/core'
 import type { Context } from 'hono'
@@ -38,38 +39,6 @@ async function cachedBody(c: Context): Promise<RawBody | null | undefined> {
   // Older Hono kept only the parsed JSON (or form) here; turning it back into text would not give the signed bytes.
   return Object.keys(cache).length > 0 || c.req.raw.bodyUsed ? null : undefined
 }
-
-/** The body's bytes, or `undefined` once it passes `limit` (refused from content-length when it can). */
-async function readBody(request: Request, limit: number): Promise<Uint8Array | undefined> {
-  const length = request.headers.get('content-length')
-  if (length !== null && Number(length) > limit) return undefined
-  if (!request.body) return new Uint8Array(0)
-  const reader = request.body.getReader()
-  const chunks: Uint8Array[] = []
-  let total = 0
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) break
-    total += value.byteLength
-    if (total > limit) {
-      await reader.cancel()
-      return undefined
-    }
-    chunks.push(value)
-  }
-  if (chunks.length === 1) return chunks[0]
-  const bytes = new Uint8Array(total)
-  let offset = 0
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset)
-    offset += chunk.byteLength
-  }
-  return bytes
-}
-
-// A fresh headers object each time: @hono/node-server adds Content-Length to the one it is given.
-const toResponse = (result: WebhookResult) =>
-  new Response(result.body, { status: result.status, headers: { ...result.headers } })
 
 /**
  * Hono handler for the payment service's webhooks, for every runtime Hono runs on: hands the exact
