@@ -1,17 +1,12 @@
 // Queue mode on a real Redis: bullmqQueue + startWorker + redisStore, all in this process.
-import { type ChildProcess, spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { once } from 'node:events'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { createWebhooks, HandlerError, StoreError, type WebhookError, type Webhooks } from '@payhooks/core'
 import { type BullmqQueueOptions, bullmqQueue, jobIdFor, redisStore, startWorker } from '@payhooks/redis'
 import { sampleEvent, signedDelivery } from '@payhooks/testing'
 import { Queue } from 'bullmq'
 import { Redis } from 'ioredis'
 import { afterEach, describe, expect, it } from 'vitest'
+import { freePort, ownRedis } from '../fixtures/own-redis.js'
 
 const REDIS_URL = process.env.REDIS_URL
 if (!REDIS_URL) {
@@ -224,57 +219,10 @@ describe('bullmqQueue + startWorker', () => {
   })
 })
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      )
-    })
-  })
-}
-
-/** A redis-server of this test, stopped and started at will. */
-async function ownRedis() {
-  const port = await freePort()
-  const dir = mkdtempSync(join(tmpdir(), 'payhooks-queue-'))
-  const bin = process.env.REDIS_SERVER_BIN || 'redis-server'
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir]
-  let child: ChildProcess | undefined
-  const own = {
-    url: `redis://127.0.0.1:${port}`,
-    async start() {
-      const proc = spawn(bin, args, { stdio: ['ignore', 'pipe', 'inherit'] })
-      child = proc
-      let output = ''
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`redis-server did not start: ${output}`)), 10_000)
-        proc.stdout.on('data', (chunk: Buffer) => {
-          output += chunk.toString()
-          if (output.includes('Ready to accept connections')) {
-            clearTimeout(timer)
-            resolve()
-          }
-        })
-        proc.on('error', reject)
-        proc.on('exit', (code) => reject(new Error(`redis-server exited with ${code}: ${output}`)))
-      })
-      proc.stdout.resume()
-    },
-    async stop() {
-      const proc = child
-      child = undefined
-      if (!proc || proc.exitCode !== null) return
-      const exited = once(proc, 'exit')
-      proc.kill('SIGKILL')
-      await exited
-    },
-  }
-  cleanups.push(async () => {
-    await own.stop()
-    rmSync(dir, { recursive: true, force: true })
-  })
+/** A redis-server of this test, stopped (killed) and started at will. */
+async function startableRedis() {
+  const own = await ownRedis({ kill: 'SIGKILL' })
+  cleanups.push(() => own.dispose())
   return own
 }
 
@@ -289,7 +237,7 @@ describe('bullmqQueue when Redis is down', () => {
   }
 
   it('answers 503 store_unavailable, not a deadline overrun, and recovers when Redis is back', async () => {
-    const redis = await ownRedis()
+    const redis = await startableRedis()
     await redis.start()
     const { webhooks, errors } = receiverOn(redis.url)
     expect((await deliver(webhooks, 'evt_before')).status).toBe(200)

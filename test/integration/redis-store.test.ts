@@ -1,15 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { once } from 'node:events'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { createWebhooks, DEFAULT_RETENTION_MS, StoreError, type WebhookError, type WebhookStore } from '@payhooks/core'
 import { redisStore } from '@payhooks/redis'
 import { sampleEvent, signedDelivery } from '@payhooks/testing'
 import { Redis, type RedisOptions } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type OwnRedis, ownRedis } from '../fixtures/own-redis.js'
 
 const REDIS_URL = process.env.REDIS_URL
 const HOUR = 60 * 60 * 1000
@@ -26,65 +21,8 @@ function connect(url = REDIS_URL!, options: RedisOptions = {}): Redis {
 const uniquePrefix = () => `payhooks-test:${randomUUID()}:`
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      )
-    })
-  })
-}
-
-/** A redis-server child of this test, for tests that stop and restart Redis. */
-interface OwnRedis {
-  url: string
-  start(): Promise<void>
-  stop(): Promise<void>
-  dispose(): Promise<void>
-}
-
-async function ownRedis(persistent = false): Promise<OwnRedis> {
-  const port = await freePort()
-  const dir = mkdtempSync(join(tmpdir(), 'payhooks-redis-store-'))
-  const bin = process.env.REDIS_SERVER_BIN || 'redis-server'
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir]
-  args.push(...(persistent ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no']))
-  let child: ChildProcess | undefined
-  const own: OwnRedis = {
-    url: `redis://127.0.0.1:${port}`,
-    async start() {
-      const proc = spawn(bin, args, { stdio: ['ignore', 'pipe', 'inherit'] })
-      child = proc
-      let output = ''
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`redis-server did not start: ${output}`)), 10_000)
-        proc.stdout.on('data', (chunk: Buffer) => {
-          output += chunk.toString()
-          if (output.includes('Ready to accept connections')) {
-            clearTimeout(timer)
-            resolve()
-          }
-        })
-        proc.on('error', reject)
-        proc.on('exit', (code) => reject(new Error(`redis-server exited with ${code}: ${output}`)))
-      })
-      proc.stdout.resume()
-    },
-    async stop() {
-      const proc = child
-      child = undefined
-      if (!proc || proc.exitCode !== null) return
-      const exited = once(proc, 'exit')
-      proc.kill('SIGTERM')
-      await exited
-    },
-    async dispose() {
-      await own.stop()
-      rmSync(dir, { recursive: true, force: true })
-    },
-  }
+async function startOwnRedis(persistent = false): Promise<OwnRedis> {
+  const own = await ownRedis({ persistent })
   servers.push(own)
   await own.start()
   return own
@@ -230,7 +168,7 @@ describe('redisStore on a real Redis', () => {
 
 describe('redisStore when Redis is down or slow (own redis-server)', () => {
   it('rejects quickly while Redis is stopped, leaves nothing queued, and recovers when Redis is back', async () => {
-    const server = await ownRedis()
+    const server = await startOwnRedis()
     const keyPrefix = uniquePrefix()
     const client = connect(server.url, { retryStrategy: () => 100 })
     const store = redisStore(client, { keyPrefix, commandTimeoutMs: 300 })
@@ -252,7 +190,7 @@ describe('redisStore when Redis is down or slow (own redis-server)', () => {
   })
 
   it('a claim that times out on a stalled Redis rejects, and its lease is dropped once Redis answers', async () => {
-    const server = await ownRedis()
+    const server = await startOwnRedis()
     const keyPrefix = uniquePrefix()
     const admin = connect(server.url)
     const client = connect(server.url)
@@ -268,7 +206,7 @@ describe('redisStore when Redis is down or slow (own redis-server)', () => {
   })
 
   it('a receiver answers 503 while Redis is stopped and processes the same delivery after the restart', async () => {
-    const server = await ownRedis(true)
+    const server = await startOwnRedis(true)
     const secret = 'whsec_redis_store_test'
     const client = connect(server.url)
     const store: WebhookStore = redisStore(client, { keyPrefix: uniquePrefix(), commandTimeoutMs: 500 })
