@@ -6,7 +6,10 @@ const root = import.meta.dirname
 export default defineConfig({
   resolve: {
     // Tests run against the TypeScript sources; child processes (CLI, examples) use the built dist.
-    alias: [{ find: /^@payhooks\/([a-z]+)$/, replacement: resolve(root, 'packages/$1/src/index.ts') }],
+    alias: [
+      { find: /^@payhooks\/([a-z]+)$/, replacement: resolve(root, 'packages/$1/src/index.ts') },
+      { find: /^@payhooks\/([a-z]+)\/([a-z]+)$/, replacement: resolve(root, 'packages/$1/src/$2.ts') },
+    ],
   },
   test: {
     include: ['packages/*/src/**/*.test.ts', 'test/**/*.test.ts'],

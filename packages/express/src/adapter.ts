@@ -1,22 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import {
-  InternalError,
-  PayloadTooLargeError,
-  type RawBody,
-  RawBodyUnavailableError,
-  type WebhookResult,
-  type Webhooks,
-} from '@payhooks/core'
-import getRawBody from 'raw-body'
+import type { RawBody, WebhookResult } from '@payhooks/core'
+import { type NodeReceiver, receiveNodeRequest } from '@payhooks/core/node'
 
 /** The part of a `createWebhooks()` receiver the adapter uses. */
-export type ExpressReceiver = Pick<Webhooks<unknown>, 'receive' | 'reject' | 'maxBodyBytes'>
+export type ExpressReceiver = NodeReceiver
 
 /** What body parsers may have left on the request (kept apart: some packages type `rawBody` globally). */
 interface ParsedFields {
   body?: unknown
   rawBody?: unknown
-  _body?: boolean
 }
 
 /** Options of {@link expressWebhooks}. */
@@ -40,13 +32,6 @@ function keptBody(req: IncomingMessage): RawBody | undefined {
   if (rawBody instanceof Uint8Array || typeof rawBody === 'string') return rawBody
   if (body instanceof Uint8Array) return body
   return undefined
-}
-
-/** True once anything has read the request stream: body-parser 1 sets `_body`, 2 reads to the end. */
-function streamConsumed(req: IncomingMessage): boolean {
-  return (
-    (req as ParsedFields)._body === true || req.readableEnded || req.readableDidRead || (req.complete && !req.readable)
-  )
 }
 
 function send(res: ServerResponse, result: WebhookResult): void {
@@ -78,40 +63,9 @@ export function expressWebhooks(
   webhooks: ExpressReceiver,
   options: ExpressWebhooksOptions = {},
 ): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
-  const limit = webhooks.maxBodyBytes
   const pickBody = options.rawBody
-
   return async function payhooksExpress(req, res) {
-    try {
-      const getHeader = (name: string) => {
-        const value = req.headers[name]
-        return Array.isArray(value) ? value[0] : value
-      }
-      const method = req.method ?? 'POST'
-      let body = pickBody?.(req) ?? keptBody(req)
-      if (body === undefined) {
-        if (method !== 'POST') body = ''
-        else if (streamConsumed(req)) {
-          send(
-            res,
-            webhooks.reject(new RawBodyUnavailableError(`the request body was already read and parsed. ${FIX}`)),
-          )
-          return
-        } else {
-          try {
-            body = await getRawBody(req, { length: req.headers['content-length'], limit })
-          } catch (error) {
-            req.resume() // drop what is still coming, unbuffered
-            const tooLarge = (error as { type?: string }).type === 'entity.too.large'
-            send(res, webhooks.reject(tooLarge ? new PayloadTooLargeError(limit) : new InternalError(error)))
-            return
-          }
-        }
-      }
-      send(res, await webhooks.receive({ method, body, getHeader }))
-    } catch (error) {
-      send(res, webhooks.reject(new InternalError(error)))
-    }
+    send(res, await receiveNodeRequest(webhooks, req, { body: pickBody?.(req) ?? keptBody(req), fix: FIX }))
   }
 }
 

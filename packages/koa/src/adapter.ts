@@ -1,16 +1,9 @@
 import type { IncomingMessage } from 'node:http'
-import {
-  InternalError,
-  PayloadTooLargeError,
-  type RawBody,
-  RawBodyUnavailableError,
-  type WebhookResult,
-  type Webhooks,
-} from '@payhooks/core'
-import getRawBody from 'raw-body'
+import type { RawBody, WebhookResult } from '@payhooks/core'
+import { type NodeReceiver, receiveNodeRequest } from '@payhooks/core/node'
 
 /** The part of a `createWebhooks()` receiver the adapter uses. */
-export type KoaReceiver = Pick<Webhooks<unknown>, 'receive' | 'reject' | 'maxBodyBytes'>
+export type KoaReceiver = NodeReceiver
 
 /** The part of Koa's context the adapter uses (Koa 2 and 3). */
 export interface KoaWebhookContext {
@@ -65,40 +58,10 @@ export function koaWebhooks<C extends KoaWebhookContext = KoaWebhookContext>(
   webhooks: KoaReceiver,
   options: KoaWebhooksOptions<C> = {},
 ): (ctx: C, next?: () => Promise<unknown>) => Promise<void> {
-  const limit = webhooks.maxBodyBytes
   const pickBody = options.rawBody
-
   return async function payhooksKoa(ctx) {
-    const { req } = ctx
-    try {
-      const getHeader = (name: string) => {
-        const value = req.headers[name]
-        return Array.isArray(value) ? value[0] : value
-      }
-      const kept = ctx.request.rawBody
-      let body = pickBody?.(ctx) ?? (kept instanceof Uint8Array || typeof kept === 'string' ? kept : undefined)
-      if (body === undefined) {
-        if (ctx.method !== 'POST') body = ''
-        else if (req.readableEnded || req.readableDidRead || (req.complete && !req.readable)) {
-          send(
-            ctx,
-            webhooks.reject(new RawBodyUnavailableError(`the request body was already read and parsed. ${FIX}`)),
-          )
-          return
-        } else {
-          try {
-            body = await getRawBody(req, { length: req.headers['content-length'], limit })
-          } catch (error) {
-            req.resume() // drop what is still coming, unbuffered
-            const tooLarge = (error as { type?: string }).type === 'entity.too.large'
-            send(ctx, webhooks.reject(tooLarge ? new PayloadTooLargeError(limit) : new InternalError(error)))
-            return
-          }
-        }
-      }
-      send(ctx, await webhooks.receive({ method: ctx.method, body, getHeader }))
-    } catch (error) {
-      send(ctx, webhooks.reject(new InternalError(error)))
-    }
+    const kept = ctx.request.rawBody
+    const body = pickBody?.(ctx) ?? (kept instanceof Uint8Array || typeof kept === 'string' ? kept : undefined)
+    send(ctx, await receiveNodeRequest(webhooks, ctx.req, { body, fix: FIX }))
   }
 }
