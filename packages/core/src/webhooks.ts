@@ -14,7 +14,7 @@ import {
 } from './errors.js'
 import { type BuiltInSchemas, type EventsOf, eventSchemas, type SchemaMap, type UnknownEvent } from './schemas.js'
 import { isSignatureShaped, matchSecret, type RawBody, SIGNATURE_HEADER } from './signature.js'
-import { memoryStore, type WebhookStore } from './store.js'
+import { type ClaimResult, memoryStore, type WebhookStore } from './store.js'
 import { readBody, toResponse } from './web.js'
 
 /** Looks up a request header by lower-case name. */
@@ -286,19 +286,6 @@ export function createWebhooks<S extends SchemaMap = {}>(options: WebhooksOption
     event?: QueuedEvent
   }
 
-  /** Calls the store, turning its failures into {@link StoreError}; stays synchronous for a synchronous store. */
-  function storeCall<T>(operation: string, attempt: Attempt, call: () => T | PromiseLike<T>): T | Promise<T> {
-    const fail = (cause: unknown): never => {
-      throw new StoreError(operation, cause, attempt.event?.event_id, attempt.event?.event_type)
-    }
-    try {
-      const result = call()
-      return isThenable(result) ? Promise.resolve(result).then(undefined, fail) : result
-    } catch (cause) {
-      return fail(cause)
-    }
-  }
-
   async function processDelivery(delivery: RawDelivery, attempt: Attempt): Promise<WebhookResult> {
     if (delivery.method !== undefined && delivery.method !== 'POST') {
       return reject(new MethodNotAllowedError(delivery.method), { allow: 'POST' })
@@ -342,7 +329,11 @@ export function createWebhooks<S extends SchemaMap = {}>(options: WebhooksOption
     attempt.event = event
 
     if (queue) {
-      await storeCall('enqueue', attempt, () => queue.enqueue(event))
+      try {
+        await queue.enqueue(event)
+      } catch (cause) {
+        throw new StoreError('enqueue', cause, eventId, eventType)
+      }
       return ok(eventId, 'queued')
     }
     const outcome = await dispatchEvent(event, attempt)
@@ -359,18 +350,19 @@ export function createWebhooks<S extends SchemaMap = {}>(options: WebhooksOption
   /** Claim, run handlers, then complete (or release and throw {@link HandlerError}). */
   async function dispatchEvent(event: QueuedEvent, attempt: Attempt): Promise<DispatchOutcome> {
     const { event_id: eventId, event_type: eventType } = event
-    if (!storeReady) {
-      storeReady = Promise.resolve(storeCall('init', attempt, () => store.init?.()))
-      storeReady.catch(() => {
-        storeReady = undefined // retried by the next delivery
-      })
-    }
-    if (!initialized)
-      await storeReady.then(() => {
+    let claim: ClaimResult
+    try {
+      if (!initialized) {
+        storeReady ??= Promise.resolve(store.init?.())
+        await storeReady
         initialized = true
-      })
-    let claim = storeCall('claim', attempt, () => store.claim(eventId, leaseMs))
-    if (isThenable(claim)) claim = await claim
+      }
+      const pending = store.claim(eventId, leaseMs)
+      claim = isThenable(pending) ? await pending : pending
+    } catch (cause) {
+      storeReady = undefined // a failed init is tried again by the next delivery
+      throw new StoreError(initialized ? 'claim' : 'init', cause, eventId, eventType)
+    }
     if (claim.status === 'done') return { status: 'duplicate' }
     if (claim.status === 'processing') return { status: 'in_progress', retryAfterMs: claim.retryAfterMs }
     const token = claim.token
