@@ -5,14 +5,10 @@
 // two arrival patterns (see load()). Medians of alternating rounds. Starts its own redis-server on a
 // free port when REDIS_URL is unset, and stops it afterwards.
 //   pnpm bench queue
-import { fork, spawn, spawnSync } from 'node:child_process'
+import { fork } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { once } from 'node:events'
-import { mkdtempSync, rmSync } from 'node:fs'
 import http from 'node:http'
-import { createServer } from 'node:net'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createWebhooks, memoryStore, SIGNATURE_HEADER, sign } from '@payhooks/core'
 import { bullmqQueue, redisStore, startWorker } from '@payhooks/redis'
@@ -20,6 +16,7 @@ import { sampleEvent } from '@payhooks/testing'
 import autocannon from 'autocannon'
 import { Queue } from 'bullmq'
 import { Redis } from 'ioredis'
+import { startRedis } from './redis-server.mjs'
 
 const SECRET = 'whsec_bench_queue'
 const RATE = 500
@@ -171,42 +168,6 @@ async function load(port, arrival, nextBody, durationS) {
   latencies.sort((a, b) => a - b)
   const at = (q) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? Number.NaN
   return { ok, failed, p50: at(0.5), p99: at(0.99) }
-}
-
-async function freePort() {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address()
-      server.close(() => resolve(port))
-    })
-  })
-}
-
-async function startRedis() {
-  const bin =
-    process.env.REDIS_SERVER_BIN || spawnSync('sh', ['-c', 'command -v redis-server']).stdout.toString().trim()
-  if (!bin) throw new Error('redis-server not found: install it or set REDIS_URL')
-  const port = await freePort()
-  const dir = mkdtempSync(join(tmpdir(), 'payhooks-bench-'))
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir]
-  const proc = spawn(bin, args, { stdio: ['ignore', 'pipe', 'inherit'] })
-  let output = ''
-  await new Promise((resolve, reject) => {
-    proc.stdout.on('data', (chunk) => {
-      output += chunk
-      if (output.includes('Ready to accept connections')) resolve()
-    })
-    proc.on('exit', (code) => reject(new Error(`redis-server exited with ${code}: ${output}`)))
-  })
-  proc.stdout.resume()
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    async stop() {
-      proc.kill('SIGKILL')
-      await once(proc, 'exit')
-      rmSync(dir, { recursive: true, force: true })
-    },
-  }
 }
 
 async function signedBodies(tag, count) {

@@ -2,15 +2,11 @@
 // the same two round trips per new event), store-level and through a core receiver. Several rounds
 // in rotating order; medians. Uses REDIS_URL, or starts its own redis-server on a free port.
 // Run: pnpm bench redis
-import { spawn, spawnSync } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { createWebhooks, DEFAULT_RETENTION_MS, memoryStore } from '@payhooks/core'
 import { redisStore } from '@payhooks/redis'
 import { sampleEvent, signedDelivery } from '@payhooks/testing'
 import { Redis } from 'ioredis'
+import { startRedis } from './redis-server.mjs'
 
 const ROUNDS = 9
 const CLAIMS = 20_000
@@ -19,46 +15,6 @@ const SEQUENTIAL_EVENTS = 2_000
 const RECEIVER_EVENTS = 4_000
 const LEASE_MS = 900_000
 const SECRET = 'whsec_bench'
-
-async function startRedis() {
-  const bin =
-    process.env.REDIS_SERVER_BIN || spawnSync('sh', ['-c', 'command -v redis-server']).stdout.toString().trim()
-  if (!bin) throw new Error('redis-server not found: install it or set REDIS_URL')
-  const port = await new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address()
-      server.close(() => resolve(port))
-    })
-  })
-  const dir = mkdtempSync(join(tmpdir(), 'payhooks-bench-redis-'))
-  const child = spawn(
-    bin,
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
-    {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  )
-  await new Promise((resolve, reject) => {
-    let output = ''
-    const timer = setTimeout(() => reject(new Error(`redis-server did not start: ${output}`)), 10_000)
-    child.stdout.on('data', (chunk) => {
-      output += chunk
-      if (output.includes('Ready to accept connections')) {
-        clearTimeout(timer)
-        resolve()
-      }
-    })
-    child.on('exit', (code) => reject(new Error(`redis-server exited with ${code}`)))
-  })
-  child.stdout.resume()
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    stop: () => {
-      child.kill()
-      rmSync(dir, { recursive: true, force: true })
-    },
-  }
-}
 
 /** The hand-written store one would write without payhooks: SET NX PX, then an unchecked SET of the marker. */
 function baselineStore(redis, keyPrefix) {
