@@ -48,6 +48,7 @@ export {
   type EventFor,
   type EventMap,
   type HeaderLookup,
+  isQueuedEvent,
   type QueuedEvent,
   type RawDelivery,
   type SecretOption,

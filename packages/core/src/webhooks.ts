@@ -193,8 +193,11 @@ function ok(eventId: string, status: 'processed' | 'duplicate' | 'queued'): Webh
   }
 }
 
-/** Same check as `baseEnvelopeSchema`, without building a copy: this runs on every delivery. */
-function isEnvelope(value: unknown): value is QueuedEvent {
+/**
+ * Whether `value` is a message with a non-empty string `event_id` and `event_type`: the same check as
+ * `baseEnvelopeSchema`, without building a copy (it runs on every delivery). Queue workers use it on job data.
+ */
+export function isQueuedEvent(value: unknown): value is QueuedEvent {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false
   const { event_id, event_type } = value as Record<string, unknown>
   return typeof event_id === 'string' && event_id !== '' && typeof event_type === 'string' && event_type !== ''
@@ -315,7 +318,7 @@ export function createWebhooks<S extends SchemaMap = {}>(options: WebhooksOption
     } catch {
       return reject(new PayloadError('invalid_json', 'body is not valid JSON'))
     }
-    if (!isEnvelope(parsed)) {
+    if (!isQueuedEvent(parsed)) {
       return reject(new PayloadError('invalid_envelope', 'body needs a non-empty string event_id and event_type'))
     }
     const { event_id: eventId, event_type: eventType } = parsed

@@ -1,5 +1,5 @@
 import { Buffer } from 'node:buffer'
-import { type QueuedEvent, StoreError, type WebhookError } from '@payhooks/core'
+import { StoreError, type WebhookError } from '@payhooks/core'
 import { Redis, type RedisOptions } from 'ioredis'
 
 /**
@@ -32,12 +32,6 @@ export function jobIdFor(eventId: string): string {
 export function eventIdOf(jobId: string | undefined): string | undefined {
   if (!jobId?.startsWith(JOB_ID_PREFIX)) return undefined
   return Buffer.from(jobId.slice(JOB_ID_PREFIX.length), 'base64url').toString('utf8')
-}
-
-export function isQueuedEvent(value: unknown): value is QueuedEvent {
-  if (typeof value !== 'object' || value === null) return false
-  const { event_id: eventId, event_type: eventType } = value as Record<string, unknown>
-  return typeof eventId === 'string' && eventId !== '' && typeof eventType === 'string' && eventType !== ''
 }
 
 function isClient(connection: QueueConnection): connection is Redis {

@@ -1,4 +1,11 @@
-import { type DispatchOutcome, InternalError, type QueuedEvent, WebhookError, type Webhooks } from '@payhooks/core'
+import {
+  type DispatchOutcome,
+  InternalError,
+  isQueuedEvent,
+  type QueuedEvent,
+  WebhookError,
+  type Webhooks,
+} from '@payhooks/core'
 import type { Job, Worker } from 'bullmq'
 import { loadBullmq } from './queue-bullmq.js'
 import {
@@ -8,7 +15,6 @@ import {
   DEFAULT_QUEUE_NAME,
   DEFAULT_QUEUE_PREFIX,
   eventIdOf,
-  isQueuedEvent,
   openConnection,
   positiveInteger,
   positiveMs,
