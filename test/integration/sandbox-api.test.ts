@@ -2,7 +2,8 @@
 // HTTP on 127.0.0.1 with plain fetch.
 import { createHmac } from 'node:crypto'
 import { SIGNATURE_HEADER, verify } from '@payhooks/core'
-import { createManualClock, createSandbox, type Sandbox, samples } from '@payhooks/testing'
+import { createManualClock, createSandbox, type Sandbox } from '@payhooks/sandbox'
+import { samples } from '@payhooks/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { call, type Receiver, startReceiver, unusedPort } from '../fixtures/sandbox-receivers.js'
 

@@ -2,7 +2,7 @@
 // real HTTP on 127.0.0.1.
 import { ApiError, createClient } from '@payhooks/client'
 import { SIGNATURE_HEADER, verify } from '@payhooks/core'
-import { createManualClock, createSandbox, type Sandbox } from '@payhooks/testing'
+import { createManualClock, createSandbox, type Sandbox } from '@payhooks/sandbox'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Receiver, startReceiver } from '../fixtures/sandbox-receivers.js'
 

@@ -5,7 +5,7 @@
 import type { RequestListener } from 'node:http'
 import { getRequestListener } from '@hono/node-server'
 import { createWebhooks, type WebhookError } from '@payhooks/core'
-import { createManualClock, createSandbox, type Sandbox, type SandboxSubscription } from '@payhooks/testing'
+import { createManualClock, createSandbox, type Sandbox, type SandboxSubscription } from '@payhooks/sandbox'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createApp as createExpressApp } from '../../examples/express/server.js'
 import { createApp as createHonoApp } from '../../examples/hono/server.js'

@@ -1,4 +1,4 @@
-import { createSandbox } from '@payhooks/testing'
+import { createSandbox } from '@payhooks/sandbox'
 import { integerValue, out, stringValue, UsageError } from '../context.js'
 import type { CommandSpec } from '../spec.js'
 

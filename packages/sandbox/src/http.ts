@@ -1,8 +1,24 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { isManualClock } from './clock.js'
-import type { SandboxCore } from './sandbox.js'
-import { authenticate, type Caller, SandboxHttpError } from './sandbox-auth.js'
-import { checkUrl, parseSubscriptionBody, resourceOf } from './sandbox-subscriptions.js'
+import { authenticate, type Caller } from './auth.js'
+import { type Clock, isManualClock } from './clock.js'
+import type { DeliveryEngine } from './delivery.js'
+import { SandboxHttpError } from './errors.js'
+import { checkUrl, parseSubscriptionBody, resourceOf, type SubscriptionStore } from './subscriptions.js'
+import type { TokenIssuer } from './tokens.js'
+import type { Sandbox, SandboxCredentials } from './types.js'
+
+/** What the HTTP layer needs from the sandbox; `createSandbox` builds it. */
+export interface SandboxCore {
+  credentials: SandboxCredentials
+  store: SubscriptionStore
+  engine: DeliveryEngine
+  clock: Clock
+  emit: Sandbox['emit']
+  advance: Sandbox['advance']
+  subscriptionDeleted(id: string): void
+  sendTest(caller: Caller, url: string, eventType: string): Promise<{ status?: number; error?: string }>
+  clientToken: TokenIssuer
+}
 
 const MAX_BODY_BYTES = 1_048_576
 

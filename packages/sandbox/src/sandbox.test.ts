@@ -1,9 +1,10 @@
 import { createWebhooks, SIGNATURE_HEADER, verify } from '@payhooks/core'
 import { afterEach, describe, expect, it } from 'vitest'
-import { type Receiver, startReceiver, unusedPort } from '../../../test/fixtures/sandbox-receivers.js'
 import { createManualClock } from './clock.js'
-import { createSandbox, type Sandbox, type SandboxOptions } from './sandbox.js'
-import type { SandboxDelivery, SandboxLogEntry } from './sandbox-delivery.js'
+import type { SandboxOptions } from './options.js'
+import { createSandbox } from './server.js'
+import { type Receiver, startReceiver, unusedPort } from './test-receivers.js'
+import type { Sandbox, SandboxDelivery, SandboxLogEntry } from './types.js'
 
 const HOUR = 3_600_000
 const START = Date.parse('2026-11-02T15:00:00Z')

@@ -1,79 +1,11 @@
 import { SIGNATURE_HEADER, sign } from '@payhooks/core'
 import type { Clock, ClockTimer } from './clock.js'
-import type { SandboxSubscription } from './sandbox-subscriptions.js'
+import type { ResolvedChaos, SandboxAttempt, SandboxDelivery, SandboxLogEntry, SandboxSubscription } from './types.js'
 
 /** One hour, the retry interval of spec 6.1. */
 export const HOUR_MS = 3_600_000
 /** Retries after the first send: one an hour, the last 72 hours after it. */
 export const RETRY_HOURS = 72
-
-/** One HTTP POST of a message to a subscriber. */
-export interface SandboxAttempt {
-  /**
-   * `scheduled`: the first send or an hourly retry. `duplicate`: an extra copy sent by chaos.
-   * `resend`: sent by `manually_resend_webhooks` or `sandbox.resend`.
-   */
-  kind: 'scheduled' | 'duplicate' | 'resend'
-  /** For `scheduled` attempts: 0 for the first send, n for the retry n hours after it. */
-  retry?: number
-  /** Clock time the POST started, epoch milliseconds. */
-  time: number
-  /** The same time, ISO 8601 UTC. */
-  at: string
-  /** HTTP status the receiver answered, if it answered. */
-  status?: number
-  /** True for a 2XX within the timeout. */
-  ok: boolean
-  /** Why there was no status: connection refused, no answer within the timeout, and so on. */
-  error?: string
-  /** Real milliseconds until the status line arrived (or the failure). */
-  latencyMs: number
-  /** Start of the receiver's response body, up to 500 characters. */
-  response?: string
-}
-
-/** `pending` until a 2XX arrives (`delivered`) or the 72 hours of retries run out (`failed`). */
-export type SandboxDeliveryState = 'pending' | 'delivered' | 'failed'
-
-/** The delivery of one event to one subscription. */
-export interface SandboxDelivery {
-  eventId: string
-  eventType: string
-  subscriptionId: string
-  state: SandboxDeliveryState
-  /** Why a delivery failed: retries exhausted, or the subscription was deleted. */
-  reason?: string
-  /** Clock time of the first send (retry 0); retry n is due n hours after it. */
-  firstAttemptTime: number
-  /** Clock time of the next scheduled attempt, while one is scheduled. */
-  nextAttemptTime?: number
-  attempts: SandboxAttempt[]
-}
-
-/** One emitted event and its deliveries. */
-export interface SandboxLogEntry {
-  eventId: string
-  eventType: string
-  merchantId: number
-  /** Clock time of the emit, epoch milliseconds. */
-  emittedTime: number
-  /** The same time, ISO 8601 UTC. */
-  emittedAt: string
-  /** The message (spec 2.2). */
-  event: Record<string, unknown>
-  /** The exact JSON text POSTed and signed. */
-  body: string
-  /** One per subscription that got the event, in subscription creation order. */
-  deliveries: SandboxDelivery[]
-}
-
-/** Chaos settings once defaults are applied. */
-export interface ResolvedChaos {
-  seed: number
-  duplicateRate: number
-  reorderRate: number
-  maxDelayMs: number
-}
 
 /** Result of one POST, before it is logged. */
 export interface PostResult {

@@ -1,59 +1,14 @@
-/** A reseller account of the sandbox: its API key and the merchants it acts for. */
-export interface SandboxReseller {
-  /** The reseller key: a number, a pipe, then a string, as in `1001|s3cret`. */
-  key: string
-  /** Merchants this reseller may act for (with `Service-Merchant-Id`) and gets events of. */
-  merchantIds: number[]
-}
+import { SandboxHttpError } from './errors.js'
+import type { SandboxCredentials, SandboxMerchant, SandboxReseller } from './types.js'
 
-/** A merchant account of the sandbox, for `basic <username>:<apiKey>` authorization. */
-export interface SandboxMerchant {
-  id: number
-  username: string
-  apiKey: string
-}
-
-/** Accounts the sandbox accepts, and the secret of test webhooks sent to urls no subscription uses. */
-export interface SandboxCredentials {
-  resellers: SandboxReseller[]
-  merchants: SandboxMerchant[]
-  testSecret: string
-}
-
-/**
- * Accounts used when `createSandbox` is given none.
- *
- * @example
- * const [reseller] = defaultSandboxCredentials.resellers
- * await fetch(`${url}/ps/webhook/subscriptions`, { headers: { authorization: `reseller ${reseller.key}` } })
- */
-export const defaultSandboxCredentials: Readonly<SandboxCredentials> = Object.freeze({
-  resellers: [{ key: '1001|sandbox-reseller-key', merchantIds: [1234, 5678] }],
-  merchants: [
-    { id: 1234, username: 'merchant1234', apiKey: 'sandbox-merchant-key-1234' },
-    { id: 5678, username: 'merchant5678', apiKey: 'sandbox-merchant-key-5678' },
-  ],
-  testSecret: 'sandbox-test-secret',
-})
-
-const RESELLER_KEY = /^\d+\|.+$/
+/** `<number>|<string>`, the shape of a reseller key (spec 5). */
+export const RESELLER_KEY = /^\d+\|.+$/
 const MERCHANT_ID = /^\d{1,15}$/
 
 /** Who is calling, once the Authorization and Service-Merchant-Id headers are checked. */
 export type Caller =
   | { kind: 'reseller'; reseller: SandboxReseller; merchantId: number | undefined }
   | { kind: 'merchant'; merchant: SandboxMerchant; merchantId: number }
-
-/** A failed sandbox request, answered with `status` and `{ error: { message } }`. */
-export class SandboxHttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(message)
-  }
-}
 
 /** Scope that owns a subscription: the reseller itself, or one merchant. */
 export type ScopeKey = `reseller:${string}` | `merchant:${number}`
@@ -62,28 +17,6 @@ export function scopeOf(caller: Caller): ScopeKey {
   return caller.kind === 'reseller' && caller.merchantId === undefined
     ? `reseller:${caller.reseller.key}`
     : `merchant:${caller.merchantId as number}`
-}
-
-export function checkCredentials(credentials: SandboxCredentials): void {
-  for (const reseller of credentials.resellers) {
-    if (typeof reseller.key !== 'string' || !RESELLER_KEY.test(reseller.key)) {
-      throw new TypeError('createSandbox: a reseller key is a number, a pipe, then a string, such as 1001|s3cret')
-    }
-    if (!Array.isArray(reseller.merchantIds) || !reseller.merchantIds.every((id) => Number.isSafeInteger(id))) {
-      throw new TypeError('createSandbox: reseller merchantIds must be integers')
-    }
-  }
-  for (const merchant of credentials.merchants) {
-    if (
-      !Number.isSafeInteger(merchant.id) ||
-      !merchant.username ||
-      !merchant.apiKey ||
-      merchant.username.includes(':')
-    ) {
-      throw new TypeError('createSandbox: a merchant needs an integer id, a username without ":" and an apiKey')
-    }
-  }
-  if (!credentials.testSecret) throw new TypeError('createSandbox: testSecret must be a non-empty string')
 }
 
 function looksBase64(value: string): boolean {

@@ -1,24 +1,7 @@
 import { randomBytes } from 'node:crypto'
-import { type Caller, SandboxHttpError, type SandboxReseller, type ScopeKey, scopeOf } from './sandbox-auth.js'
-
-/** A webhook subscription as the sandbox stores it: the fields of spec 2.1 plus who owns it. */
-export interface SandboxSubscription {
-  /** Opaque prefixed id, such as `wsub_3f9c…`. */
-  id: string
-  url: string
-  event_types: string[]
-  is_active: boolean
-  signature_secret: string
-  /**
-   * `reseller`: created with reseller auth and no `Service-Merchant-Id`; gets the events of every
-   * merchant of that reseller. `merchant`: gets the events of `merchantId` only.
-   */
-  scope: 'reseller' | 'merchant'
-  /** The owning reseller's key, for reseller-scoped subscriptions. */
-  resellerKey?: string
-  /** The merchant, for merchant-scoped subscriptions. */
-  merchantId?: number
-}
+import { type Caller, type ScopeKey, scopeOf } from './auth.js'
+import { SandboxHttpError } from './errors.js'
+import type { SandboxReseller, SandboxSubscription } from './types.js'
 
 /** Fields of a create or update request (spec section 4). */
 export interface SubscriptionFields {

@@ -1,0 +1,194 @@
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { sampleEvent, samples } from '@payhooks/testing'
+import type { Caller } from './auth.js'
+import { isManualClock } from './clock.js'
+import { DeliveryEngine, postSigned, serializeEvent } from './delivery.js'
+import { SandboxHttpError } from './errors.js'
+import { createSandboxHandler, type SandboxCore } from './http.js'
+import { resolveOptions, type SandboxOptions } from './options.js'
+import {
+  parseSubscriptionBody,
+  RESELLER_SCOPED_EVENTS,
+  type SubscriptionFields,
+  SubscriptionStore,
+} from './subscriptions.js'
+import { createTokenIssuer } from './tokens.js'
+import type { Sandbox } from './types.js'
+
+/** The static message the test endpoint sends: the sample of `eventType`, in the caller's merchant context. */
+function testEvent(eventType: string, merchantId: number | undefined): Record<string, unknown> {
+  const sample = (samples as Record<string, { event_id: string; created_at?: string }>)[eventType]
+  return sampleEvent(eventType, {
+    eventId: sample?.event_id ?? `evt_test_${eventType}`,
+    createdAt: sample?.created_at ?? '2026-11-02T15:00:00Z',
+    ...(merchantId === undefined ? {} : { merchantId }),
+  })
+}
+
+/**
+ * Creates a local emulator of the payment service's webhook facility: the subscription API of
+ * spec section 4 with the authorization of section 5, and deliveries signed and retried as in
+ * section 6 (first send, then one retry an hour for 72 hours). Control routes live under
+ * `/_sandbox/`. Errors are answered as JSON `{ error: { message } }`.
+ *
+ * @example
+ * const sandbox = createSandbox({ clock: 'manual' })
+ * const { url } = await sandbox.listen()
+ * const { signature_secret } = sandbox.subscribe({ url: receiverUrl, eventTypes: ['transaction_settled'] })
+ * await sandbox.emit('transaction_settled')
+ * await sandbox.advance(60 * 60 * 1000) // the first retry, if the receiver failed
+ * await sandbox.close()
+ */
+export function createSandbox(options: SandboxOptions = {}): Sandbox {
+  const { credentials, clock, chaos, deliveryTimeoutMs, clientTokenTtlMs, logLimit, logger } = resolveOptions(options)
+  const store = new SubscriptionStore()
+  const engine = new DeliveryEngine({
+    clock,
+    timeoutMs: deliveryTimeoutMs,
+    chaos,
+    logLimit,
+    subscription: (id) => store.get(id),
+    logger,
+  })
+  const defaultMerchantId = credentials.resellers[0]?.merchantIds[0] ?? credentials.merchants[0]?.id ?? 1234
+  let server: Server | undefined
+  let url: string | undefined
+  let closing: Promise<void> | undefined
+
+  const emit: Sandbox['emit'] = async (eventType, data, emitOptions = {}) => {
+    if (typeof eventType !== 'string' || eventType.trim() === '') {
+      throw new SandboxHttpError(400, 'event_type must be a non-empty string')
+    }
+    if (data !== undefined && (typeof data !== 'object' || data === null || Array.isArray(data))) {
+      throw new SandboxHttpError(400, 'data must be an object')
+    }
+    const merchantId = emitOptions.merchantId ?? defaultMerchantId
+    if (!Number.isSafeInteger(merchantId) || merchantId < 0) {
+      throw new SandboxHttpError(400, 'merchant_id must be a non-negative integer')
+    }
+    const { eventId } = emitOptions
+    if (eventId !== undefined && (typeof eventId !== 'string' || eventId === '')) {
+      throw new SandboxHttpError(400, 'event_id must be a non-empty string')
+    }
+    if (eventId !== undefined && engine.has(eventId))
+      throw new SandboxHttpError(409, `event ${eventId} was emitted already`)
+    const event = sampleEvent(eventType, {
+      merchantId,
+      createdAt: new Date(clock.now()).toISOString(),
+      ...(data ? { data } : {}),
+      ...(eventId ? { eventId } : {}),
+    })
+    return engine.dispatch(event, store.matching(eventType, merchantId, credentials.resellers), merchantId)
+  }
+
+  const advance: Sandbox['advance'] = async (ms) => {
+    if (!isManualClock(clock)) throw new SandboxHttpError(409, 'the sandbox runs on a real clock; pass clock: "manual"')
+    await engine.idle(false)
+    await clock.advance(ms)
+  }
+
+  const core: SandboxCore = {
+    credentials,
+    store,
+    engine,
+    clock,
+    emit,
+    advance,
+    subscriptionDeleted: (id) => engine.subscriptionDeleted(id),
+    async sendTest(caller, targetUrl, eventType) {
+      if (RESELLER_SCOPED_EVENTS.has(eventType) && !(caller.kind === 'reseller' && caller.merchantId === undefined)) {
+        throw new SandboxHttpError(
+          403,
+          `${eventType} can only be tested with reseller authorization and no Service-Merchant-Id header`,
+        )
+      }
+      const secret = store.ownedWithUrl(caller, targetUrl)[0]?.signature_secret ?? credentials.testSecret
+      const body = serializeEvent(testEvent(eventType, caller.merchantId))
+      const result = await postSigned(targetUrl, secret, body, deliveryTimeoutMs)
+      logger?.(`test ${eventType} → ${targetUrl}: ${result.status ?? result.error}`)
+      return result
+    },
+    clientToken: createTokenIssuer(clock, clientTokenTtlMs),
+  }
+  const handler = createSandboxHandler(core)
+
+  const sandbox: Sandbox = {
+    get url() {
+      return url
+    },
+    clock,
+    credentials,
+    chaos,
+    handler,
+    emit,
+    advance,
+    subscribe(subscribeOptions) {
+      const fields: SubscriptionFields = {
+        url: subscribeOptions.url,
+        event_types: subscribeOptions.eventTypes,
+        is_active: subscribeOptions.isActive ?? true,
+      }
+      let owner: Caller
+      if (subscribeOptions.merchantId !== undefined) {
+        const merchant = credentials.merchants.find((m) => m.id === subscribeOptions.merchantId) ?? {
+          id: subscribeOptions.merchantId,
+          username: '',
+          apiKey: '',
+        }
+        owner = { kind: 'merchant', merchant, merchantId: merchant.id }
+      } else {
+        const key = subscribeOptions.resellerKey ?? credentials.resellers[0]?.key
+        const reseller = credentials.resellers.find((r) => r.key === key)
+        if (!reseller) throw new TypeError('subscribe: unknown resellerKey, and no merchantId given')
+        owner = { kind: 'reseller', reseller, merchantId: undefined }
+      }
+      // Same validation as the HTTP route, so code and HTTP subscriptions behave alike.
+      return store.create(owner, parseSubscriptionBody(fields, false))
+    },
+    subscriptions: () => store.all(),
+    async resend(eventIds) {
+      const ids = typeof eventIds === 'string' ? [eventIds] : eventIds
+      await Promise.all(ids.map((id) => engine.resend(id, () => true)))
+    },
+    idle: () => engine.idle(!isManualClock(clock)),
+    log: () => engine.log(),
+    deliveries: (eventId) => engine.entry(eventId)?.deliveries ?? [],
+    async listen(port = 0, host = '127.0.0.1') {
+      if (server) throw new Error('sandbox.listen: already listening')
+      if (closing) throw new Error('sandbox.listen: the sandbox is closed')
+      const listening = createServer(handler)
+      server = listening
+      await new Promise<void>((resolve, reject) => {
+        listening.once('error', reject)
+        listening.listen(port, host, () => {
+          listening.off('error', reject)
+          resolve()
+        })
+      })
+      const address = listening.address() as AddressInfo
+      const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address
+      url = `http://${shownHost}:${address.port}`
+      logger?.(
+        `payhooks sandbox on ${url}: reseller key ${credentials.resellers.map((r) => r.key).join(', ')}; merchants ${credentials.merchants
+          .map((m) => `${m.id} (${m.username}:${m.apiKey})`)
+          .join(', ')}${chaos ? `; chaos seed ${chaos.seed}` : ''}`,
+      )
+      return { url }
+    },
+    close() {
+      closing ??= (async () => {
+        const running = server
+        await engine.close()
+        if (running) {
+          await new Promise<void>((resolve) => {
+            running.close(() => resolve())
+            running.closeAllConnections()
+          })
+        }
+      })()
+      return closing
+    },
+  }
+  return sandbox
+}

@@ -1,0 +1,193 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { Clock } from './clock.js'
+
+/** A reseller account of the sandbox: its API key and the merchants it acts for. */
+export interface SandboxReseller {
+  /** The reseller key: a number, a pipe, then a string, as in `1001|s3cret`. */
+  key: string
+  /** Merchants this reseller may act for (with `Service-Merchant-Id`) and gets events of. */
+  merchantIds: number[]
+}
+
+/** A merchant account of the sandbox, for `basic <username>:<apiKey>` authorization. */
+export interface SandboxMerchant {
+  id: number
+  username: string
+  apiKey: string
+}
+
+/** Accounts the sandbox accepts, and the secret of test webhooks sent to urls no subscription uses. */
+export interface SandboxCredentials {
+  resellers: SandboxReseller[]
+  merchants: SandboxMerchant[]
+  testSecret: string
+}
+
+/** A webhook subscription as the sandbox stores it: the fields of spec 2.1 plus who owns it. */
+export interface SandboxSubscription {
+  /** Opaque prefixed id, such as `wsub_3f9c…`. */
+  id: string
+  url: string
+  event_types: string[]
+  is_active: boolean
+  signature_secret: string
+  /**
+   * `reseller`: created with reseller auth and no `Service-Merchant-Id`; gets the events of every
+   * merchant of that reseller. `merchant`: gets the events of `merchantId` only.
+   */
+  scope: 'reseller' | 'merchant'
+  /** The owning reseller's key, for reseller-scoped subscriptions. */
+  resellerKey?: string
+  /** The merchant, for merchant-scoped subscriptions. */
+  merchantId?: number
+}
+
+/** One HTTP POST of a message to a subscriber. */
+export interface SandboxAttempt {
+  /**
+   * `scheduled`: the first send or an hourly retry. `duplicate`: an extra copy sent by chaos.
+   * `resend`: sent by `manually_resend_webhooks` or `sandbox.resend`.
+   */
+  kind: 'scheduled' | 'duplicate' | 'resend'
+  /** For `scheduled` attempts: 0 for the first send, n for the retry n hours after it. */
+  retry?: number
+  /** Clock time the POST started, epoch milliseconds. */
+  time: number
+  /** The same time, ISO 8601 UTC. */
+  at: string
+  /** HTTP status the receiver answered, if it answered. */
+  status?: number
+  /** True for a 2XX within the timeout. */
+  ok: boolean
+  /** Why there was no status: connection refused, no answer within the timeout, and so on. */
+  error?: string
+  /** Real milliseconds until the status line arrived (or the failure). */
+  latencyMs: number
+  /** Start of the receiver's response body, up to 500 characters. */
+  response?: string
+}
+
+/** `pending` until a 2XX arrives (`delivered`) or the 72 hours of retries run out (`failed`). */
+export type SandboxDeliveryState = 'pending' | 'delivered' | 'failed'
+
+/** The delivery of one event to one subscription. */
+export interface SandboxDelivery {
+  eventId: string
+  eventType: string
+  subscriptionId: string
+  state: SandboxDeliveryState
+  /** Why a delivery failed: retries exhausted, or the subscription was deleted. */
+  reason?: string
+  /** Clock time of the first send (retry 0); retry n is due n hours after it. */
+  firstAttemptTime: number
+  /** Clock time of the next scheduled attempt, while one is scheduled. */
+  nextAttemptTime?: number
+  attempts: SandboxAttempt[]
+}
+
+/** One emitted event and its deliveries. */
+export interface SandboxLogEntry {
+  eventId: string
+  eventType: string
+  merchantId: number
+  /** Clock time of the emit, epoch milliseconds. */
+  emittedTime: number
+  /** The same time, ISO 8601 UTC. */
+  emittedAt: string
+  /** The message (spec 2.2). */
+  event: Record<string, unknown>
+  /** The exact JSON text POSTed and signed. */
+  body: string
+  /** One per subscription that got the event, in subscription creation order. */
+  deliveries: SandboxDelivery[]
+}
+
+/** Chaos settings once defaults are applied. */
+export interface ResolvedChaos {
+  seed: number
+  duplicateRate: number
+  reorderRate: number
+  maxDelayMs: number
+}
+
+/** Options of {@link Sandbox.emit}. */
+export interface SandboxEmitOptions {
+  /**
+   * Merchant the event belongs to (`merchant_id` of the message).
+   * @default the first merchant of the first reseller (1234 with the default accounts)
+   */
+  merchantId?: number
+  /** @default a fresh `evt_<uuid>` */
+  eventId?: string
+}
+
+/** Options of {@link Sandbox.subscribe}. */
+export interface SandboxSubscribeOptions {
+  url: string
+  eventTypes: string[]
+  /** @default true */
+  isActive?: boolean
+  /** Makes a merchant-scoped subscription of this merchant. Without it, the subscription is reseller-scoped. */
+  merchantId?: number
+  /**
+   * Reseller owning a reseller-scoped subscription.
+   * @default the first reseller's key
+   */
+  resellerKey?: string
+}
+
+/** A running emulator of the payment service's webhook facility. */
+export interface Sandbox {
+  /**
+   * Starts the HTTP server.
+   *
+   * @example
+   * const { url } = await sandbox.listen() // http://127.0.0.1:<free port>
+   */
+  listen(port?: number, host?: string): Promise<{ url: string }>
+  /** Stops the server and every pending retry; sends in flight are aborted. Safe to call twice. */
+  close(): Promise<void>
+  /** Base url once listening. */
+  readonly url: string | undefined
+  readonly clock: Clock
+  /** Accounts the sandbox accepts and its test secret. */
+  readonly credentials: SandboxCredentials
+  /** Effective chaos settings (with the seed), or undefined when chaos is off. */
+  readonly chaos: ResolvedChaos | undefined
+  /** The node:http request listener, to mount the sandbox in a server of your own. */
+  readonly handler: (request: IncomingMessage, response: ServerResponse) => void
+  /**
+   * Emits an event: a realistic message of `eventType` (the sample of spec 6 with a fresh
+   * `event_id`, `data` merged over the sample's) delivered to every active subscription that lists
+   * the type and covers the merchant. Resolves with its log entry once the sends due now completed.
+   *
+   * @example
+   * const { eventId, deliveries } = await sandbox.emit('transaction_settled', { settlement_amount: 12.5 })
+   */
+  emit(eventType: string, data?: Record<string, unknown>, options?: SandboxEmitOptions): Promise<SandboxLogEntry>
+  /**
+   * Creates a subscription from code, as `POST /ps/webhook/subscription` would.
+   *
+   * @example
+   * const { signature_secret } = sandbox.subscribe({ url, eventTypes: ['transaction_settled'] })
+   */
+  subscribe(options: SandboxSubscribeOptions): SandboxSubscription
+  /** Every subscription, whoever owns it. */
+  subscriptions(): SandboxSubscription[]
+  /** Sends events again to every subscription they were delivered to. Resolves when the sends completed. */
+  resend(eventIds: string | string[]): Promise<void>
+  /**
+   * Moves a manual clock forward, running every send due up to then in time order; resolves once
+   * they completed. Throws with a real clock.
+   *
+   * @example
+   * await sandbox.advance(72 * 60 * 60 * 1000)
+   */
+  advance(ms: number): Promise<void>
+  /** Resolves once no send is running and (real clock) no chaos-delayed send is waiting. */
+  idle(): Promise<void>
+  /** Every logged event with its deliveries and attempts, oldest first (a snapshot). */
+  log(): SandboxLogEntry[]
+  /** The deliveries of one event (a snapshot); empty when unknown. */
+  deliveries(eventId: string): SandboxDelivery[]
+}
