@@ -8,7 +8,7 @@ export default defineConfig({
     // Tests run against the TypeScript sources; child processes (CLI, examples) use the built dist.
     alias: [
       { find: /^@payhooks\/([a-z]+)$/, replacement: resolve(root, 'packages/$1/src/index.ts') },
-      { find: /^@payhooks\/([a-z]+)\/([a-z]+)$/, replacement: resolve(root, 'packages/$1/src/$2.ts') },
+      { find: /^@payhooks\/([a-z]+)\/([a-z-]+)$/, replacement: resolve(root, 'packages/$1/src/$2.ts') },
     ],
   },
   test: {

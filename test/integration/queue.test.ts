@@ -1,7 +1,8 @@
 // Queue mode on a real Redis: bullmqQueue + startWorker + redisStore, all in this process.
 import { randomUUID } from 'node:crypto'
+import { type BullmqQueueOptions, bullmqQueue, jobIdFor, startWorker } from '@payhooks/bullmq'
 import { createWebhooks, HandlerError, StoreError, type WebhookError, type Webhooks } from '@payhooks/core'
-import { type BullmqQueueOptions, bullmqQueue, jobIdFor, redisStore, startWorker } from '@payhooks/redis'
+import { redisStore } from '@payhooks/redis'
 import { sampleEvent, signedDelivery } from '@payhooks/testing'
 import { Queue } from 'bullmq'
 import { Redis } from 'ioredis'

@@ -47,6 +47,7 @@ afterAll(async () => {
   for (const server of servers) await server.dispose()
 })
 
+// Claim atomicity across instances and lease expiry: the store contract (store-contract.test.ts).
 describe('redisStore on a real Redis', () => {
   it('claims an event for one owner: others see processing, only the owner token completes', async () => {
     const keyPrefix = uniquePrefix()
@@ -92,37 +93,6 @@ describe('redisStore on a real Redis', () => {
     expect(second.token).not.toBe(first.token)
     expect(await store.complete('evt_2', first.token)).toBe(false)
     expect(await store.complete('evt_2', second.token)).toBe(true)
-  })
-
-  it('lets exactly one of many concurrent claims of an event win', async () => {
-    const keyPrefix = uniquePrefix()
-    const connections = Array.from({ length: 8 }, () => connect())
-    const stores = connections.map((client) => redisStore(client, { keyPrefix }))
-    await Promise.all(connections.map((client) => ready(client)))
-    for (let event = 0; event < 25; event++) {
-      const results = await Promise.all(stores.map((store) => store.claim(`evt_race_${event}`, 60_000)))
-      expect(results.filter((result) => result.status === 'claimed')).toHaveLength(1)
-      expect(results.filter((result) => result.status === 'processing')).toHaveLength(stores.length - 1)
-    }
-  })
-
-  it('a crashed holder’s claim expires with its lease: the next claim wins and the stale token is refused', async () => {
-    const keyPrefix = uniquePrefix()
-    const redis = connect()
-    const crashed = redisStore(connect(), { keyPrefix })
-    const survivor = redisStore(connect(), { keyPrefix })
-
-    const stale = await crashed.claim('evt_3', 200)
-    if (stale.status !== 'claimed') throw new Error(`expected a claim, got ${stale.status}`)
-    // The holder never completes nor releases, as if its process died.
-    expect((await survivor.claim('evt_3', 60_000)).status).toBe('processing')
-    for (let i = 0; i < 200 && (await redis.exists(`${keyPrefix}evt_3`)) === 1; i++) await sleep(25)
-
-    const fresh = await survivor.claim('evt_3', 60_000)
-    if (fresh.status !== 'claimed') throw new Error(`expected the expired lease to be claimable, got ${fresh.status}`)
-    expect(await crashed.complete('evt_3', stale.token)).toBe(false)
-    expect(await crashed.release('evt_3', stale.token)).toBe(false)
-    expect(await survivor.complete('evt_3', fresh.token)).toBe(true)
   })
 
   it('keeps the done marker for retentionMs: 73 hours by default, or the configured value', async () => {

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto'
-import { type ClaimResult, DEFAULT_RETENTION_MS, type WebhookStore } from '@payhooks/core'
+import type { ClaimResult, WebhookStore } from '@payhooks/core'
 import type { Cluster, Redis } from 'ioredis'
+import { connectionDeadline } from './connection.js'
+import { leaseMs as checkLeaseMs, storeOptions } from './validations.js'
 
 /** Options of {@link redisStore}. */
 export interface RedisStoreOptions {
@@ -26,7 +28,6 @@ export interface RedisStoreOptions {
   commandTimeoutMs?: number
 }
 
-const RETRY_WINDOW_MS = 72 * 60 * 60 * 1000
 /** Value of a handled event's key. Owner tokens always contain a '.', so they never equal it. */
 const DONE = 'done'
 
@@ -61,13 +62,6 @@ let tokenCounter = 0
 const newToken = () => `${tokenPrefix}.${(++tokenCounter).toString(36)}`
 const noop = () => {}
 
-interface Call {
-  deadline: number
-  settled: boolean
-  go(): void
-  expire(): void
-}
-
 /**
  * Dedupe store on Redis for receivers running as many processes: a claim is one atomic script on
  * one key, `complete` and `release` only succeed for the claim's owner, and a crashed owner's claim
@@ -83,122 +77,23 @@ interface Call {
  * const webhooks = createWebhooks({ secret, store: redisStore(redis, { keyPrefix: 'shop:webhooks:' }) })
  */
 export function redisStore(client: Redis | Cluster, options: RedisStoreOptions = {}): WebhookStore {
-  const keyPrefix = options.keyPrefix ?? 'payhooks:'
-  const retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS
-  const timeoutMs = options.commandTimeoutMs ?? 1000
-  if (typeof keyPrefix !== 'string') throw new TypeError('redisStore: keyPrefix must be a string')
-  if (!(retentionMs >= RETRY_WINDOW_MS && Number.isSafeInteger(retentionMs))) {
-    throw new RangeError('redisStore: retentionMs must be a whole number covering the 72-hour retry window')
-  }
-  if (!(timeoutMs > 0 && Number.isFinite(timeoutMs))) {
-    throw new RangeError('redisStore: commandTimeoutMs must be a positive number')
-  }
+  const { keyPrefix, retentionMs, commandTimeoutMs } = storeOptions(options)
 
   client.defineCommand('payhooksClaim', { numberOfKeys: 1, lua: CLAIM_SCRIPT })
   client.defineCommand('payhooksComplete', { numberOfKeys: 1, lua: COMPLETE_SCRIPT })
   client.defineCommand('payhooksRelease', { numberOfKeys: 1, lua: RELEASE_SCRIPT })
   const commands = client as unknown as StoreCommands
 
-  // Calls made while the connection is down wait here for 'ready' instead of in the offline queue,
-  // where a claim could outlive its caller and be applied long after the receiver answered 503.
-  const waiting = new Set<() => void>()
-  const onReady = () => {
-    client.off('ready', onReady)
-    const callbacks = [...waiting]
-    waiting.clear()
-    for (const callback of callbacks) callback()
-  }
-  const waitReady = (callback: () => void) => {
-    if (waiting.size === 0) client.on('ready', onReady)
-    waiting.add(callback)
-    if (client.status === 'wait') client.connect().catch(noop)
-  }
-  const stopWaiting = (callback: () => void) => {
-    if (waiting.delete(callback) && waiting.size === 0) client.off('ready', onReady)
-  }
-
-  // One timer for all calls instead of one per call: with a single timeout, deadlines come in the
-  // order calls start, so the oldest unsettled call is the next to expire.
-  const calls: Call[] = []
-  let oldest = 0
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const dropSettled = () => {
-    while (oldest < calls.length && calls[oldest]!.settled) oldest++
-    if (oldest === calls.length) {
-      calls.length = 0
-      oldest = 0
-    } else if (oldest >= 1024 && oldest * 2 >= calls.length) {
-      calls.splice(0, oldest)
-      oldest = 0
-    }
-  }
-  const expire = () => {
-    timer = undefined
-    const now = performance.now()
-    for (let next = calls[oldest]; next && next.deadline <= now; next = calls[oldest]) {
-      if (!next.settled) next.expire()
-      oldest++
-    }
-    dropSettled()
-    if (oldest < calls.length) arm(calls[oldest]!.deadline - now)
-  }
-  const arm = (delay: number) => {
-    timer = setTimeout(expire, delay)
-    timer.unref?.()
-  }
-
-  /** Sends when the connection is ready and settles within `timeoutMs`; `abandon` runs if a sent call times out. */
-  function call<T>(operation: string, send: () => Promise<T>, abandon?: () => void): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      let sent = false
-      const entry: Call = {
-        deadline: performance.now() + timeoutMs,
-        settled: false,
-        go() {
-          if (entry.settled) return
-          sent = true
-          send().then(
-            (value) => {
-              if (settle()) resolve(value)
-            },
-            (error: unknown) => {
-              if (settle()) reject(error)
-            },
-          )
-        },
-        expire() {
-          entry.settled = true
-          if (sent) {
-            reject(new Error(`redisStore: ${operation} got no reply from Redis within ${timeoutMs} ms`))
-            abandon?.()
-          } else {
-            stopWaiting(entry.go)
-            reject(new Error(`redisStore: Redis connection not ready within ${timeoutMs} ms (${client.status})`))
-          }
-        },
-      }
-      const settle = () => {
-        if (entry.settled) return false
-        entry.settled = true
-        if (calls[oldest] === entry) dropSettled()
-        return true
-      }
-      calls.push(entry)
-      if (!timer) arm(timeoutMs)
-      // 'end' means the client gave up reconnecting: sending rejects at once with ioredis' own error.
-      if (client.status === 'ready' || client.status === 'end') entry.go()
-      else waitReady(entry.go)
-    })
-  }
+  const { call } = connectionDeadline(client, { timeoutMs: commandTimeoutMs, caller: 'redisStore' })
 
   return {
     async claim(eventId, leaseMs): Promise<ClaimResult> {
-      if (!(leaseMs > 0 && Number.isFinite(leaseMs))) throw new RangeError('redisStore: leaseMs must be positive')
+      const lease = Math.ceil(checkLeaseMs(leaseMs))
       const key = keyPrefix + eventId
       const token = newToken()
       const reply = await call(
-        'claim',
-        () => commands.payhooksClaim(key, token, Math.ceil(leaseMs)),
+        () => commands.payhooksClaim(key, token, lease),
+        'claim got no reply from Redis',
         // The script may still run once Redis answers again: drop the lease it would leave behind.
         () => commands.payhooksRelease(key, token).catch(noop),
       )
@@ -208,11 +103,13 @@ export function redisStore(client: Redis | Cluster, options: RedisStoreOptions =
     },
     async complete(eventId, token) {
       const key = keyPrefix + eventId
-      return (await call('complete', () => commands.payhooksComplete(key, token, retentionMs))) === 1
+      return (
+        (await call(() => commands.payhooksComplete(key, token, retentionMs), 'complete got no reply from Redis')) === 1
+      )
     },
     async release(eventId, token) {
       const key = keyPrefix + eventId
-      return (await call('release', () => commands.payhooksRelease(key, token))) === 1
+      return (await call(() => commands.payhooksRelease(key, token), 'release got no reply from Redis')) === 1
     },
   }
 }

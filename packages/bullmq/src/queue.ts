@@ -1,21 +1,9 @@
 import type { QueuedEvent, WebhookError, WebhookQueue, Webhooks } from '@payhooks/core'
-import type { Job, KeepJobs, Queue } from 'bullmq'
-import { loadBullmq } from './queue-bullmq.js'
-import {
-  checkConnection,
-  closeConnection,
-  connectionErrorReporter,
-  DEFAULT_QUEUE_NAME,
-  DEFAULT_QUEUE_PREFIX,
-  eventIdOf,
-  jobIdFor,
-  openConnection,
-  positiveInteger,
-  positiveMs,
-  type QueueConnection,
-  whenReady,
-  within,
-} from './queue-shared.js'
+import { connectionDeadline } from '@payhooks/redis/connection'
+import { type Job, type KeepJobs, Queue } from 'bullmq'
+import { closeConnection, connectionErrorReporter, openConnection, type QueueConnection } from './connection.js'
+import { DEFAULT_QUEUE_NAME, DEFAULT_QUEUE_PREFIX, eventIdOf, jobIdFor } from './jobs.js'
+import * as check from './validations.js'
 
 /** How many finished jobs BullMQ keeps. Both limits apply when both are set. */
 export interface JobRetention {
@@ -124,7 +112,7 @@ export interface BullmqQueue extends WebhookQueue {
   replayAll(): Promise<number>
   /** Jobs by state, for health checks and dashboards. */
   counts(): Promise<QueueCounts>
-  /** Resolves once bullmq is loaded and Redis is connected. */
+  /** Resolves once Redis is connected and the queue is ready. */
   ready(): Promise<void>
   /** Closes the queue and its connection. Later `enqueue` calls reject. */
   close(): Promise<void>
@@ -133,12 +121,7 @@ export interface BullmqQueue extends WebhookQueue {
 const DAY_MS = 24 * 60 * 60 * 1000
 const ADMIN_READY_TIMEOUT_MS = 10_000
 
-function keepJobs(retention: JobRetention, name: string): KeepJobs | false {
-  const { maxAgeMs, maxCount } = retention
-  if (maxAgeMs !== undefined) positiveMs(maxAgeMs, `${name}.maxAgeMs`, 'bullmqQueue')
-  if (maxCount !== undefined && !(Number.isSafeInteger(maxCount) && maxCount >= 0)) {
-    throw new RangeError(`bullmqQueue: ${name}.maxCount must be a whole number`)
-  }
+function keepJobs({ maxAgeMs, maxCount }: JobRetention): KeepJobs | false {
   if (maxAgeMs !== undefined) {
     const age = Math.ceil(maxAgeMs / 1000)
     return maxCount === undefined ? { age } : { age, count: maxCount }
@@ -166,7 +149,8 @@ function toDeadLetter(job: Job<QueuedEvent>): DeadLetter {
  *
  * @example
  * import { createWebhooks } from '@payhooks/core'
- * import { bullmqQueue, redisStore, startWorker } from '@payhooks/redis'
+ * import { bullmqQueue, startWorker } from '@payhooks/bullmq'
+ * import { redisStore } from '@payhooks/redis'
  * import { Redis } from 'ioredis'
  *
  * const redis = new Redis(process.env.REDIS_URL!)
@@ -177,18 +161,16 @@ function toDeadLetter(job: Job<QueuedEvent>): DeadLetter {
  */
 export function bullmqQueue(options: BullmqQueueOptions): BullmqQueue {
   const caller = 'bullmqQueue'
-  checkConnection(options.connection, caller)
-  const name = options.name ?? DEFAULT_QUEUE_NAME
-  const prefix = options.prefix ?? DEFAULT_QUEUE_PREFIX
-  const attempts = positiveInteger(options.attempts ?? 8, 'attempts', caller)
-  const backoffMs = positiveMs(options.backoffMs ?? 5000, 'backoffMs', caller)
-  const timeoutMs = positiveMs(options.enqueueTimeoutMs ?? 2000, 'enqueueTimeoutMs', caller)
-  const removeOnComplete = keepJobs(options.keepCompleted ?? { maxAgeMs: DAY_MS, maxCount: 10_000 }, 'keepCompleted')
-  const removeOnFail = keepJobs(options.keepDeadLetters ?? { maxAgeMs: 30 * DAY_MS }, 'keepDeadLetters')
-  if (typeof name !== 'string' || name === '' || name.includes(':')) {
-    throw new TypeError(`${caller}: name must be a non-empty string without ':'`)
-  }
-  if (typeof prefix !== 'string' || prefix === '') throw new TypeError(`${caller}: prefix must be a non-empty string`)
+  check.connection(options.connection, caller)
+  const attempts = check.positiveInteger(options.attempts ?? 8, 'attempts', caller)
+  const backoffMs = check.positiveMs(options.backoffMs ?? 5000, 'backoffMs', caller)
+  const timeoutMs = check.positiveMs(options.enqueueTimeoutMs ?? 2000, 'enqueueTimeoutMs', caller)
+  const keepCompleted = options.keepCompleted ?? { maxAgeMs: DAY_MS, maxCount: 10_000 }
+  const removeOnComplete = keepJobs(check.retention(keepCompleted, 'keepCompleted', caller))
+  const keepDeadLetters = options.keepDeadLetters ?? { maxAgeMs: 30 * DAY_MS }
+  const removeOnFail = keepJobs(check.retention(keepDeadLetters, 'keepDeadLetters', caller))
+  const name = check.queueName(options.name ?? DEFAULT_QUEUE_NAME, caller)
+  const prefix = check.queuePrefix(options.prefix ?? DEFAULT_QUEUE_PREFIX, caller)
 
   let receiver: Pick<Webhooks<unknown>, 'report'> | undefined
   let closed = false
@@ -200,28 +182,25 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqQueue {
       receiver ? (e: WebhookError) => receiver?.report(e) : undefined,
     ),
   )
-  const bullQueue: Promise<Queue<QueuedEvent>> = loadBullmq().then(({ Queue }) => {
-    const queue = new Queue<QueuedEvent>(name, {
-      connection: client,
-      prefix,
-      defaultJobOptions: {
-        attempts,
-        backoff: { type: 'exponential', delay: backoffMs },
-        removeOnComplete,
-        removeOnFail,
-      },
-    })
-    // Connection errors are reported by the client listener; an 'error' without a listener would throw.
-    queue.on('error', () => {})
-    return queue
+  const queue = new Queue<QueuedEvent>(name, {
+    connection: client,
+    prefix,
+    defaultJobOptions: {
+      attempts,
+      backoff: { type: 'exponential', delay: backoffMs },
+      removeOnComplete,
+      removeOnFail,
+    },
   })
-  bullQueue.catch(() => {})
+  // Connection errors are reported by the client listener; an 'error' without a listener would throw.
+  queue.on('error', () => {})
+  const enqueueDeadline = connectionDeadline(client, { timeoutMs, caller })
+  const adminDeadline = connectionDeadline(client, { timeoutMs: ADMIN_READY_TIMEOUT_MS, caller })
 
-  async function admin(): Promise<Queue<QueuedEvent>> {
+  /** Admin calls wait for the connection longer than an enqueue, and then as long as their work takes. */
+  async function admin(): Promise<void> {
     if (closed) throw new Error(`${caller}: closed`)
-    const queue = await bullQueue
-    await whenReady(client, ADMIN_READY_TIMEOUT_MS, caller)
-    return queue
+    await adminDeadline.ready()
   }
 
   return {
@@ -232,29 +211,25 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqQueue {
     },
     enqueue(event) {
       if (closed) return Promise.reject(new Error(`${caller}: closed`))
-      const add = async () => {
-        const queue = await bullQueue
-        await whenReady(client, timeoutMs, caller)
-        await queue.add(event.event_type, event, { jobId: jobIdFor(event.event_id) })
-      }
-      return within(add(), timeoutMs, () => `${caller}: Redis did not take the job within ${timeoutMs} ms`)
+      const add = () => queue.add(event.event_type, event, { jobId: jobIdFor(event.event_id) })
+      return enqueueDeadline.call(add, 'Redis did not take the job').then(() => {})
     },
     async deadLetters({ offset = 0, limit = 100 } = {}) {
-      if (!(Number.isSafeInteger(offset) && offset >= 0)) throw new RangeError(`${caller}: offset must be >= 0`)
-      positiveInteger(limit, 'limit', caller)
-      const queue = await admin()
+      check.offset(offset, caller)
+      check.positiveInteger(limit, 'limit', caller)
+      await admin()
       const jobs = await queue.getFailed(offset, offset + limit - 1)
       return jobs.filter((job) => job !== undefined).map(toDeadLetter)
     },
     async replay(eventId) {
-      const queue = await admin()
+      await admin()
       const job = await queue.getJob(jobIdFor(eventId))
       if (!job || !(await job.isFailed())) return false
       await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true })
       return true
     },
     async replayAll() {
-      const queue = await admin()
+      await admin()
       const ids = await queue.getRanges(['failed'], 0, -1)
       let replayed = 0
       for (const id of ids) {
@@ -271,7 +246,7 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqQueue {
       return replayed
     },
     async counts() {
-      const queue = await admin()
+      await admin()
       const counts = await queue.getJobCounts('waiting', 'prioritized', 'active', 'delayed', 'completed', 'failed')
       return {
         waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0),
@@ -283,13 +258,12 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqQueue {
     },
     async ready() {
       await admin()
-      await (await bullQueue).waitUntilReady()
+      await queue.waitUntilReady()
     },
     async close() {
       if (closed) return
       closed = true
-      const queue = await bullQueue.catch(() => undefined)
-      await queue?.close().catch(() => {})
+      await queue.close().catch(() => {})
       await closeConnection(client)
     },
   }

@@ -6,20 +6,10 @@ import {
   WebhookError,
   type Webhooks,
 } from '@payhooks/core'
-import type { Job, Worker } from 'bullmq'
-import { loadBullmq } from './queue-bullmq.js'
-import {
-  checkConnection,
-  closeConnection,
-  connectionErrorReporter,
-  DEFAULT_QUEUE_NAME,
-  DEFAULT_QUEUE_PREFIX,
-  eventIdOf,
-  openConnection,
-  positiveInteger,
-  positiveMs,
-  type QueueConnection,
-} from './queue-shared.js'
+import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq'
+import { closeConnection, connectionErrorReporter, openConnection, type QueueConnection } from './connection.js'
+import { DEFAULT_QUEUE_NAME, DEFAULT_QUEUE_PREFIX, eventIdOf } from './jobs.js'
+import * as check from './validations.js'
 
 /** Options of {@link startWorker}. */
 export interface StartWorkerOptions {
@@ -62,7 +52,7 @@ export interface StartWorkerOptions {
 
 /** A running worker, built by {@link startWorker}. */
 export interface WebhookWorker {
-  /** Resolves once the worker is connected and taking jobs; rejects when bullmq cannot be loaded. */
+  /** Resolves once the worker is connected and taking jobs; rejects once it was closed. */
   ready(): Promise<void>
   /**
    * Stops taking jobs, waits for the running ones and closes the connections. With `force`, running
@@ -97,16 +87,14 @@ export function startWorker(
   options: StartWorkerOptions,
 ): WebhookWorker {
   const caller = 'startWorker'
-  if (typeof webhooks?.dispatch !== 'function' || typeof webhooks.report !== 'function') {
-    throw new TypeError(`${caller}: pass the receiver built by createWebhooks`)
-  }
-  checkConnection(options.connection, caller)
+  check.receiver(webhooks, caller)
+  check.connection(options.connection, caller)
   const name = options.name ?? DEFAULT_QUEUE_NAME
   const prefix = options.prefix ?? DEFAULT_QUEUE_PREFIX
-  const concurrency = positiveInteger(options.concurrency ?? 10, 'concurrency', caller)
-  const lockDuration = positiveMs(options.lockDurationMs ?? 30_000, 'lockDurationMs', caller)
-  const stalledInterval = positiveMs(options.stalledIntervalMs ?? 15_000, 'stalledIntervalMs', caller)
-  const maxStalledCount = positiveInteger(options.maxStalledCount ?? 2, 'maxStalledCount', caller)
+  const concurrency = check.positiveInteger(options.concurrency ?? 10, 'concurrency', caller)
+  const lockDuration = check.positiveMs(options.lockDurationMs ?? 30_000, 'lockDurationMs', caller)
+  const stalledInterval = check.positiveMs(options.stalledIntervalMs ?? 15_000, 'stalledIntervalMs', caller)
+  const maxStalledCount = check.positiveInteger(options.maxStalledCount ?? 2, 'maxStalledCount', caller)
 
   const report = (error: WebhookError) => webhooks.report(error)
   // BullMQ's workers wait on blocking commands: their connections must retry forever.
@@ -115,64 +103,55 @@ export function startWorker(
   client.on('error', reportConnectionError)
   let closing = false
 
-  const worker: Promise<Worker<QueuedEvent, DispatchOutcome['status']> | undefined> = loadBullmq().then(
-    ({ Worker, DelayedError, UnrecoverableError }) => {
-      if (closing) return undefined
-      async function processJob(job: Job<QueuedEvent>, token?: string): Promise<DispatchOutcome['status']> {
-        const event = job.data
-        if (!isQueuedEvent(event)) throw new UnrecoverableError('job data is not a payhooks event')
-        let outcome: DispatchOutcome
-        try {
-          outcome = await webhooks.dispatch(event)
-        } catch (error) {
-          report(error instanceof WebhookError ? error : new InternalError(error, event))
-          throw error
-        }
-        if (outcome.status === 'in_progress') {
-          const delay = (outcome.retryAfterMs ?? IN_PROGRESS_DELAY_MS) + LEASE_MARGIN_MS
-          await job.moveToDelayed(Date.now() + delay, token)
-          throw new DelayedError()
-        }
-        return outcome.status
-      }
-      const bullWorker = new Worker<QueuedEvent, DispatchOutcome['status']>(name, processJob, {
-        connection: client,
-        prefix,
-        concurrency,
-        lockDuration,
-        stalledInterval,
-        maxStalledCount,
-      })
-      bullWorker.on(
-        'error',
-        connectionErrorReporter('worker', () => report),
-      )
-      bullWorker.on('stalled', (jobId) => {
-        const eventId = eventIdOf(jobId) ?? jobId
-        report(
-          new InternalError(
-            new Error(
-              `event ${eventId} lost its worker mid-run (crash, or event loop blocked past lockDurationMs): re-queued, or dead-lettered once lost more than ${maxStalledCount} times`,
-            ),
-          ),
-        )
-      })
-      return bullWorker
-    },
+  async function processJob(job: Job<QueuedEvent>, token?: string): Promise<DispatchOutcome['status']> {
+    const event = job.data
+    if (!isQueuedEvent(event)) throw new UnrecoverableError('job data is not a payhooks event')
+    let outcome: DispatchOutcome
+    try {
+      outcome = await webhooks.dispatch(event)
+    } catch (error) {
+      report(error instanceof WebhookError ? error : new InternalError(error, event))
+      throw error
+    }
+    if (outcome.status === 'in_progress') {
+      const delay = (outcome.retryAfterMs ?? IN_PROGRESS_DELAY_MS) + LEASE_MARGIN_MS
+      await job.moveToDelayed(Date.now() + delay, token)
+      throw new DelayedError()
+    }
+    return outcome.status
+  }
+  const worker = new Worker<QueuedEvent, DispatchOutcome['status']>(name, processJob, {
+    connection: client,
+    prefix,
+    concurrency,
+    lockDuration,
+    stalledInterval,
+    maxStalledCount,
+  })
+  worker.on(
+    'error',
+    connectionErrorReporter('worker', () => report),
   )
-  worker.catch((error: unknown) => report(new InternalError(error)))
+  worker.on('stalled', (jobId) => {
+    const eventId = eventIdOf(jobId) ?? jobId
+    report(
+      new InternalError(
+        new Error(
+          `event ${eventId} lost its worker mid-run (crash, or event loop blocked past lockDurationMs): re-queued, or dead-lettered once lost more than ${maxStalledCount} times`,
+        ),
+      ),
+    )
+  })
 
   return {
     async ready() {
-      const running = await worker
-      if (!running) throw new Error(`${caller}: closed`)
-      await running.waitUntilReady()
+      if (closing) throw new Error(`${caller}: closed`)
+      await worker.waitUntilReady()
     },
     async close(force = false) {
       if (closing) return
       closing = true
-      const running = await worker.catch(() => undefined)
-      await running?.close(force).catch(() => {})
+      await worker.close(force).catch(() => {})
       await closeConnection(client)
     },
   }
