@@ -5,11 +5,13 @@ import { localCommands } from './commands/local.js'
 import { sandboxCommands } from './commands/sandbox.js'
 import { serviceCommands } from './commands/service.js'
 import { type CliIo, CommandFailed, type Context, UsageError } from './context.js'
+import { commandHelp, groupHelp, mainHelp } from './help.js'
 import { type CommandSpec, commonOptions, connectionOptions, type OptionSpec } from './spec.js'
 
 const commands: CommandSpec[] = [...serviceCommands, ...localCommands, ...sandboxCommands]
 const GROUPS = new Set(commands.filter((c) => c.name.length > 1).map((c) => c.name[0] as string))
 const HELP_FLAGS = new Set(['--help', '-h'])
+const mainHelpText = () => mainHelp(serviceCommands, [...localCommands, ...sandboxCommands])
 
 function processIo(): CliIo {
   return {
@@ -26,74 +28,6 @@ function processIo(): CliIo {
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
   return pkg.version
-}
-
-function optionLines(options: Record<string, OptionSpec>): string[] {
-  const entries = Object.entries(options).map(([name, spec]) => {
-    const flag = `${spec.short ? `-${spec.short}, ` : ''}--${name}${spec.arg ? ` ${spec.arg}` : ''}`
-    const extra = [
-      spec.default !== undefined && spec.type === 'string' ? `default ${spec.default}` : '',
-      spec.env ? `env ${spec.env}` : '',
-    ].filter(Boolean)
-    return [flag, `${spec.help}${extra.length > 0 ? ` [${extra.join(', ')}]` : ''}`] as const
-  })
-  const width = Math.max(...entries.map(([flag]) => flag.length)) + 2
-  return entries.map(([flag, help]) => `  ${flag.padEnd(width)}${help}`)
-}
-
-function commandHelp(command: CommandSpec): string {
-  const name = command.name.join(' ')
-  const lines = [`payhooks ${name}: ${command.summary}`, '', `Usage: payhooks ${name} ${command.usage}`]
-  if (command.details) lines.push('', ...command.details)
-  if (Object.keys(command.options).length > 0) lines.push('', 'Options:', ...optionLines(command.options))
-  if (command.service)
-    lines.push('', 'Connection (flag, else environment variable):', ...optionLines(connectionOptions))
-  lines.push('', 'Common:', ...optionLines(commonOptions))
-  lines.push('', 'Examples:', ...command.examples.map((example) => `  ${example}`))
-  return `${lines.join('\n')}\n`
-}
-
-function summaryLines(list: CommandSpec[]): string[] {
-  const entries = list.map((c) => [`${c.name.join(' ')} ${c.usage.replace(/ ?\[options\]$/, '')}`.trim(), c.summary])
-  return entries.flatMap(([usage, summary]) =>
-    (usage as string).length > 44
-      ? [`  ${usage}`, `  ${''.padEnd(46)}${summary}`]
-      : [`  ${(usage as string).padEnd(46)}${summary}`],
-  )
-}
-
-function groupHelp(group: string): string {
-  const list = commands.filter((c) => c.name[0] === group)
-  return `${[
-    `Usage: payhooks ${group} <command> [options]`,
-    '',
-    ...summaryLines(list),
-    '',
-    `Run 'payhooks ${group} <command> --help' for its options.`,
-  ].join('\n')}\n`
-}
-
-function mainHelp(): string {
-  return `${[
-    'payhooks: the payment service webhooks from the command line',
-    '',
-    'Usage: payhooks <command> [options]',
-    '',
-    'Service commands (need --base-url and credentials, or PAYHOOKS_* variables):',
-    ...summaryLines(serviceCommands),
-    '',
-    'Local commands (no service needed):',
-    ...summaryLines([...localCommands, ...sandboxCommands]),
-    '',
-    'Connection (flag, else environment variable):',
-    ...optionLines(connectionOptions),
-    '',
-    'Common:',
-    ...optionLines(commonOptions),
-    '',
-    'Exit codes: 0 success, 1 the service or receiver said no (or could not be reached), 2 bad usage.',
-    "Run 'payhooks <command> --help' for a command's options.",
-  ].join('\n')}\n`
 }
 
 function toParseArgs(options: Record<string, OptionSpec>): NonNullable<ParseArgsConfig['options']> {
@@ -123,11 +57,11 @@ function findCommand(argv: string[]): CommandSpec | undefined {
 async function dispatch(argv: string[], io: CliIo, setName: (name: string) => void): Promise<number> {
   const first = argv[0]
   if (first === undefined) {
-    io.stderr.write(mainHelp())
+    io.stderr.write(mainHelpText())
     return 2
   }
   if (HELP_FLAGS.has(first)) {
-    io.stdout.write(mainHelp())
+    io.stdout.write(mainHelpText())
     return 0
   }
   if (first === '--version' || first === '-v') {
@@ -138,8 +72,8 @@ async function dispatch(argv: string[], io: CliIo, setName: (name: string) => vo
     const rest = argv.slice(1)
     const target = findCommand(rest)
     if (target) io.stdout.write(commandHelp(target))
-    else if (rest[0] && GROUPS.has(rest[0])) io.stdout.write(groupHelp(rest[0]))
-    else if (rest.length === 0) io.stdout.write(mainHelp())
+    else if (rest[0] && GROUPS.has(rest[0])) io.stdout.write(groupHelp(rest[0], commands))
+    else if (rest.length === 0) io.stdout.write(mainHelpText())
     else throw new UsageError(`unknown command "${rest.join(' ')}"`)
     return 0
   }
@@ -149,11 +83,11 @@ async function dispatch(argv: string[], io: CliIo, setName: (name: string) => vo
       setName(first)
       const second = argv[1]
       if (second !== undefined && HELP_FLAGS.has(second)) {
-        io.stdout.write(groupHelp(first))
+        io.stdout.write(groupHelp(first, commands))
         return 0
       }
       if (second === undefined) {
-        io.stderr.write(groupHelp(first))
+        io.stderr.write(groupHelp(first, commands))
         return 2
       }
       throw new UsageError(`unknown command "${second}"`)

@@ -1,21 +1,19 @@
+export type {
+  AuthApi,
+  ClientOptions,
+  ClientTokenInput,
+  PayhooksClient,
+  RequestOptions,
+  ResellerClient,
+  ResellerClientOptions,
+  ResellerScopeOptions,
+  ResellerSubscriptionsApi,
+  SendTestInput,
+  SubscriptionsApi,
+  WebhooksApi,
+} from './api.js'
 export type { ClientAuth, MerchantAuth, ResellerAuth } from './auth.js'
-export {
-  type AuthApi,
-  type ClientOptions,
-  type ClientTokenInput,
-  createClient,
-  DEFAULT_TIMEOUT_MS,
-  MERCHANT_ID_HEADER,
-  type PayhooksClient,
-  type RequestOptions,
-  type ResellerClient,
-  type ResellerClientOptions,
-  type ResellerScopeOptions,
-  type ResellerSubscriptionsApi,
-  type SendTestInput,
-  type SubscriptionsApi,
-  type WebhooksApi,
-} from './client.js'
+export { createClient, DEFAULT_TIMEOUT_MS } from './client.js'
 export {
   ApiError,
   InvalidRequestError,
@@ -33,3 +31,4 @@ export type {
   SubscriptionList,
   TestWebhookResult,
 } from './schemas.js'
+export { MERCHANT_ID_HEADER } from './transport.js'
