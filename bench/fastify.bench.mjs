@@ -11,7 +11,7 @@ import { once } from 'node:events'
 import { sampleEvent } from '@payhooks/testing'
 import autocannon from 'autocannon'
 
-const ROUNDS = 7
+const ROUNDS = 11
 const VARIANTS = ['adapter', 'baseline', 'core']
 const ROUND_SECONDS = 1.5
 const WARMUP_SECONDS = 1
