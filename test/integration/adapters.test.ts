@@ -1,4 +1,5 @@
-// One scenario list for every adapter, so Express, Koa and Hono cannot drift apart.
+// One scenario list for every adapter, so Express, Koa, Hono and Fastify cannot drift apart (Lambda runs the
+// same list on events, in adapters-lambda.test.ts).
 import { type TransactionSettledEvent, WebhookError } from '@payhooks/core'
 import { sampleEvent, sampleEventTypes, signedDelivery } from '@payhooks/testing'
 import request from 'supertest'
@@ -14,7 +15,7 @@ afterEach(async () => {
 describe.each(adapterApps)('$name adapter', ({ makeApp }) => {
   async function start(options: Parameters<typeof testWebhooks>[0] = {}) {
     const { webhooks, errors } = testWebhooks(options)
-    const served = await listen(makeApp(webhooks))
+    const served = await listen(await makeApp(webhooks))
     closers.push(served.close)
     const post = (body: string, headers: Record<string, string>) =>
       request(served.server).post('/webhooks').set(headers).send(body)

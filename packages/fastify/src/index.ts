@@ -1,0 +1,1 @@
+export { type FastifyReceiver, type FastifyWebhooksOptions, fastifyWebhooks } from './plugin.js'

@@ -1,0 +1,89 @@
+import { InternalError, PayloadTooLargeError, type WebhookResult, type Webhooks } from '@payhooks/core'
+import { receiveNodeRequest } from '@payhooks/core/node'
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+
+/** The part of a `createWebhooks()` receiver the plugin uses. */
+export type FastifyReceiver = Pick<Webhooks<unknown>, 'receive' | 'reject' | 'maxBodyBytes'>
+
+/** Options of {@link fastifyWebhooks}, passed to `app.register`. */
+export interface FastifyWebhooksOptions {
+  /** The receiver built by `createWebhooks()`. */
+  webhooks: FastifyReceiver
+  /**
+   * The route's path inside the plugin's context (a `prefix` given to `app.register` goes before it).
+   * @default '/webhooks'
+   */
+  path?: string
+}
+
+const NO_BODY = new Uint8Array(0)
+const FIX = 'Do not read the request stream in a hook before the webhook route.'
+
+function send(reply: FastifyReply, result: WebhookResult): FastifyReply {
+  return reply.code(result.status).headers(result.headers).send(result.body)
+}
+
+/**
+ * Fastify plugin for the payment service's webhooks: a POST route that hands the exact body bytes
+ * to `webhooks.receive` and answers with its result. Verification, dedupe, status codes and the
+ * deadline are all `@payhooks/core`'s.
+ *
+ * It is deliberately not wrapped in `fastify-plugin`, so it runs in its own encapsulated context:
+ * there it replaces every content-type parser with one that keeps the body as a Buffer (any content
+ * type, or none), limited to `webhooks.maxBodyBytes` (answered with core's 413), while the rest of
+ * the app keeps Fastify's JSON parser. Other methods on the path are answered 405 with `Allow: POST`.
+ *
+ * @example
+ * const webhooks = createWebhooks({ secret: process.env.WEBHOOK_SECRET! })
+ * webhooks.on('transaction_settled', (event) => console.log(event.data.settlement_amount))
+ * const app = Fastify()
+ * await app.register(fastifyWebhooks, { webhooks, path: '/webhooks' })
+ * await app.listen({ port: 3000 })
+ */
+export const fastifyWebhooks: FastifyPluginAsync<FastifyWebhooksOptions> = async function fastifyWebhooks(
+  instance,
+  options,
+) {
+  const { webhooks, path = '/webhooks' } = options
+  const limit = webhooks.maxBodyBytes
+
+  instance.removeAllContentTypeParsers()
+  instance.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: limit }, (_request, body, done) => {
+    done(null, body)
+  })
+  instance.setErrorHandler(async (error, request, reply) => {
+    const code = (error as { code?: unknown } | null)?.code
+    if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return send(reply, webhooks.reject(new PayloadTooLargeError(limit)))
+    // A Content-Type header that is no media type at all: Fastify refuses it before any parser, but
+    // the signature does not cover it, so the bytes are read and verified all the same.
+    if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE')
+      return send(reply, await receiveNodeRequest(webhooks, request.raw, { fix: FIX }))
+    throw error // to the app's error handler: the request never reached the route
+  })
+
+  instance.post(path, async function payhooksFastify(request: FastifyRequest, reply) {
+    let result: WebhookResult
+    try {
+      const body = request.body instanceof Uint8Array ? request.body : NO_BODY
+      const headers = request.headers
+      const getHeader = (name: string) => {
+        const value = headers[name]
+        return Array.isArray(value) ? value[0] : value
+      }
+      result = await webhooks.receive({ body, getHeader })
+    } catch (error) {
+      result = webhooks.reject(new InternalError(error))
+    }
+    return send(reply, result)
+  })
+
+  const methodNotAllowed = async (request: FastifyRequest, reply: FastifyReply) =>
+    send(reply, await webhooks.receive({ method: request.method, body: '', getHeader: () => undefined }))
+  instance.route({
+    method: instance.supportedMethods.filter((method) => method !== 'POST'),
+    url: path,
+    exposeHeadRoute: false,
+    onRequest: methodNotAllowed, // answers before any parser runs: a body sent with another method is never read
+    handler: methodNotAllowed,
+  })
+}

@@ -1,0 +1,6 @@
+export {
+  type LambdaHttpEvent,
+  type LambdaHttpResult,
+  type LambdaReceiver,
+  lambdaWebhooks,
+} from './handler.js'
