@@ -314,10 +314,14 @@ describe('service commands against a recording server', () => {
     server.respond((request) =>
       request.path.endsWith('manually_resend_webhooks')
         ? { status: 204 }
-        : {
-            status: 200,
-            body: { data: { status_code: JSON.parse(request.body).event_type === 'transaction_settled' ? 200 : 500 } },
-          },
+        : request.method === 'GET'
+          ? { status: 200, body: { total_item_count: 0, data: [] } }
+          : {
+              status: 200,
+              body: {
+                data: { status_code: JSON.parse(request.body).event_type === 'transaction_settled' ? 200 : 500 },
+              },
+            },
     )
     const env = { ...resellerEnv(), PAYHOOKS_MERCHANT_ID: '1234' }
     const resent = await runCli(['resend', 'evt_1', 'evt_2'], { env })
@@ -330,7 +334,7 @@ describe('service commands against a recording server', () => {
         env,
       },
     )
-    expect([ok.code, JSON.parse(ok.stdout)]).toEqual([0, { status_code: 200 }])
+    expect([ok.code, JSON.parse(ok.stdout)]).toEqual([0, { status_code: 200, signed_with: 'test_secret' }])
     expect(JSON.parse(server.requests[1]!.body)).toEqual({
       url: 'https://x.example/h',
       event_type: 'transaction_settled',
@@ -343,6 +347,93 @@ describe('service commands against a recording server', () => {
     )
     expect(failing.code).toBe(1)
     expect(failing.stdout).toContain('answered 500')
+  })
+
+  it.each([
+    [['subscriptions', 'create', '--url', 'https://shop.example.com/h', '--event-type', 'transaction_setled']],
+    [['subscriptions', 'update', 'whs_cli_1', '--event-type', 'transaction_settled,Transaction_Returned']],
+    [['test-event', '--url', 'https://shop.example.com/h', '--event-type', 'transaction_setled']],
+  ])('refuses an event type the spec does not name, with a hint, unless allowed: %j', async (args) => {
+    server.respond((request) =>
+      request.method === 'GET' && request.path.endsWith('/subscriptions')
+        ? { status: 200, body: { total_item_count: 0, data: [] } }
+        : request.method === 'GET'
+          ? { status: 200, body: { data: subscription } }
+          : request.method === 'PUT'
+            ? { status: 204 }
+            : request.path.endsWith('/test')
+              ? { status: 200, body: { data: { status_code: 200 } } }
+              : { status: 200, body: { data: { id: 'whs_new', signature_secret: 'whsec_new' } } },
+    )
+    const refused = await runCli([...args, ...merchantFlags()])
+    expect(refused.code).toBe(2)
+    const line = oneLine(refused.stderr)
+    expect(line).toMatch(/ is not one the spec names \(did you mean transaction_(settled|returned)\?\): it names /)
+    expect(line).toContain('pass --allow-unknown-event-type to send it anyway')
+    expect(server.requests).toHaveLength(0)
+
+    const allowed = await runCli([...args, ...merchantFlags(), '--allow-unknown-event-type', '--json'])
+    expect([allowed.code, allowed.stderr]).toEqual([0, ''])
+    const sent = server.requests.find((r) => r.method !== 'GET')
+    expect(sent).toBeDefined()
+    const body = JSON.parse(sent!.body) as { event_types?: string[]; event_type?: string }
+    expect(body.event_types ?? [body.event_type]).toEqual(
+      args.includes('update') ? ['transaction_settled', 'Transaction_Returned'] : ['transaction_setled'],
+    )
+  })
+
+  it('test-event says which secret signed the message, and hints at it when the target answered 401', async () => {
+    const mine = { ...subscription, id: 'whs_for_url', url: 'https://shop.example.com/hook' }
+    let targetStatus = 200
+    server.respond((request) =>
+      request.method === 'GET'
+        ? { status: 200, body: { total_item_count: 2, data: [subscription, mine] } }
+        : { status: 200, body: { data: { status_code: targetStatus } } },
+    )
+    const test = (url: string, ...extra: string[]) =>
+      runCli(['test-event', '--url', url, '--event-type', 'transaction_settled', ...merchantFlags(), ...extra])
+
+    const bySubscription = await test(mine.url)
+    expect(bySubscription.code).toBe(0)
+    expect(bySubscription.stdout).toBe(
+      'The target answered 200 to the test transaction_settled message\nSigned with the signature_secret of subscription whs_for_url, yours for this url\n',
+    )
+    expect(bySubscription.stderr).toBe('')
+    expect(server.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+      'POST /ps/webhook/subscription/test',
+      'GET /ps/webhook/subscriptions',
+    ])
+
+    targetStatus = 401
+    const rejected = await test(mine.url, '--json')
+    expect(rejected.code).toBe(1)
+    expect(JSON.parse(rejected.stdout)).toEqual({
+      status_code: 401,
+      signed_with: 'subscription',
+      subscription_id: 'whs_for_url',
+    })
+    expect(oneLine(rejected.stderr)).toBe(
+      'payhooks test-event: hint: the target answered 401, so its signature check probably failed: it must verify with the signature_secret of subscription whs_for_url (see payhooks subscriptions get whs_for_url)',
+    )
+
+    const byTestSecret = await test('https://elsewhere.example.com/h')
+    expect(byTestSecret.code).toBe(1)
+    expect(byTestSecret.stdout).toContain(
+      'Signed with the test secret ("sandbox-test-secret" in the payhooks sandbox unless started with another): none of your subscriptions has this url',
+    )
+    expect(oneLine(byTestSecret.stderr)).toMatch(
+      /hint: .* signed with the test secret, not a subscription's; subscribe https:\/\/elsewhere\.example\.com\/h first \(payhooks subscriptions create --url https:\/\/elsewhere\.example\.com\/h \.\.\.\)/,
+    )
+
+    targetStatus = 200
+    server.respond((request) =>
+      request.method === 'GET'
+        ? { status: 403, body: 'not allowed' }
+        : { status: 200, body: { data: { status_code: targetStatus } } },
+    )
+    const unknown = await test(mine.url)
+    expect(unknown.code).toBe(0)
+    expect(unknown.stdout).toMatch(/^Could not tell which secret signed it \(subscriptions\.list: .*answered 403/m)
   })
 
   it('token posts the merchant and the reseller key and prints the expiry', async () => {
@@ -526,12 +617,29 @@ describe('sandbox', () => {
       const listed = await runCli(['subscriptions', 'list', '--json'], { env })
       expect(JSON.parse(listed.stdout).data.map((s: { id: string }) => s.id)).toContain(id)
 
-      const test = await runCli(
-        ['test-event', '--url', receiver.url, '--event-type', 'merchant_activated_for_payment_type', '--json'],
-        { env },
-      )
-      expect([test.code, JSON.parse(test.stdout)]).toEqual([0, { status_code: 200 }])
+      const type = 'merchant_activated_for_payment_type'
+      const test = await runCli(['test-event', '--url', receiver.url, '--event-type', type, '--json'], { env })
+      expect([test.code, JSON.parse(test.stdout)]).toEqual([
+        0,
+        { status_code: 200, signed_with: 'subscription', subscription_id: id },
+      ])
       expect(receiver.activated).toHaveLength(1)
+
+      // A second test is a new event (fresh event_id): the handler runs again, no silent duplicate.
+      const again = await runCli(['test-event', '--url', receiver.url, '--event-type', type], { env })
+      expect(again.code).toBe(0)
+      expect(again.stdout).toContain(`Signed with the signature_secret of subscription ${id}`)
+      expect(receiver.activated).toHaveLength(2)
+      expect(receiver.activated[1]!.event_id).not.toBe(receiver.activated[0]!.event_id)
+
+      // No subscription has this url: the sandbox signs with its test secret, which the receiver refuses.
+      const other = `${receiver.url}?unsubscribed`
+      const refused = await runCli(['test-event', '--url', other, '--event-type', type], { env })
+      expect(refused.code).toBe(1)
+      expect(refused.stdout).toContain('The target answered 401')
+      expect(refused.stdout).toContain('Signed with the test secret ("sandbox-test-secret"')
+      expect(oneLine(refused.stderr)).toContain(`subscribe ${other} first`)
+      expect(receiver.activated).toHaveLength(2)
     } finally {
       child.kill('SIGTERM')
       expect(await exited(child)).toBe(0)
