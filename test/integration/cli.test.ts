@@ -1,5 +1,7 @@
+import { spawn } from 'node:child_process'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { resolve } from 'node:path'
 import { type CliIo, run } from '@payhooks/cli'
 import {
   createWebhooks,
@@ -645,5 +647,85 @@ describe('sandbox', () => {
       expect(await exited(child)).toBe(0)
       await receiver.close()
     }
+  })
+})
+
+describe('set-up as a newcomer finds it', () => {
+  const root = resolve(import.meta.dirname, '../..')
+
+  /** Runs a command from the repository root with a plain environment, and collects its output. */
+  function runIn(command: string, args: string[], env: Record<string, string> = {}, input = '') {
+    return new Promise<{ code: number | null; stdout: string; stderr: string }>((done, reject) => {
+      const child = spawn(command, args, {
+        cwd: root,
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: process.env.HOME ?? root,
+          npm_config_update_notifier: 'false',
+          ...env,
+        },
+      })
+      let stdout = ''
+      let stderr = ''
+      child.stdout.on('data', (chunk: Buffer) => {
+        stdout += chunk.toString('utf8')
+      })
+      child.stderr.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString('utf8')
+      })
+      child.on('error', reject)
+      child.on('close', (code) => done({ code, stdout, stderr }))
+      child.stdin.end(input)
+    })
+  }
+
+  it('the committed bin launcher runs the built CLI, and `pnpm payhooks` prints nothing but its output', async () => {
+    const launcher = await runIn(process.execPath, ['packages/cli/bin.js', '--version'])
+    expect([launcher.code, launcher.stdout]).toEqual([0, '0.1.0\n'])
+
+    // No "> payhooks-monorepo@ payhooks" banner: --json output stays parseable and --secret is not echoed.
+    const body = '{"event_id":"evt_1"}'
+    const signed = await runIn('pnpm', ['payhooks', 'sign', '--secret', 'whsec_banner_check', '--json'], {}, body)
+    expect(signed.code).toBe(0)
+    expect(JSON.parse(signed.stdout)).toEqual({
+      header: SIGNATURE_HEADER,
+      signature: await sign('whsec_banner_check', body),
+    })
+    expect(signed.stdout + signed.stderr).not.toContain('whsec_banner_check')
+
+    const exec = await runIn('pnpm', ['exec', 'payhooks', '--version'])
+    expect([exec.code, exec.stdout]).toEqual([0, '0.1.0\n'])
+  })
+
+  it.each(['express', 'koa', 'hono'])('the %s example says at start which secret it verifies with', async (name) => {
+    const probe = createServer()
+    const port = Number(new URL(await listen(probe)).port)
+    await close(probe)
+    const started = async (env: Record<string, string>) => {
+      const child = spawn(process.execPath, [`examples/${name}/server.js`], {
+        cwd: root,
+        env: { PATH: process.env.PATH ?? '', PORT: String(port), HOST: '127.0.0.1', ...env },
+      })
+      let stdout = ''
+      try {
+        await new Promise<void>((ready, reject) => {
+          child.stdout.on('data', (chunk: Buffer) => {
+            stdout += chunk.toString('utf8')
+            if (/signatures with/.test(stdout)) ready()
+          })
+          child.on('exit', (code) => reject(new Error(`${name} example exited with ${code}: ${stdout}`)))
+        })
+      } finally {
+        child.kill('SIGTERM')
+        await exited(child)
+      }
+      return stdout
+    }
+    const demo = await started({})
+    expect(demo).toContain(`listening on http://127.0.0.1:${port}/webhooks`)
+    expect(demo).toContain('WEBHOOK_SECRET is not set: verifying signatures with the demo secret whsec_demo')
+    const configured = await started({ WEBHOOK_SECRET: 'whsec_from_subscription' })
+    expect(configured).toContain('verifying signatures with WEBHOOK_SECRET')
+    expect(configured).not.toContain('whsec_from_subscription')
   })
 })
