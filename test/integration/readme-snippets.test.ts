@@ -6,7 +6,13 @@ import ts from 'typescript'
 import { describe, expect, it } from 'vitest'
 
 const root = resolve(import.meta.dirname, '../..')
-const READMES = ['README.md', 'packages/core/README.md', 'packages/express/README.md', 'packages/client/README.md']
+/** READMEs whose snippets are checked; `sections` limits a README to the snippets under those `## ` headings. */
+const READMES: { file: string; sections?: string[] }[] = [
+  { file: 'README.md', sections: ['Quick start'] },
+  { file: 'packages/core/README.md' },
+  { file: 'packages/express/README.md' },
+  { file: 'packages/client/README.md' },
+]
 
 interface Snippet {
   file: string
@@ -16,7 +22,7 @@ interface Snippet {
 }
 
 /** Fenced ```ts and ```js blocks, list-indented ones included. */
-function snippets(readme: string): Snippet[] {
+function snippets({ file: readme, sections }: { file: string; sections?: string[] }): Snippet[] {
   const text = readFileSync(resolve(root, readme), 'utf8')
   const found: Snippet[] = []
   const fence = /^( *)```(ts|js)\n([\s\S]*?)^\1```$/gm
@@ -26,7 +32,10 @@ function snippets(readme: string): Snippet[] {
       .split('\n')
       .map((line) => (line.startsWith(indent) ? line.slice(indent.length) : line))
       .join('\n')
-    const line = text.slice(0, match.index).split('\n').length
+    const before = text.slice(0, match.index)
+    const section = [...before.matchAll(/^## (.+)$/gm)].pop()?.[1]
+    if (sections && !sections.includes(section ?? '')) continue
+    const line = before.split('\n').length
     found.push({ file: readme, line, lang: match[2] as 'ts' | 'js', code })
   }
   return found
@@ -78,6 +87,7 @@ describe('README snippets', () => {
 
   it('finds the snippets, and the packages are built', () => {
     expect(all.filter((s) => s.lang === 'ts').length).toBeGreaterThanOrEqual(8)
+    expect(all.filter((s) => s.file === 'README.md')).toHaveLength(1)
     expect(all.filter((s) => s.lang === 'js').length).toBeGreaterThanOrEqual(2)
     expect(existsSync(resolve(root, 'packages/core/dist/index.d.ts'))).toBe(true)
   })
