@@ -6,7 +6,7 @@ import ts from 'typescript'
 import { describe, expect, it } from 'vitest'
 
 const root = resolve(import.meta.dirname, '../..')
-/** READMEs whose snippets are checked; `sections` limits a README to the snippets under those `## ` headings. */
+/** READMEs whose snippets are checked; `sections` limits a README to the snippets whose nearest heading is one of those. */
 const READMES: { file: string; sections?: string[] }[] = [
   { file: 'README.md', sections: ['Quick start'] },
   { file: 'packages/core/README.md' },
@@ -33,7 +33,7 @@ function snippets({ file: readme, sections }: { file: string; sections?: string[
       .map((line) => (line.startsWith(indent) ? line.slice(indent.length) : line))
       .join('\n')
     const before = text.slice(0, match.index)
-    const section = [...before.matchAll(/^## (.+)$/gm)].pop()?.[1]
+    const section = [...before.matchAll(/^#{1,6} (.+)$/gm)].pop()?.[1]
     if (sections && !sections.includes(section ?? '')) continue
     const line = before.split('\n').length
     found.push({ file: readme, line, lang: match[2] as 'ts' | 'js', code })
