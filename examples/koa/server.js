@@ -40,8 +40,18 @@ export function createApp({ secret = process.env.WEBHOOK_SECRET || 'whsec_demo',
   return app
 }
 
+/** Says which secret signatures are checked with: a receiver on the demo secret rejects real deliveries. */
+function secretNotice() {
+  return process.env.WEBHOOK_SECRET
+    ? 'verifying signatures with WEBHOOK_SECRET'
+    : "WEBHOOK_SECRET is not set: verifying signatures with the demo secret whsec_demo; set WEBHOOK_SECRET to your subscription's signature_secret"
+}
+
 if (process.argv[1] && realpathSync(process.argv[1]) === import.meta.filename) {
   const port = Number(process.env.PORT) || 3000
   const host = process.env.HOST || '127.0.0.1'
-  createApp().listen(port, host, () => console.log(`listening on http://${host}:${port}/webhooks`))
+  createApp().listen(port, host, () => {
+    console.log(`listening on http://${host}:${port}/webhooks`)
+    console.log(secretNotice())
+  })
 }

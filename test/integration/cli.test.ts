@@ -1,5 +1,7 @@
+import { spawn } from 'node:child_process'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { resolve } from 'node:path'
 import { type CliIo, run } from '@payhooks/cli'
 import {
   createWebhooks,
@@ -314,10 +316,14 @@ describe('service commands against a recording server', () => {
     server.respond((request) =>
       request.path.endsWith('manually_resend_webhooks')
         ? { status: 204 }
-        : {
-            status: 200,
-            body: { data: { status_code: JSON.parse(request.body).event_type === 'transaction_settled' ? 200 : 500 } },
-          },
+        : request.method === 'GET'
+          ? { status: 200, body: { total_item_count: 0, data: [] } }
+          : {
+              status: 200,
+              body: {
+                data: { status_code: JSON.parse(request.body).event_type === 'transaction_settled' ? 200 : 500 },
+              },
+            },
     )
     const env = { ...resellerEnv(), PAYHOOKS_MERCHANT_ID: '1234' }
     const resent = await runCli(['resend', 'evt_1', 'evt_2'], { env })
@@ -330,7 +336,7 @@ describe('service commands against a recording server', () => {
         env,
       },
     )
-    expect([ok.code, JSON.parse(ok.stdout)]).toEqual([0, { status_code: 200 }])
+    expect([ok.code, JSON.parse(ok.stdout)]).toEqual([0, { status_code: 200, signed_with: 'test_secret' }])
     expect(JSON.parse(server.requests[1]!.body)).toEqual({
       url: 'https://x.example/h',
       event_type: 'transaction_settled',
@@ -343,6 +349,93 @@ describe('service commands against a recording server', () => {
     )
     expect(failing.code).toBe(1)
     expect(failing.stdout).toContain('answered 500')
+  })
+
+  it.each([
+    [['subscriptions', 'create', '--url', 'https://shop.example.com/h', '--event-type', 'transaction_setled']],
+    [['subscriptions', 'update', 'whs_cli_1', '--event-type', 'transaction_settled,Transaction_Returned']],
+    [['test-event', '--url', 'https://shop.example.com/h', '--event-type', 'transaction_setled']],
+  ])('refuses an event type the spec does not name, with a hint, unless allowed: %j', async (args) => {
+    server.respond((request) =>
+      request.method === 'GET' && request.path.endsWith('/subscriptions')
+        ? { status: 200, body: { total_item_count: 0, data: [] } }
+        : request.method === 'GET'
+          ? { status: 200, body: { data: subscription } }
+          : request.method === 'PUT'
+            ? { status: 204 }
+            : request.path.endsWith('/test')
+              ? { status: 200, body: { data: { status_code: 200 } } }
+              : { status: 200, body: { data: { id: 'whs_new', signature_secret: 'whsec_new' } } },
+    )
+    const refused = await runCli([...args, ...merchantFlags()])
+    expect(refused.code).toBe(2)
+    const line = oneLine(refused.stderr)
+    expect(line).toMatch(/ is not one the spec names \(did you mean transaction_(settled|returned)\?\): it names /)
+    expect(line).toContain('pass --allow-unknown-event-type to send it anyway')
+    expect(server.requests).toHaveLength(0)
+
+    const allowed = await runCli([...args, ...merchantFlags(), '--allow-unknown-event-type', '--json'])
+    expect([allowed.code, allowed.stderr]).toEqual([0, ''])
+    const sent = server.requests.find((r) => r.method !== 'GET')
+    expect(sent).toBeDefined()
+    const body = JSON.parse(sent!.body) as { event_types?: string[]; event_type?: string }
+    expect(body.event_types ?? [body.event_type]).toEqual(
+      args.includes('update') ? ['transaction_settled', 'Transaction_Returned'] : ['transaction_setled'],
+    )
+  })
+
+  it('test-event says which secret signed the message, and hints at it when the target answered 401', async () => {
+    const mine = { ...subscription, id: 'whs_for_url', url: 'https://shop.example.com/hook' }
+    let targetStatus = 200
+    server.respond((request) =>
+      request.method === 'GET'
+        ? { status: 200, body: { total_item_count: 2, data: [subscription, mine] } }
+        : { status: 200, body: { data: { status_code: targetStatus } } },
+    )
+    const test = (url: string, ...extra: string[]) =>
+      runCli(['test-event', '--url', url, '--event-type', 'transaction_settled', ...merchantFlags(), ...extra])
+
+    const bySubscription = await test(mine.url)
+    expect(bySubscription.code).toBe(0)
+    expect(bySubscription.stdout).toBe(
+      'The target answered 200 to the test transaction_settled message\nSigned with the signature_secret of subscription whs_for_url, yours for this url\n',
+    )
+    expect(bySubscription.stderr).toBe('')
+    expect(server.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+      'POST /ps/webhook/subscription/test',
+      'GET /ps/webhook/subscriptions',
+    ])
+
+    targetStatus = 401
+    const rejected = await test(mine.url, '--json')
+    expect(rejected.code).toBe(1)
+    expect(JSON.parse(rejected.stdout)).toEqual({
+      status_code: 401,
+      signed_with: 'subscription',
+      subscription_id: 'whs_for_url',
+    })
+    expect(oneLine(rejected.stderr)).toBe(
+      'payhooks test-event: hint: the target answered 401, so its signature check probably failed: it must verify with the signature_secret of subscription whs_for_url (see payhooks subscriptions get whs_for_url)',
+    )
+
+    const byTestSecret = await test('https://elsewhere.example.com/h')
+    expect(byTestSecret.code).toBe(1)
+    expect(byTestSecret.stdout).toContain(
+      'Signed with the test secret ("sandbox-test-secret" in the payhooks sandbox unless started with another): none of your subscriptions has this url',
+    )
+    expect(oneLine(byTestSecret.stderr)).toMatch(
+      /hint: .* signed with the test secret, not a subscription's; subscribe https:\/\/elsewhere\.example\.com\/h first \(payhooks subscriptions create --url https:\/\/elsewhere\.example\.com\/h \.\.\.\)/,
+    )
+
+    targetStatus = 200
+    server.respond((request) =>
+      request.method === 'GET'
+        ? { status: 403, body: 'not allowed' }
+        : { status: 200, body: { data: { status_code: targetStatus } } },
+    )
+    const unknown = await test(mine.url)
+    expect(unknown.code).toBe(0)
+    expect(unknown.stdout).toMatch(/^Could not tell which secret signed it \(subscriptions\.list: .*answered 403/m)
   })
 
   it('token posts the merchant and the reseller key and prints the expiry', async () => {
@@ -526,16 +619,113 @@ describe('sandbox', () => {
       const listed = await runCli(['subscriptions', 'list', '--json'], { env })
       expect(JSON.parse(listed.stdout).data.map((s: { id: string }) => s.id)).toContain(id)
 
-      const test = await runCli(
-        ['test-event', '--url', receiver.url, '--event-type', 'merchant_activated_for_payment_type', '--json'],
-        { env },
-      )
-      expect([test.code, JSON.parse(test.stdout)]).toEqual([0, { status_code: 200 }])
+      const type = 'merchant_activated_for_payment_type'
+      const test = await runCli(['test-event', '--url', receiver.url, '--event-type', type, '--json'], { env })
+      expect([test.code, JSON.parse(test.stdout)]).toEqual([
+        0,
+        { status_code: 200, signed_with: 'subscription', subscription_id: id },
+      ])
       expect(receiver.activated).toHaveLength(1)
+
+      // A second test is a new event (fresh event_id): the handler runs again, no silent duplicate.
+      const again = await runCli(['test-event', '--url', receiver.url, '--event-type', type], { env })
+      expect(again.code).toBe(0)
+      expect(again.stdout).toContain(`Signed with the signature_secret of subscription ${id}`)
+      expect(receiver.activated).toHaveLength(2)
+      expect(receiver.activated[1]!.event_id).not.toBe(receiver.activated[0]!.event_id)
+
+      // No subscription has this url: the sandbox signs with its test secret, which the receiver refuses.
+      const other = `${receiver.url}?unsubscribed`
+      const refused = await runCli(['test-event', '--url', other, '--event-type', type], { env })
+      expect(refused.code).toBe(1)
+      expect(refused.stdout).toContain('The target answered 401')
+      expect(refused.stdout).toContain('Signed with the test secret ("sandbox-test-secret"')
+      expect(oneLine(refused.stderr)).toContain(`subscribe ${other} first`)
+      expect(receiver.activated).toHaveLength(2)
     } finally {
       child.kill('SIGTERM')
       expect(await exited(child)).toBe(0)
       await receiver.close()
     }
+  })
+})
+
+describe('set-up as a newcomer finds it', () => {
+  const root = resolve(import.meta.dirname, '../..')
+
+  /** Runs a command from the repository root with a plain environment, and collects its output. */
+  function runIn(command: string, args: string[], env: Record<string, string> = {}, input = '') {
+    return new Promise<{ code: number | null; stdout: string; stderr: string }>((done, reject) => {
+      const child = spawn(command, args, {
+        cwd: root,
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: process.env.HOME ?? root,
+          npm_config_update_notifier: 'false',
+          ...env,
+        },
+      })
+      let stdout = ''
+      let stderr = ''
+      child.stdout.on('data', (chunk: Buffer) => {
+        stdout += chunk.toString('utf8')
+      })
+      child.stderr.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString('utf8')
+      })
+      child.on('error', reject)
+      child.on('close', (code) => done({ code, stdout, stderr }))
+      child.stdin.end(input)
+    })
+  }
+
+  it('the committed bin launcher runs the built CLI, and `pnpm payhooks` prints nothing but its output', async () => {
+    const launcher = await runIn(process.execPath, ['packages/cli/bin.js', '--version'])
+    expect([launcher.code, launcher.stdout]).toEqual([0, '0.1.0\n'])
+
+    // No "> payhooks-monorepo@ payhooks" banner: --json output stays parseable and --secret is not echoed.
+    const body = '{"event_id":"evt_1"}'
+    const signed = await runIn('pnpm', ['payhooks', 'sign', '--secret', 'whsec_banner_check', '--json'], {}, body)
+    expect(signed.code).toBe(0)
+    expect(JSON.parse(signed.stdout)).toEqual({
+      header: SIGNATURE_HEADER,
+      signature: await sign('whsec_banner_check', body),
+    })
+    expect(signed.stdout + signed.stderr).not.toContain('whsec_banner_check')
+
+    const exec = await runIn('pnpm', ['exec', 'payhooks', '--version'])
+    expect([exec.code, exec.stdout]).toEqual([0, '0.1.0\n'])
+  })
+
+  it.each(['express', 'koa', 'hono'])('the %s example says at start which secret it verifies with', async (name) => {
+    const probe = createServer()
+    const port = Number(new URL(await listen(probe)).port)
+    await close(probe)
+    const started = async (env: Record<string, string>) => {
+      const child = spawn(process.execPath, [`examples/${name}/server.js`], {
+        cwd: root,
+        env: { PATH: process.env.PATH ?? '', PORT: String(port), HOST: '127.0.0.1', ...env },
+      })
+      let stdout = ''
+      try {
+        await new Promise<void>((ready, reject) => {
+          child.stdout.on('data', (chunk: Buffer) => {
+            stdout += chunk.toString('utf8')
+            if (/signatures with/.test(stdout)) ready()
+          })
+          child.on('exit', (code) => reject(new Error(`${name} example exited with ${code}: ${stdout}`)))
+        })
+      } finally {
+        child.kill('SIGTERM')
+        await exited(child)
+      }
+      return stdout
+    }
+    const demo = await started({})
+    expect(demo).toContain(`listening on http://127.0.0.1:${port}/webhooks`)
+    expect(demo).toContain('WEBHOOK_SECRET is not set: verifying signatures with the demo secret whsec_demo')
+    const configured = await started({ WEBHOOK_SECRET: 'whsec_from_subscription' })
+    expect(configured).toContain('verifying signatures with WEBHOOK_SECRET')
+    expect(configured).not.toContain('whsec_from_subscription')
   })
 })

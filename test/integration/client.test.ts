@@ -1,3 +1,4 @@
+import { type AddressInfo, createServer as createNetServer } from 'node:net'
 import { inspect } from 'node:util'
 import {
   ApiError,
@@ -9,7 +10,12 @@ import {
   TimeoutError,
 } from '@payhooks/client'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { type RecordingServer, rawHeader, startRecordingServer } from '../fixtures/client-recording-server.js'
+import {
+  type RecordedRequest,
+  type RecordingServer,
+  rawHeader,
+  startRecordingServer,
+} from '../fixtures/client-recording-server.js'
 
 const RESELLER_KEY = '42|s3cr3tR3s3ll3rK3yV4lu3'
 const USERNAME = 'shop_api_user'
@@ -312,6 +318,139 @@ describe('failures', () => {
     for (const view of views) for (const secret of secrets) expect(view).not.toContain(secret)
     expect(JSON.parse(JSON.stringify(error))).toMatchObject({ name: 'ApiError', status: 401 })
     expect(inspect(makeClient(), { depth: 10, showHidden: true })).not.toContain(secrets[1])
+  })
+
+  describe('credentials echoed by the server, in any form', () => {
+    // `/`, `+`, `=`, `"` and `\` change under JSON escaping and URL encoding.
+    const KEY = '1001|Tk/9+q=x"Y2\\bLw'
+    const USER = 'shop_api_user'
+    const APIKEY = 'mK/3+z="Qp8\\wR'
+
+    /** The ways a server may copy `text` into its answer. */
+    function echoes(text: string): string[] {
+      const json = JSON.stringify(text).slice(1, -1)
+      const url = encodeURIComponent(text)
+      return [
+        text,
+        json,
+        json.replace(/\//g, '\\/'), // escaped slashes, as PHP's json_encode writes them
+        json.replace(/\|/g, '\\u007c').replace(/\//g, '\\/'),
+        [...text].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join(''),
+        url, // %7C, %2F, %20
+        url.replace(/%[0-9A-F]{2}/g, (pair) => pair.toLowerCase()),
+        new URLSearchParams({ v: text }).toString().slice(2), // form encoding: a space is `+`
+      ]
+    }
+
+    const schemes = [
+      ['reseller key', { resellerKey: KEY }, [KEY, KEY.split('|')[1]!]],
+      ['username and API key', { username: USER, apiKey: APIKEY }, [`${USER}:${APIKEY}`, APIKEY]],
+    ] as const
+
+    /** The Authorization header and the bare secret, each in every form, one per line. */
+    function echoBody(request: RecordedRequest, secrets: readonly string[]): string {
+      const header = request.headers.authorization ?? ''
+      return ['bad credentials', ...echoes(header), ...echoes(secrets[1]!)].join('\n')
+    }
+
+    function expectNoCredential(error: unknown, secrets: readonly string[]) {
+      const views = [
+        (error as Error).message,
+        String(error),
+        JSON.stringify(error),
+        inspect(error, { depth: 10 }),
+        (error as Error).stack ?? '',
+        ...Object.values(error as object).map((value) => String(value)),
+      ]
+      for (const view of views) {
+        for (const secret of secrets) {
+          // inspect() shows a string with its backslashes doubled and its double quotes as they are.
+          for (const form of [...echoes(secret), inspect(secret).slice(1, -1)]) expect(view).not.toContain(form)
+        }
+      }
+    }
+
+    it.each(schemes)(
+      'redacts the %s from the reason phrase and the body of a non-2XX answer',
+      async (_, auth, secrets) => {
+        server.respond((request) => ({
+          status: 401,
+          statusText: `Bad key ${request.headers.authorization} (${encodeURIComponent(secrets[1])})`,
+          body: echoBody(request, secrets),
+        }))
+        const error = (await createClient({ baseUrl: server.url, auth })
+          .subscriptions.list()
+          .catch((e: unknown) => e)) as ApiError
+        expect(error).toBeInstanceOf(ApiError)
+        expectNoCredential(error, secrets)
+        const scheme = secrets[0] === KEY ? 'reseller' : 'basic'
+        expect(error.statusText).toBe(`Bad key ${scheme} [redacted] ([redacted])`)
+        expect(error.message).toContain(
+          `answered 401 Bad key ${scheme} [redacted] ([redacted]): bad credentials ${scheme} [redacted] `,
+        )
+        // Each echo is replaced as one piece: 16 echoes, 16 markers, nothing mangled around them.
+        expect(error.body.match(/\[redacted\]/g)).toHaveLength(16)
+        expect(error.body.split('\n')[0]).toBe('bad credentials')
+        expect(JSON.parse(JSON.stringify(error))).toMatchObject({ name: 'ApiError', status: 401 })
+      },
+    )
+
+    it.each(schemes)('redacts the %s from a 2XX answer that is not JSON', async (_, auth, secrets) => {
+      server.respond((request) => ({ status: 200, body: echoBody(request, secrets) }))
+      const error = await createClient({ baseUrl: server.url, auth })
+        .subscriptions.list()
+        .catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(InvalidResponseError)
+      expect((error as InvalidResponseError).body.match(/\[redacted\]/g)).toHaveLength(16)
+      expectNoCredential(error, secrets)
+    })
+
+    it.each(schemes)(
+      'redacts the %s from the cause chain of an answer fetch could not parse',
+      async (_, auth, secrets) => {
+        // A header value with a control character: undici's parser error keeps the bytes from there on.
+        const raw = createNetServer((socket) => {
+          socket.once('data', (request) => {
+            const header = /^authorization: (.*)$/im.exec(request.toString('latin1'))?.[1] ?? ''
+            socket.end(`HTTP/1.1 200 OK\r\nx-echo: a\x01 ${header} ${secrets[1]}\r\n\r\n`)
+          })
+        })
+        await new Promise<void>((resolve) => raw.listen(0, '127.0.0.1', resolve))
+        const port = (raw.address() as AddressInfo).port
+        try {
+          const client = createClient({ baseUrl: `http://127.0.0.1:${port}`, auth })
+          const error = await client.subscriptions.list().catch((e: unknown) => e)
+          expect(error).toBeInstanceOf(NetworkError)
+          expect((error as NetworkError).cause).toBeInstanceOf(TypeError)
+          expect(inspect(error, { depth: 10 })).toMatch(/HPE_INVALID_HEADER_TOKEN/)
+          expectNoCredential(error, secrets)
+        } finally {
+          await new Promise((resolve) => raw.close(resolve))
+        }
+      },
+    )
+
+    it.each([
+      ['reseller key', { resellerKey: '7|Qz9' }, 'the secret part of the reseller key'],
+      ['API key', { username: 'shop', apiKey: 'Qz9' }, 'the API key'],
+    ] as const)('withholds server text when the %s is too short to redact', async (_, auth, label) => {
+      server.respond((request) => ({
+        status: 403,
+        statusText: `Bad key ${request.headers.authorization} Qz9`,
+        body: `no: Qz9 ${encodeURIComponent(request.headers.authorization ?? '')}`,
+      }))
+      const error = (await createClient({ baseUrl: server.url, auth, merchantId: 3 })
+        .subscriptions.list()
+        .catch((e: unknown) => e)) as ApiError
+      expect(error).toBeInstanceOf(ApiError)
+      expect([error.status, error.statusText]).toEqual([403, ''])
+      const notice = `[server text withheld: ${label} is shorter than 8 characters, too short to redact safely]`
+      expect(error.body).toBe(notice)
+      expect(error.message).toBe(`subscriptions.list: GET /ps/webhook/subscriptions answered 403: ${notice}`)
+      for (const view of [String(error), JSON.stringify(error), inspect(error, { depth: 10 })]) {
+        expect(view).not.toContain('Qz9')
+      }
+    })
   })
 
   it('maps an answer of the wrong shape to InvalidResponseError without quoting values', async () => {

@@ -302,11 +302,9 @@ describe('send test webhook', () => {
       expect(response.json).toEqual({ data: { status_code: 418 } })
       const request = target.requests[0]
       expect(target.requests).toHaveLength(1)
-      expect(request?.json).toMatchObject({
-        ...samples.transaction_settled,
-        merchant_id: 2,
-        client_id: 2,
-      })
+      const { event_id: _sampleId, ...sample } = samples.transaction_settled
+      expect(request?.json).toMatchObject({ ...sample, merchant_id: 2, client_id: 2 })
+      expect(request?.json?.event_id).toMatch(/^evt_test_[0-9a-f-]{36}$/)
       // No subscription of the caller uses this url: signed with the sandbox test secret.
       expect(
         await verify(
@@ -321,6 +319,8 @@ describe('send test webhook', () => {
       await test(MERCHANT_2, { url: target.url, event_type: 'payment_created' })
       const second = target.requests[1]
       expect(second?.json).toMatchObject({ event_type: 'payment_created', merchant_id: 2, data: {} })
+      // Each test message is a new event, not a duplicate of the previous test.
+      expect(second?.json?.event_id).not.toBe(request?.json?.event_id)
       expect(await verify(signature_secret, second?.body as Buffer, second?.headers[SIGNATURE_HEADER] as string)).toBe(
         true,
       )

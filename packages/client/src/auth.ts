@@ -1,3 +1,4 @@
+import { createRedactor, type Redactor } from './redact.js'
 import type { CheckedAuth } from './validations.js'
 
 /** Reseller authorization: one key for all of the reseller's merchants (spec 5). */
@@ -31,11 +32,9 @@ export interface ResolvedAuth {
   header: string
   /** Only for the client token body, which carries the reseller key. */
   resellerKey?: string
-  /** Replaces every secret in a text with `[redacted]`. */
-  redact: (text: string) => string
+  /** Keeps every form of the credentials out of errors. */
+  redactor: Redactor
 }
-
-const REDACTED = '[redacted]'
 
 /** Builds the Authorization header and the redactor of credentials that passed `checkClientOptions`. */
 export function resolveAuth(auth: CheckedAuth): ResolvedAuth {
@@ -43,19 +42,17 @@ export function resolveAuth(auth: CheckedAuth): ResolvedAuth {
     const key = auth.resellerKey
     // The part after the pipe is the actual secret; a service may echo it alone.
     const tail = key.slice(key.indexOf('|') + 1)
-    const secrets = tail.length >= 8 ? [key, tail] : [key]
-    return { scheme: 'reseller', header: `reseller ${key}`, resellerKey: key, redact: redactor(secrets) }
+    const redactor = createRedactor([
+      { value: key, label: 'the reseller key', shaped: true },
+      { value: tail, label: 'the secret part of the reseller key' },
+    ])
+    return { scheme: 'reseller', header: `reseller ${key}`, resellerKey: key, redactor }
   }
   const { username, apiKey } = auth
+  const redactor = createRedactor([
+    { value: `${username}:${apiKey}`, label: 'username:key', shaped: true },
+    { value: apiKey, label: 'the API key' },
+  ])
   // The spec's basic scheme is NOT base 64: the header is literally `basic <username>:<key>`.
-  return { scheme: 'basic', header: `basic ${username}:${apiKey}`, redact: redactor([`${username}:${apiKey}`, apiKey]) }
-}
-
-function redactor(secrets: string[]): (text: string) => string {
-  const list = secrets.filter((s) => s.length > 0).sort((a, b) => b.length - a.length)
-  return (text) => {
-    let out = text
-    for (const secret of list) out = out.split(secret).join(REDACTED)
-    return out
-  }
+  return { scheme: 'basic', header: `basic ${username}:${apiKey}`, redactor }
 }

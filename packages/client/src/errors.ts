@@ -6,8 +6,13 @@ export interface Issue {
 }
 
 /**
- * Base class of every failure of a call that was sent to the service. Messages are one line and
- * never hold the reseller key, the API key or `username:key`.
+ * Base class of every failure of a call that was sent to the service. Messages are one line. No
+ * part of the error (message, `statusText`, `body`, `cause` chain, any other field) holds the reseller
+ * key, its secret part, the API key or `username:key`, whether the server echoed them as is,
+ * JSON-escaped, URL-encoded or as HTML entities: each is replaced with `[redacted]`. When the API key
+ * or the reseller key's secret part is shorter than 8 characters it cannot be told apart from ordinary
+ * words, so server text is left out instead (`statusText` empty, `body` a `[server text withheld: …]`
+ * notice).
  *
  * @example
  * try {
@@ -46,8 +51,9 @@ function snippet(body: string): string {
 
 /**
  * The service answered with a status outside 2XX. Redirects are not followed (credentials must not
- * travel to another address), so a 3XX lands here too. `body` is the raw answer text, credentials
- * redacted: the spec does not show error bodies, so nothing is parsed out of it.
+ * travel to another address), so a 3XX lands here too. `statusText` is the reason phrase and `body`
+ * the raw answer text, both with the credentials redacted: the spec does not show error bodies, so
+ * nothing is parsed out of it.
  *
  * @example
  * const subscription = await client.subscriptions.get(id).catch((error) => {
@@ -126,7 +132,9 @@ export class TimeoutError extends PayhooksClientError {
 
 /**
  * The request could not be sent or its answer not read (DNS, refused connection, reset). `cause`
- * holds fetch's error.
+ * holds a copy of fetch's error chain (same class for built-in errors, message, stack, `code`,
+ * `errno`, `syscall`, `address`, `port`), credentials redacted and other fields (such as the raw
+ * bytes undici keeps of an answer it could not parse) left out.
  *
  * @example
  * if (error instanceof NetworkError) console.error('service unreachable:', error.message)

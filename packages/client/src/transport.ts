@@ -2,6 +2,7 @@ import * as v from 'valibot'
 import type { RequestOptions } from './api.js'
 import type { ResolvedAuth } from './auth.js'
 import { ApiError, InvalidResponseError, NetworkError, TimeoutError } from './errors.js'
+import type { Redactor } from './redact.js'
 import { toIssues } from './schemas.js'
 import { checkTimeout } from './validations.js'
 
@@ -32,6 +33,11 @@ export interface Call {
   options: RequestOptions | undefined
 }
 
+/** The answer text as an error may hold it: credentials redacted, or a notice when they are too short to redact. */
+function serverBody(redactor: Redactor, text: string): string {
+  return redactor.withheld && text !== '' ? `[${redactor.withheld}]` : redactor.text(text)
+}
+
 /** Sends one request; resolves with the answer text of a 2XX, rejects with a typed error otherwise. */
 export async function send(config: Config, call: Call): Promise<{ status: number; text: string }> {
   const { operation, method, path, options } = call
@@ -47,7 +53,7 @@ export async function send(config: Config, call: Call): Promise<{ status: number
     body = JSON.stringify(call.body)
     headers['content-type'] = 'application/json'
   }
-  const redact = config.auth.redact
+  const { redactor } = config.auth
   let response: Response
   let text: string
   try {
@@ -65,10 +71,13 @@ export async function send(config: Config, call: Call): Promise<{ status: number
     if (timeout.aborted) throw new TimeoutError(operation, method, path, timeoutMs)
     const cause = (error as { cause?: { message?: unknown } } | undefined)?.cause
     const detail = typeof cause?.message === 'string' ? cause.message : String(error)
-    throw new NetworkError(operation, method, path, redact(detail.split('\n')[0] ?? ''), error)
+    // The cause is a scrubbed copy: undici's parser errors keep the raw bytes they choked on.
+    const line = redactor.text(detail.split('\n')[0] ?? '')
+    throw new NetworkError(operation, method, path, line, redactor.error(error))
   }
   if (response.status < 200 || response.status > 299) {
-    throw new ApiError(operation, method, path, response.status, response.statusText, redact(text))
+    const { status, statusText } = response
+    throw new ApiError(operation, method, path, status, redactor.serverText(statusText), serverBody(redactor, text))
   }
   return { status: response.status, text }
 }
@@ -80,8 +89,16 @@ export async function sendJson<S extends v.GenericSchema>(
   schema: S,
 ): Promise<v.InferOutput<S>> {
   const { status, text } = await send(config, call)
+  const { redactor } = config.auth
   const fail = (issues: { path: string; message: string }[]) =>
-    new InvalidResponseError(call.operation, call.method, call.path, status, config.auth.redact(text), issues)
+    new InvalidResponseError(
+      call.operation,
+      call.method,
+      call.path,
+      status,
+      serverBody(redactor, text),
+      issues.map((issue) => ({ path: redactor.text(issue.path), message: redactor.text(issue.message) })),
+    )
   let json: unknown
   try {
     json = JSON.parse(text)

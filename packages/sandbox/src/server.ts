@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { sampleEvent, samples } from '@payhooks/testing'
@@ -16,11 +17,14 @@ import {
 import { createTokenIssuer } from './tokens.js'
 import type { Sandbox } from './types.js'
 
-/** The static message the test endpoint sends: the sample of `eventType`, in the caller's merchant context. */
+/**
+ * The static message the test endpoint sends: the sample of `eventType`, in the caller's merchant
+ * context, with a fresh `event_id` (a fixed one would make every test after the first a duplicate).
+ */
 function testEvent(eventType: string, merchantId: number | undefined): Record<string, unknown> {
-  const sample = (samples as Record<string, { event_id: string; created_at?: string }>)[eventType]
+  const sample = (samples as Record<string, { created_at?: string }>)[eventType]
   return sampleEvent(eventType, {
-    eventId: sample?.event_id ?? `evt_test_${eventType}`,
+    eventId: `evt_test_${randomUUID()}`,
     createdAt: sample?.created_at ?? '2026-11-02T15:00:00Z',
     ...(merchantId === undefined ? {} : { merchantId }),
   })

@@ -1,10 +1,55 @@
-import type { Subscription, SubscriptionInput } from '@payhooks/client'
+import type { PayhooksClient, ResellerClient, Subscription, SubscriptionInput } from '@payhooks/client'
+import { knownEventTypes } from '@payhooks/core'
+import { defaultSandboxCredentials } from '@payhooks/sandbox'
 import { call, connect } from '../connection.js'
-import { type Context, integerValue, out, printJson, requireString, stringValue, UsageError } from '../context.js'
+import { type Context, integerValue, out, printJson, requireString, stringValue, UsageError, warn } from '../context.js'
 import { keyValues, table } from '../format.js'
-import type { CommandSpec } from '../spec.js'
+import type { CommandSpec, OptionSpec } from '../spec.js'
 
-/** `--event-type a --event-type b,c` → `['a', 'b', 'c']`. */
+const ALLOW_UNKNOWN = 'allow-unknown-event-type'
+
+const allowUnknownOption: OptionSpec = {
+  type: 'boolean',
+  help: 'send event types the spec does not name (otherwise refused, as a misspelt one would never deliver)',
+}
+
+/** Edit distance, for the "did you mean" of a misspelt event type. */
+function distance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i]
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1
+      current[j] = Math.min(
+        (previous[j] as number) + 1,
+        (current[j - 1] as number) + 1,
+        (previous[j - 1] as number) + cost,
+      )
+    }
+    previous = current
+  }
+  return previous[b.length] as number
+}
+
+/**
+ * Refuses event types the spec does not name unless `--allow-unknown-event-type` is given: the
+ * service may accept a misspelt type, and the subscription then silently never delivers.
+ */
+function checkEventTypes(ctx: Context, types: string[]): void {
+  if (ctx.values[ALLOW_UNKNOWN] === true) return
+  const known = knownEventTypes as readonly string[]
+  const unknown = types.filter((type) => !known.includes(type))
+  const first = unknown[0]
+  if (first === undefined) return
+  const nearest = known.map((type) => ({ type, d: distance(first.toLowerCase(), type) })).sort((a, b) => a.d - b.d)[0]
+  const hint =
+    nearest && nearest.d <= Math.max(2, Math.floor(first.length / 4)) ? ` (did you mean ${nearest.type}?)` : ''
+  throw new UsageError(
+    `${unknown.length > 1 ? `event types ${unknown.map((t) => `"${t}"`).join(', ')} are` : `event type "${first}" is`} not one the spec names${hint}: it names ${known.join(', ')}; pass --${ALLOW_UNKNOWN} to send ${unknown.length > 1 ? 'them' : 'it'} anyway`,
+  )
+}
+
+/** `--event-type a --event-type b,c` → `['a', 'b', 'c']`, checked against the spec's names. */
 function eventTypes(ctx: Context): string[] | undefined {
   const raw = ctx.values['event-type']
   if (raw === undefined) return undefined
@@ -13,6 +58,7 @@ function eventTypes(ctx: Context): string[] | undefined {
     .map((item) => item.trim())
     .filter((item) => item !== '')
   if (list.length === 0) throw new UsageError('--event-type needs at least one event type')
+  checkEventTypes(ctx, list)
   return list
 }
 
@@ -79,6 +125,8 @@ const create: CommandSpec = {
   details: [
     'With a reseller key and no --merchant the subscription covers ALL of your merchants: say so with',
     '--all-merchants (it is refused otherwise). merchant_activated_for_payment_type is reseller scoped.',
+    `Event types the spec names: ${knownEventTypes.join(', ')}. Others are refused`,
+    `unless --${ALLOW_UNKNOWN} is given: a misspelt type would silently never deliver.`,
   ],
   examples: [
     'payhooks subscriptions create --merchant 1234 --url https://shop.example.com/webhooks \\\n    --event-type transaction_settled --event-type transaction_returned',
@@ -97,6 +145,7 @@ const create: CommandSpec = {
       type: 'boolean',
       help: 'reseller key only: subscribe for all merchants (no Service-Merchant-Id)',
     },
+    [ALLOW_UNKNOWN]: allowUnknownOption,
   },
   service: true,
   positionals: { min: 0, max: 0 },
@@ -146,6 +195,7 @@ const update: CommandSpec = {
     'event-type': { type: 'string', multiple: true, arg: '<type>', help: 'new event types (replace the list)' },
     active: { type: 'boolean', help: 'deliver messages (is_active true)' },
     inactive: { type: 'boolean', help: 'stop delivering (is_active false)' },
+    [ALLOW_UNKNOWN]: allowUnknownOption,
   },
   service: true,
   positionals: { min: 1, max: 1, name: '<id>' },
@@ -211,28 +261,86 @@ const resend: CommandSpec = {
   },
 }
 
+/** Which secret signed a test message, as far as the caller's subscriptions tell. */
+type Signer =
+  | { signed_with: 'subscription'; subscription_id: string }
+  | { signed_with: 'test_secret' }
+  | { signed_with: 'unknown'; reason: string }
+
+/**
+ * The sandbox signs a test message with the signature_secret of the caller's first subscription whose
+ * url is exactly the test's url, else with its test secret; one list call tells which applies.
+ */
+async function testSigner(client: PayhooksClient | ResellerClient, url: string): Promise<Signer> {
+  try {
+    const { data, total_item_count } = await client.subscriptions.list()
+    const match = data.find((subscription) => subscription.url === url)
+    if (match) return { signed_with: 'subscription', subscription_id: match.id }
+    if (data.length < total_item_count) {
+      return { signed_with: 'unknown', reason: `the list showed ${data.length} of ${total_item_count} subscriptions` }
+    }
+    return { signed_with: 'test_secret' }
+  } catch (error) {
+    return {
+      signed_with: 'unknown',
+      reason: (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '',
+    }
+  }
+}
+
+const TEST_SECRET = defaultSandboxCredentials.testSecret
+
+function signerLine(signer: Signer): string {
+  if (signer.signed_with === 'subscription') {
+    return `Signed with the signature_secret of subscription ${signer.subscription_id}, yours for this url`
+  }
+  if (signer.signed_with === 'test_secret') {
+    return `Signed with the test secret ("${TEST_SECRET}" in the payhooks sandbox unless started with another): none of your subscriptions has this url`
+  }
+  return `Could not tell which secret signed it (${signer.reason})`
+}
+
+function unauthorizedHint(signer: Signer, url: string): string {
+  const start = 'hint: the target answered 401, so its signature check probably failed:'
+  if (signer.signed_with === 'subscription') {
+    const id = signer.subscription_id
+    return `${start} it must verify with the signature_secret of subscription ${id} (see payhooks subscriptions get ${id})`
+  }
+  if (signer.signed_with === 'test_secret') {
+    return `${start} the message was signed with the test secret, not a subscription's; subscribe ${url} first (payhooks subscriptions create --url ${url} ...) so tests are signed with its signature_secret, or have the receiver also accept the test secret`
+  }
+  return `${start} it must verify with the signature_secret of your subscription for this url, or the test secret when there is none`
+}
+
 const testEvent: CommandSpec = {
   name: ['test-event'],
   usage: '--url <url> --event-type <type> [options]',
   summary: 'Have the service post one test message to a url (sandbox environment)',
   details: [
-    'Prints the status the target answered to the service; exits 1 when it was not 2XX.',
+    'Prints the status the target answered to the service, and which secret signed the message;',
+    'exits 1 when it was not 2XX. The payhooks sandbox signs with the signature_secret of your',
+    `subscription for exactly this url, else with its test secret ("${TEST_SECRET}" by default); the`,
+    'spec does not say which the service uses. One subscriptions list call, after the test, tells which.',
     'The merchant_activated_for_payment_type test needs a reseller key and no --merchant.',
   ],
   examples: ['payhooks test-event --url https://shop.example.com/webhooks --event-type transaction_settled'],
   options: {
     url: { type: 'string', arg: '<url>', help: 'where the service posts the message (required)' },
     'event-type': { type: 'string', arg: '<type>', help: 'event type of the message (required)' },
+    [ALLOW_UNKNOWN]: allowUnknownOption,
   },
   service: true,
   positionals: { min: 0, max: 0 },
   async run(ctx) {
     const url = requireString(ctx, 'url')
     const eventType = requireString(ctx, 'event-type')
+    checkEventTypes(ctx, [eventType])
     const { client } = connect(ctx)
     const result = await call(() => client.webhooks.sendTest({ url, eventType }))
-    if (ctx.json) printJson(ctx, result)
-    else out(ctx, `The target answered ${result.status_code} to the test ${eventType} message`)
+    const signer = await testSigner(client, url)
+    if (ctx.json) printJson(ctx, { ...result, ...signer })
+    else out(ctx, `The target answered ${result.status_code} to the test ${eventType} message\n${signerLine(signer)}`)
+    if (result.status_code === 401) warn(ctx, unauthorizedHint(signer, url))
     return result.status_code >= 200 && result.status_code <= 299 ? 0 : 1
   },
 }

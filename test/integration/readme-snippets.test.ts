@@ -1,0 +1,112 @@
+// Every TypeScript and JavaScript snippet of these READMEs compiles as pasted: each one is type-checked
+// on its own, as a module in the README's folder, against the built packages (run `pnpm build` first).
+import { existsSync, readFileSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
+import ts from 'typescript'
+import { describe, expect, it } from 'vitest'
+
+const root = resolve(import.meta.dirname, '../..')
+/** READMEs whose snippets are checked; `sections` limits a README to the snippets whose nearest heading is one of those. */
+const READMES: { file: string; sections?: string[] }[] = [
+  { file: 'README.md', sections: ['Quick start'] },
+  { file: 'packages/core/README.md' },
+  { file: 'packages/express/README.md' },
+  { file: 'packages/client/README.md' },
+]
+
+interface Snippet {
+  file: string
+  line: number
+  lang: 'ts' | 'js'
+  code: string
+}
+
+/** Fenced ```ts and ```js blocks, list-indented ones included. */
+function snippets({ file: readme, sections }: { file: string; sections?: string[] }): Snippet[] {
+  const text = readFileSync(resolve(root, readme), 'utf8')
+  const found: Snippet[] = []
+  const fence = /^( *)```(ts|js)\n([\s\S]*?)^\1```$/gm
+  for (const match of text.matchAll(fence)) {
+    const indent = match[1] ?? ''
+    const code = (match[3] ?? '')
+      .split('\n')
+      .map((line) => (line.startsWith(indent) ? line.slice(indent.length) : line))
+      .join('\n')
+    const before = text.slice(0, match.index)
+    const section = [...before.matchAll(/^#{1,6} (.+)$/gm)].pop()?.[1]
+    if (sections && !sections.includes(section ?? '')) continue
+    const line = before.split('\n').length
+    found.push({ file: readme, line, lang: match[2] as 'ts' | 'js', code })
+  }
+  return found
+}
+
+/** Type errors of `list`, each as `README.md:12: message`. */
+function check(list: Snippet[], options: ts.CompilerOptions): string[] {
+  const files = new Map<string, Snippet>()
+  for (const snippet of list) {
+    const name = resolve(
+      root,
+      dirname(snippet.file),
+      `README.snippet-${snippet.line}.${snippet.lang === 'ts' ? 'mts' : 'mjs'}`,
+    )
+    files.set(name, snippet)
+  }
+  const host = ts.createCompilerHost(options)
+  const { getSourceFile, fileExists, readFile } = host
+  host.fileExists = (name) => files.has(name) || fileExists.call(host, name)
+  host.readFile = (name) => files.get(name)?.code ?? readFile.call(host, name)
+  host.getSourceFile = (name, language, ...rest) => {
+    const snippet = files.get(name)
+    return snippet
+      ? ts.createSourceFile(name, snippet.code, language, true)
+      : getSourceFile.call(host, name, language, ...rest)
+  }
+  const program = ts.createProgram([...files.keys()], options, host)
+  return ts.getPreEmitDiagnostics(program).map((diagnostic) => {
+    const snippet = diagnostic.file ? files.get(diagnostic.file.fileName) : undefined
+    const where = snippet
+      ? `${snippet.file}:${snippet.line + 1 + diagnostic.file!.getLineAndCharacterOfPosition(diagnostic.start ?? 0).line}`
+      : (diagnostic.file?.fileName ?? 'program')
+    return `${where}: ${ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n')}`
+  })
+}
+
+const common: ts.CompilerOptions = {
+  target: ts.ScriptTarget.ES2022,
+  lib: ['lib.es2023.d.ts', 'lib.dom.d.ts'],
+  module: ts.ModuleKind.NodeNext,
+  moduleResolution: ts.ModuleResolutionKind.NodeNext,
+  types: ['node'],
+  noEmit: true,
+  skipLibCheck: true,
+}
+
+describe('README snippets', () => {
+  const all = READMES.flatMap(snippets)
+
+  it('finds the snippets, and the packages are built', () => {
+    expect(all.filter((s) => s.lang === 'ts').length).toBeGreaterThanOrEqual(8)
+    expect(all.filter((s) => s.file === 'README.md')).toHaveLength(1)
+    expect(all.filter((s) => s.lang === 'js').length).toBeGreaterThanOrEqual(2)
+    expect(existsSync(resolve(root, 'packages/core/dist/index.d.ts'))).toBe(true)
+  })
+
+  it('TypeScript snippets type-check under strict', () => {
+    expect(
+      check(
+        all.filter((s) => s.lang === 'ts'),
+        { ...common, strict: true },
+      ),
+    ).toEqual([])
+  })
+
+  it('JavaScript snippets resolve their imports and type-check as JavaScript', () => {
+    expect(
+      check(
+        all.filter((s) => s.lang === 'js'),
+        { ...common, allowJs: true, checkJs: true },
+      ),
+    ).toEqual([])
+  })
+})
