@@ -1,5 +1,6 @@
 import { SIGNATURE_HEADER, sign } from '@payhooks/core'
 import type { Clock, ClockTimer } from './clock.js'
+import { resolvesToRefused } from './targets.js'
 import type { ResolvedChaos, SandboxAttempt, SandboxDelivery, SandboxLogEntry, SandboxSubscription } from './types.js'
 
 /** One hour, the retry interval of spec 6.1. */
@@ -14,6 +15,10 @@ export interface PostResult {
   error?: string
   latencyMs: number
   response?: string
+  /** The `service-hmac-sha256` header sent. */
+  signature: string
+  /** True when the host resolved to a link-local or metadata address, so nothing was sent. */
+  refused?: true
 }
 
 /**
@@ -32,6 +37,16 @@ function describeError(error: unknown): string {
   return error instanceof Error ? error.message : String(error)
 }
 
+/** Resolves with `work`, or with undefined once `signal` aborts (a DNS lookup cannot be aborted). */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T | undefined> {
+  if (signal.aborted) return Promise.resolve(undefined)
+  return new Promise((resolve, reject) => {
+    const onAbort = () => resolve(undefined)
+    signal.addEventListener('abort', onAbort, { once: true })
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort))
+  })
+}
+
 /** POSTs `body` signed with `secret`, waiting at most `timeoutMs` for the status. */
 export async function postSigned(
   url: string,
@@ -41,17 +56,29 @@ export async function postSigned(
   stop?: AbortSignal,
 ): Promise<PostResult> {
   const bytes = new TextEncoder().encode(body)
+  const signature = await sign(secret, bytes)
   const headers = {
     'content-type': 'application/json',
-    [SIGNATURE_HEADER]: await sign(secret, bytes),
+    [SIGNATURE_HEADER]: signature,
     'user-agent': 'payhooks-sandbox',
   }
   const timeout = AbortSignal.timeout(timeoutMs)
   const signal = stop ? AbortSignal.any([timeout, stop]) : timeout
   const started = performance.now()
+  const elapsed = () => Math.round(performance.now() - started)
   try {
+    if (await untilAborted(resolvesToRefused(url), signal)) {
+      return {
+        ok: false,
+        error: 'not sent: the host resolves to a link-local or metadata address',
+        latencyMs: 0,
+        signature,
+        refused: true,
+      }
+    }
+    signal.throwIfAborted()
     const response = await fetch(url, { method: 'POST', body: bytes, headers, signal, redirect: 'manual' })
-    const latencyMs = Math.round(performance.now() - started)
+    const latencyMs = elapsed()
     let text = ''
     try {
       text = await response.text()
@@ -59,15 +86,14 @@ export async function postSigned(
       // The status arrived in time; a body cut short does not change the outcome.
     }
     const ok = response.status >= 200 && response.status < 300
-    return { ok, status: response.status, latencyMs, ...(text ? { response: text.slice(0, 500) } : {}) }
+    return { ok, status: response.status, latencyMs, signature, ...(text ? { response: text.slice(0, 500) } : {}) }
   } catch (error) {
-    const latencyMs = Math.round(performance.now() - started)
     const reason = timeout.aborted
       ? `no answer within ${timeoutMs} ms`
       : stop?.aborted
         ? 'sandbox closed'
         : describeError(error)
-    return { ok: false, error: reason, latencyMs }
+    return { ok: false, error: reason, latencyMs: elapsed(), signature }
   }
 }
 
@@ -105,6 +131,8 @@ export interface DeliveryEngineOptions {
   logLimit: number
   subscription(id: string): SandboxSubscription | undefined
   logger: ((line: string) => void) | undefined
+  /** Runs after an event is logged, gets an attempt or changes state, or is dropped from the log. */
+  onChange?(eventId: string): void
 }
 
 /**
@@ -149,6 +177,7 @@ export class DeliveryEngine {
       deliveries: [],
     }
     this.entries.set(eventId, entry)
+    this.changed(eventId)
     const list: Delivery[] = []
     this.deliveries.set(eventId, list)
     const immediate: Promise<void>[] = []
@@ -209,6 +238,7 @@ export class DeliveryEngine {
         delivery.view.nextAttemptTime = undefined
         delivery.view.state = 'failed'
         delivery.view.reason = 'subscription deleted'
+        this.changed(delivery.view.eventId)
       }
     }
   }
@@ -224,6 +254,16 @@ export class DeliveryEngine {
 
   has(eventId: string): boolean {
     return this.entries.has(eventId)
+  }
+
+  /** The latest `limit` logged events, oldest first, and how many the log holds. */
+  recent(limit: number): { entries: SandboxLogEntry[]; total: number } {
+    const all = [...this.entries.values()]
+    return { entries: structuredClone(all.slice(Math.max(0, all.length - limit))), total: all.length }
+  }
+
+  private changed(eventId: string): void {
+    this.options.onChange?.(eventId)
   }
 
   /** Resolves once no send is running and, when `waitForChaos`, no chaos-delayed send is waiting. */
@@ -301,6 +341,7 @@ export class DeliveryEngine {
       view.state = 'failed'
       view.reason = `no 2XX answer within ${RETRY_HOURS} hours`
       this.options.logger?.(`✗ ${view.eventType} ${view.eventId} → ${view.subscriptionId}: failed, retries exhausted`)
+      this.changed(view.eventId)
       return
     }
     const due = view.firstAttemptTime + delivery.nextRetry * HOUR_MS
@@ -309,6 +350,7 @@ export class DeliveryEngine {
       () => this.fire(delivery, false),
       Math.max(0, due - this.options.clock.now()),
     )
+    this.changed(view.eventId)
   }
 
   private send(delivery: Delivery, kind: SandboxAttempt['kind'], retry?: number): Promise<void> {
@@ -344,6 +386,7 @@ export class DeliveryEngine {
       ...(result.error === undefined ? {} : { error: result.error }),
       latencyMs: result.latencyMs,
       ...(result.response === undefined ? {} : { response: result.response }),
+      signature: result.signature,
     }
     const { view } = delivery
     view.attempts.push(attempt)
@@ -354,6 +397,7 @@ export class DeliveryEngine {
       delivery.timer = undefined
       view.nextAttemptTime = undefined
     }
+    this.changed(view.eventId)
     this.options.logger?.(
       `${result.ok ? '✓' : '·'} ${view.eventType} ${view.eventId} → ${subscription.url} (${kind}${retry ? ` ${retry}` : ''}): ${
         result.status ?? result.error
@@ -369,6 +413,7 @@ export class DeliveryEngine {
       if (entry.deliveries.some((d) => d.state === 'pending')) continue
       this.entries.delete(eventId)
       this.deliveries.delete(eventId)
+      this.changed(eventId)
     }
   }
 }

@@ -5,16 +5,33 @@ import type { Caller } from './auth.js'
 import { isManualClock } from './clock.js'
 import { DeliveryEngine, postSigned, serializeEvent } from './delivery.js'
 import { SandboxHttpError } from './errors.js'
+import { EventHub } from './events.js'
+import type { ControlGuard } from './guard.js'
 import { createSandboxHandler, type SandboxCore } from './http.js'
 import { resolveOptions, type SandboxOptions } from './options.js'
 import {
+  dashboardView,
   parseSubscriptionBody,
   RESELLER_SCOPED_EVENTS,
   type SubscriptionFields,
   SubscriptionStore,
 } from './subscriptions.js'
+import { isLoopbackAddress } from './targets.js'
 import { createTokenIssuer } from './tokens.js'
-import type { Sandbox } from './types.js'
+import type { Sandbox, SandboxCredentials } from './types.js'
+
+/** Events the dashboard's first view carries; older ones stay readable through `/_sandbox/log`. */
+const DASHBOARD_LOG_LIMIT = 200
+
+/** Why an emit reached no subscription, for the answer of `/_sandbox/emit` and the log line. */
+function noDeliveryReason(credentials: SandboxCredentials, eventType: string, merchantId: number): string {
+  const known =
+    credentials.merchants.some((m) => m.id === merchantId) ||
+    credentials.resellers.some((r) => r.merchantIds.includes(merchantId))
+  return known
+    ? `no active subscription gets ${eventType} events of merchant ${merchantId}: the event is logged but was sent nowhere`
+    : `merchant ${merchantId} is no merchant of the sandbox's accounts, so no subscription gets its events: the event is logged but was sent nowhere`
+}
 
 /** The static message the test endpoint sends: the sample of `eventType`, in the caller's merchant context. */
 function testEvent(eventType: string, merchantId: number | undefined): Record<string, unknown> {
@@ -41,8 +58,18 @@ function testEvent(eventType: string, merchantId: number | undefined): Record<st
  * await sandbox.close()
  */
 export function createSandbox(options: SandboxOptions = {}): Sandbox {
-  const { credentials, clock, chaos, deliveryTimeoutMs, clientTokenTtlMs, logLimit, logger } = resolveOptions(options)
-  const store = new SubscriptionStore()
+  const {
+    credentials,
+    clock,
+    chaos,
+    deliveryTimeoutMs,
+    clientTokenTtlMs,
+    logLimit,
+    logger,
+    controlToken,
+    requireControlToken,
+  } = resolveOptions(options)
+  const store = new SubscriptionStore(() => hub.subscriptionsChanged())
   const engine = new DeliveryEngine({
     clock,
     timeoutMs: deliveryTimeoutMs,
@@ -50,7 +77,15 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     logLimit,
     subscription: (id) => store.get(id),
     logger,
+    onChange: (eventId) => hub.entryChanged(eventId),
   })
+  const clockView = () => ({ now: clock.now(), manual: isManualClock(clock) })
+  const hub = new EventHub({
+    entry: (eventId) => engine.entry(eventId),
+    subscriptions: () => store.all().map(dashboardView),
+    clock: clockView,
+  })
+  const guard: ControlGuard = { token: controlToken, mode: requireControlToken, exposed: false }
   const defaultMerchantId = credentials.resellers[0]?.merchantIds[0] ?? credentials.merchants[0]?.id ?? 1234
   let server: Server | undefined
   let url: string | undefined
@@ -79,13 +114,21 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
       ...(data ? { data } : {}),
       ...(eventId ? { eventId } : {}),
     })
-    return engine.dispatch(event, store.matching(eventType, merchantId, credentials.resellers), merchantId)
+    const entry = await engine.dispatch(event, store.matching(eventType, merchantId, credentials.resellers), merchantId)
+    if (entry.deliveries.length === 0) {
+      logger?.(`! ${eventType} ${entry.eventId}: ${noDeliveryReason(credentials, eventType, merchantId)}`)
+    }
+    return entry
   }
 
   const advance: Sandbox['advance'] = async (ms) => {
     if (!isManualClock(clock)) throw new SandboxHttpError(409, 'the sandbox runs on a real clock; pass clock: "manual"')
     await engine.idle(false)
-    await clock.advance(ms)
+    try {
+      await clock.advance(ms)
+    } finally {
+      hub.clockChanged()
+    }
   }
 
   const core: SandboxCore = {
@@ -110,6 +153,26 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
       return result
     },
     clientToken: createTokenIssuer(clock, clientTokenTtlMs),
+    guard,
+    hub,
+    noDeliveryReason: (eventType, merchantId) => noDeliveryReason(credentials, eventType, merchantId),
+    hello() {
+      const { entries, total } = engine.recent(DASHBOARD_LOG_LIMIT)
+      return {
+        clock: clockView(),
+        chaos: chaos ? { seed: chaos.seed } : null,
+        eventTypes: Object.keys(samples),
+        merchantIds: [
+          ...new Set([
+            ...credentials.resellers.flatMap((r) => r.merchantIds),
+            ...credentials.merchants.map((m) => m.id),
+          ]),
+        ],
+        subscriptions: store.all().map(dashboardView),
+        log: entries,
+        total,
+      }
+    },
   }
   const handler = createSandboxHandler(core)
 
@@ -120,6 +183,10 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     clock,
     credentials,
     chaos,
+    controlToken,
+    get controlTokenRequired() {
+      return guard.mode ?? guard.exposed
+    },
     handler,
     emit,
     advance,
@@ -169,16 +236,21 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
       const address = listening.address() as AddressInfo
       const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address
       url = `http://${shownHost}:${address.port}`
+      guard.exposed = !isLoopbackAddress(address.address)
+      const tokenNeeded = sandbox.controlTokenRequired
       logger?.(
         `payhooks sandbox on ${url}: reseller key ${credentials.resellers.map((r) => r.key).join(', ')}; merchants ${credentials.merchants
           .map((m) => `${m.id} (${m.username}:${m.apiKey})`)
-          .join(', ')}${chaos ? `; chaos seed ${chaos.seed}` : ''}`,
+          .join(', ')}${chaos ? `; chaos seed ${chaos.seed}` : ''}; dashboard ${url}/${
+          tokenNeeded ? `?token=${encodeURIComponent(controlToken)}; control token ${controlToken}` : ''
+        }`,
       )
       return { url }
     },
     close() {
       closing ??= (async () => {
         const running = server
+        hub.close()
         await engine.close()
         if (running) {
           await new Promise<void>((resolve) => {
