@@ -8,6 +8,7 @@ const PAGE = `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>payhooks sandbox</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="/_sandbox/ui/app.css">
 <script type="module" src="/_sandbox/ui/app.js"></script>
 </head>
@@ -126,7 +127,7 @@ textarea { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12p
 .event > details > summary::before { content: "▸"; color: var(--muted); }
 .event > details[open] > summary::before { content: "▾"; }
 .event .type { font-weight: 600; }
-.event .id { color: var(--muted); }
+.event .id { color: var(--muted); order: 10; flex-basis: 100%; padding-left: 18px; font-size: 11.5px; }
 .event .meta { color: var(--muted); font-size: 12.5px; }
 .event .resend { margin-left: auto; padding: 3px 10px; }
 .event-body { padding: 0 14px 12px; }
