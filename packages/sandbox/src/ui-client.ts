@@ -334,7 +334,7 @@ export function dashboardApp(): void {
         next !== undefined &&
           h(
             'span',
-            { class: 'next' },
+            { class: 'next-attempt' },
             `next attempt ${clockTime(next)} (${next > now() ? `in ${duration(next - now())}` : 'due'})`,
           ),
         delivery.reason && h('span', { class: 'reason' }, delivery.reason),

@@ -140,7 +140,7 @@ textarea { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12p
 .delivery { border-top: 1px solid var(--line); padding: 10px 0 4px; }
 .delivery-head { display: flex; flex-wrap: wrap; align-items: center; gap: 6px 10px; }
 .delivery-head .url { overflow-wrap: anywhere; }
-.delivery-head .next { font-size: 12.5px; color: var(--wait); }
+.delivery-head .next-attempt { font-size: 12.5px; color: var(--wait); }
 .delivery-head .reason { font-size: 12.5px; color: var(--fail); }
 .timeline { padding: 30px 14px 22px; }
 .track { position: relative; height: 2px; background: var(--line); }
