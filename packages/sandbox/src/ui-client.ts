@@ -57,6 +57,8 @@ export function dashboardApp(): void {
   const TOKEN_KEY = 'payhooks-sandbox-token'
   const entries = new Map<string, Entry>()
   const closed = new Set<string>()
+  const openPayloads = new Set<string>()
+  let noticeTimer: ReturnType<typeof setTimeout> | undefined
   let subscriptions: Subscription[] = []
   let clock: Clock = { now: Date.now(), manual: false }
   let clockReceived = performance.now()
@@ -110,6 +112,8 @@ export function dashboardApp(): void {
     element.textContent = text
     element.dataset.kind = kind
     element.hidden = text === ''
+    clearTimeout(noticeTimer)
+    if (kind === 'info' && text !== '') noticeTimer = setTimeout(() => notice(''), 5000)
   }
 
   async function api(path: string, body?: unknown): Promise<Record<string, unknown>> {
@@ -346,6 +350,20 @@ export function dashboardApp(): void {
     )
   }
 
+  function payload(entry: Entry): HTMLElement {
+    const details = h(
+      'details',
+      { class: 'payload', open: openPayloads.has(entry.eventId) },
+      h('summary', {}, `Signed payload (${entry.body.length} bytes)`),
+      h('pre', {}, entry.body),
+    ) as HTMLDetailsElement
+    details.addEventListener('toggle', () => {
+      if (details.open) openPayloads.add(entry.eventId)
+      else openPayloads.delete(entry.eventId)
+    })
+    return details
+  }
+
   function card(entry: Entry): HTMLElement {
     const state = entryState(entry)
     const resend = h('button', { type: 'button', class: 'resend', disabled: entry.deliveries.length === 0 }, 'Resend')
@@ -378,12 +396,7 @@ export function dashboardApp(): void {
         entry.deliveries.length === 0 &&
           h('p', { class: 'warning' }, 'No active subscription got this event, so nothing was sent.'),
         ...entry.deliveries.map(deliveryView),
-        h(
-          'details',
-          { class: 'payload' },
-          h('summary', {}, `Signed payload (${entry.body.length} bytes)`),
-          h('pre', {}, entry.body),
-        ),
+        payload(entry),
       ),
     )
     details.addEventListener('toggle', () => {
