@@ -79,5 +79,13 @@ describe('checkControlAccess', () => {
       expect({ name, status: status(auto(), request({ host: name })) }).toEqual({ name, status: 403 })
     }
     expect(status(auto(), request({ host: 'evil.example', 'x-sandbox-token': TOKEN }))).toBe(200)
+    // Waived on purpose: any Host, as for a sandbox other containers reach by its name.
+    expect(status({ token: TOKEN, mode: false, exposed: true }, request({ host: 'sandbox:4010' }))).toBe(200)
+    expect(
+      status(
+        { token: TOKEN, mode: false, exposed: true },
+        request({ host: 'sandbox:4010', origin: 'http://evil.example' }),
+      ),
+    ).toBe(403)
   })
 })

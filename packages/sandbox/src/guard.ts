@@ -57,8 +57,8 @@ function isLocalName(hostname: string | undefined): boolean {
 /**
  * Throws a 401 or 403 unless the control request may go on: a browser request from another origin
  * is refused (403); a token sent must be right (401); without one, the token must not be required
- * (401) and the Host must be localhost or an IP literal (403), so a page whose name was rebound to
- * 127.0.0.1 cannot read the credentials.
+ * (401) and, unless the token is waived (`requireControlToken: false`), the Host must be localhost
+ * or an IP literal (403), so a page whose name was rebound to 127.0.0.1 cannot read the credentials.
  */
 export function checkControlAccess(guard: ControlGuard, request: IncomingMessage, url: URL): void {
   const origin = header(request, 'origin')
@@ -87,6 +87,8 @@ export function checkControlAccess(guard: ControlGuard, request: IncomingMessage
       { 'www-authenticate': 'Bearer realm="payhooks-sandbox"' },
     )
   }
+  // Waived on purpose (`requireControlToken: false`), as for a sandbox other containers reach by name.
+  if (guard.mode === false) return
   const hostname = hostnameOf(header(request, 'host'))
   if (!isLocalName(hostname)) {
     throw new SandboxHttpError(

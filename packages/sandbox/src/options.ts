@@ -88,6 +88,8 @@ export interface SandboxOptions {
    * Unset: the token is needed once the sandbox listens on an address other than loopback, and for
    * requests that arrive on such an address (a handler mounted in a server of your own).
    * @default undefined (auto)
+   * @example
+   * createSandbox({ requireControlToken: true, controlToken: process.env.PAYHOOKS_SANDBOX_TOKEN })
    */
   requireControlToken?: boolean
 }

@@ -3,14 +3,15 @@ import type { AddressInfo } from 'node:net'
 import { sampleEvent, samples } from '@payhooks/testing'
 import type { Caller } from './auth.js'
 import { isManualClock } from './clock.js'
-import { DeliveryEngine, postSigned, serializeEvent } from './delivery.js'
+import { type DashboardParts, firstView, liveSource, noDeliveryReason } from './dashboard.js'
+import { DeliveryEngine } from './delivery.js'
 import { SandboxHttpError } from './errors.js'
 import { EventHub } from './events.js'
 import type { ControlGuard } from './guard.js'
 import { createSandboxHandler, type SandboxCore } from './http.js'
 import { resolveOptions, type SandboxOptions } from './options.js'
+import { postSigned, serializeEvent } from './send.js'
 import {
-  dashboardView,
   parseSubscriptionBody,
   RESELLER_SCOPED_EVENTS,
   type SubscriptionFields,
@@ -18,20 +19,7 @@ import {
 } from './subscriptions.js'
 import { isLoopbackAddress } from './targets.js'
 import { createTokenIssuer } from './tokens.js'
-import type { Sandbox, SandboxCredentials } from './types.js'
-
-/** Events the dashboard's first view carries; older ones stay readable through `/_sandbox/log`. */
-const DASHBOARD_LOG_LIMIT = 200
-
-/** Why an emit reached no subscription, for the answer of `/_sandbox/emit` and the log line. */
-function noDeliveryReason(credentials: SandboxCredentials, eventType: string, merchantId: number): string {
-  const known =
-    credentials.merchants.some((m) => m.id === merchantId) ||
-    credentials.resellers.some((r) => r.merchantIds.includes(merchantId))
-  return known
-    ? `no active subscription gets ${eventType} events of merchant ${merchantId}: the event is logged but was sent nowhere`
-    : `merchant ${merchantId} is no merchant of the sandbox's accounts, so no subscription gets its events: the event is logged but was sent nowhere`
-}
+import type { Sandbox } from './types.js'
 
 /** The static message the test endpoint sends: the sample of `eventType`, in the caller's merchant context. */
 function testEvent(eventType: string, merchantId: number | undefined): Record<string, unknown> {
@@ -79,12 +67,8 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     logger,
     onChange: (eventId) => hub.entryChanged(eventId),
   })
-  const clockView = () => ({ now: clock.now(), manual: isManualClock(clock) })
-  const hub = new EventHub({
-    entry: (eventId) => engine.entry(eventId),
-    subscriptions: () => store.all().map(dashboardView),
-    clock: clockView,
-  })
+  const dashboard: DashboardParts = { engine, store, clock, chaos, credentials }
+  const hub = new EventHub(liveSource(dashboard))
   const guard: ControlGuard = { token: controlToken, mode: requireControlToken, exposed: false }
   const defaultMerchantId = credentials.resellers[0]?.merchantIds[0] ?? credentials.merchants[0]?.id ?? 1234
   let server: Server | undefined
@@ -156,23 +140,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     guard,
     hub,
     noDeliveryReason: (eventType, merchantId) => noDeliveryReason(credentials, eventType, merchantId),
-    hello() {
-      const { entries, total } = engine.recent(DASHBOARD_LOG_LIMIT)
-      return {
-        clock: clockView(),
-        chaos: chaos ? { seed: chaos.seed } : null,
-        eventTypes: Object.keys(samples),
-        merchantIds: [
-          ...new Set([
-            ...credentials.resellers.flatMap((r) => r.merchantIds),
-            ...credentials.merchants.map((m) => m.id),
-          ]),
-        ],
-        subscriptions: store.all().map(dashboardView),
-        log: entries,
-        total,
-      }
-    },
+    hello: () => firstView(dashboard),
   }
   const handler = createSandboxHandler(core)
 

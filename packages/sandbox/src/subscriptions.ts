@@ -145,17 +145,3 @@ export function resourceOf(subscription: SandboxSubscription) {
     signature_secret: subscription.signature_secret,
   }
 }
-
-/** A subscription as the dashboard shows it: no secret, and the owner by reseller id or merchant id. */
-export function dashboardView(subscription: SandboxSubscription) {
-  return {
-    id: subscription.id,
-    url: subscription.url,
-    event_types: [...subscription.event_types],
-    is_active: subscription.is_active,
-    owner:
-      subscription.scope === 'reseller'
-        ? `reseller ${subscription.resellerKey?.split('|')[0] ?? ''}`
-        : `merchant ${subscription.merchantId}`,
-  }
-}

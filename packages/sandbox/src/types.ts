@@ -159,6 +159,11 @@ export interface Sandbox {
   /**
    * The token that opens the control routes (`/_sandbox/*`, the dashboard's data) when they need
    * one: sent as `x-sandbox-token: <token>` or `authorization: Bearer <token>`, or `?token=` on GET.
+   *
+   * @example
+   * const { url } = await sandbox.listen(4010, '0.0.0.0')
+   * console.log(`dashboard: ${url}/?token=${encodeURIComponent(sandbox.controlToken)}`)
+   * await fetch(`${url}/_sandbox/log`, { headers: { 'x-sandbox-token': sandbox.controlToken } })
    */
   readonly controlToken: string
   /**
