@@ -13,7 +13,8 @@ const sandbox: CommandSpec = {
     'Point the service commands at it with --base-url or PAYHOOKS_BASE_URL.',
     'Its dashboard (the printed address, path /) shows subscriptions, events and every attempt, live.',
     'With --manual-clock time stands still until `payhooks sandbox advance 1h` (or the dashboard) moves it,',
-    'so the hourly retries play out in minutes. Listening beyond loopback (--host 0.0.0.0) puts the',
+    'so the hourly retries play out in minutes (chaos-delayed first sends wait for it too: add --no-chaos',
+    'to see every first send at once). Listening beyond loopback (--host 0.0.0.0) puts the',
     'control routes and the dashboard behind a token, printed at start (x-sandbox-token header).',
   ],
   examples: [
