@@ -16,7 +16,8 @@ interface ServerSentEvent {
 async function openStream(url: string) {
   const controller = new AbortController()
   const response = await fetch(url, { signal: controller.signal })
-  const reader = (response.body as ReadableStream<Uint8Array>).pipeThrough(new TextDecoderStream()).getReader()
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader()
+  const decoder = new TextDecoder()
   let buffer = ''
   const queue: ServerSentEvent[] = []
   async function next(name: string): Promise<ServerSentEvent> {
@@ -25,7 +26,7 @@ async function openStream(url: string) {
       if (index >= 0) return queue.splice(index, 1)[0] as ServerSentEvent
       const { value, done } = await reader.read()
       if (done) throw new Error(`stream ended before a ${name} event`)
-      buffer += value
+      buffer += decoder.decode(value, { stream: true })
       let end = buffer.indexOf('\n\n')
       while (end >= 0) {
         const block = buffer.slice(0, end)
