@@ -2,8 +2,9 @@
 // Builds the packages, makes sure a real redis-server runs for the Redis tests, then runs vitest.
 // REDIS_URL set: that server is used. Otherwise redis-server is started on a free loopback port and
 // stopped afterwards; on a machine without it, the Debian package is installed when we are root.
+// Chromium (for the dashboard test) is installed the same way.
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -55,6 +56,15 @@ if (!process.env.REDIS_URL) {
   process.env.REDIS_URL = `redis://127.0.0.1:${port}`
   process.env.REDIS_SERVER_BIN = bin
   console.log(`redis-server ${bin} on ${process.env.REDIS_URL}`)
+}
+
+// The sandbox dashboard test drives Debian's Chromium at /usr/bin/chromium through playwright-core.
+if (!existsSync('/usr/bin/chromium') && process.getuid?.() === 0 && which('apt-get')) {
+  console.log('chromium not found: installing the Debian package chromium')
+  if (run('apt-get', ['update', '-qq']) === 0) run('apt-get', ['install', '-y', '-qq', 'chromium'])
+}
+if (!existsSync('/usr/bin/chromium')) {
+  console.error('/usr/bin/chromium is missing, so the sandbox dashboard test will fail: apt-get install chromium')
 }
 
 // The JSON report gives one closing line CI can read: 'Tests: N passed, N failed'.

@@ -343,11 +343,11 @@ describe('send test webhook', () => {
     expect(allowed.json).toEqual({ data: { status_code: 200 } })
   })
 
-  it('answers 502 when the url does not answer', async () => {
+  it('answers 502 with a fixed message when the url does not answer, never the network error', async () => {
     const port = await unusedPort()
     const response = await test(RESELLER, { url: `http://127.0.0.1:${port}/x`, event_type: 'transaction_settled' })
     expect(response.status).toBe(502)
-    expect(response.json.error.message).toMatch(/ECONNREFUSED/)
+    expect(response.json).toEqual({ error: { message: 'test webhook: the target did not answer' } })
   })
 })
 
@@ -428,6 +428,51 @@ describe('control routes (/_sandbox)', () => {
     } finally {
       status = 200
       await target.close()
+    }
+  })
+
+  it('says so when an emit reaches no subscription: deliveries 0 and a warning', async () => {
+    const matched = await create(RESELLER, 1, subscription({ event_types: ['payment_created'] }))
+    try {
+      const delivered = await call(base, 'POST', '/_sandbox/emit', {
+        body: { event_type: 'payment_created', merchant_id: 1 },
+      })
+      expect([delivered.status, delivered.json.deliveries, delivered.json.warning]).toEqual([200, 1, undefined])
+
+      const unknownMerchant = await call(base, 'POST', '/_sandbox/emit', {
+        body: { event_type: 'payment_created', merchant_id: 9999 },
+      })
+      expect(unknownMerchant.status).toBe(200)
+      expect(unknownMerchant.json.deliveries).toBe(0)
+      expect(unknownMerchant.json.data.deliveries).toEqual([])
+      expect(unknownMerchant.json.warning).toMatch(/^merchant 9999 is no merchant of the sandbox's accounts/)
+
+      const otherType = await call(base, 'POST', '/_sandbox/emit', {
+        body: { event_type: 'payment_created', merchant_id: 2 },
+      })
+      expect(otherType.json.deliveries).toBe(0)
+      expect(otherType.json.warning).toBe(
+        'no active subscription gets payment_created events of merchant 2: the event is logged but was sent nowhere',
+      )
+    } finally {
+      await call(base, 'DELETE', `/ps/webhook/subscription/${matched.id}`, { auth: RESELLER, merchantId: 1 })
+    }
+  })
+
+  it('resends an event to every subscription it was delivered to, and 404s unknown ids', async () => {
+    const before = receiver.requests.length
+    const { id } = await create(RESELLER, 1, subscription({ event_types: ['payment_created'] }))
+    try {
+      const { eventId } = await sandbox.emit('payment_created', undefined, { merchantId: 1 })
+      const resent = await call(base, 'POST', '/_sandbox/resend', { body: { ids: [eventId, eventId] } })
+      expect([resent.status, resent.json]).toEqual([200, { data: { sends: 1 } }])
+      expect(receiver.requests.length - before).toBe(2)
+      expect(sandbox.deliveries(eventId)[0]?.attempts.map((a) => a.kind)).toEqual(['scheduled', 'resend'])
+      const unknown = await call(base, 'POST', '/_sandbox/resend', { body: { ids: [eventId, 'evt_nope'] } })
+      expect([unknown.status, unknown.json.error.message]).toEqual([404, 'no delivered event with id evt_nope'])
+      expect((await call(base, 'POST', '/_sandbox/resend', { body: { ids: [] } })).status).toBe(400)
+    } finally {
+      await call(base, 'DELETE', `/ps/webhook/subscription/${id}`, { auth: RESELLER, merchantId: 1 })
     }
   })
 

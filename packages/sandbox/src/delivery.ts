@@ -1,75 +1,11 @@
-import { SIGNATURE_HEADER, sign } from '@payhooks/core'
 import type { Clock, ClockTimer } from './clock.js'
+import { postSigned, serializeEvent } from './send.js'
 import type { ResolvedChaos, SandboxAttempt, SandboxDelivery, SandboxLogEntry, SandboxSubscription } from './types.js'
 
 /** One hour, the retry interval of spec 6.1. */
 export const HOUR_MS = 3_600_000
 /** Retries after the first send: one an hour, the last 72 hours after it. */
 export const RETRY_HOURS = 72
-
-/** Result of one POST, before it is logged. */
-export interface PostResult {
-  ok: boolean
-  status?: number
-  error?: string
-  latencyMs: number
-  response?: string
-}
-
-/**
- * JSON with every non-ASCII character escaped, so the body is pure ASCII as spec 6.2 signs it,
- * and the bytes are the same whatever encoding a receiver assumes.
- */
-export function serializeEvent(event: unknown): string {
-  return JSON.stringify(event).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
-}
-
-/** fetch only says "fetch failed"; the reason (ECONNREFUSED, bad port, ...) is in its cause. */
-function describeError(error: unknown): string {
-  const cause = (error as { cause?: { code?: string; message?: string } })?.cause
-  if (cause?.code) return `${cause.code}${cause.message ? `: ${cause.message}` : ''}`
-  if (cause?.message) return cause.message
-  return error instanceof Error ? error.message : String(error)
-}
-
-/** POSTs `body` signed with `secret`, waiting at most `timeoutMs` for the status. */
-export async function postSigned(
-  url: string,
-  secret: string,
-  body: string,
-  timeoutMs: number,
-  stop?: AbortSignal,
-): Promise<PostResult> {
-  const bytes = new TextEncoder().encode(body)
-  const headers = {
-    'content-type': 'application/json',
-    [SIGNATURE_HEADER]: await sign(secret, bytes),
-    'user-agent': 'payhooks-sandbox',
-  }
-  const timeout = AbortSignal.timeout(timeoutMs)
-  const signal = stop ? AbortSignal.any([timeout, stop]) : timeout
-  const started = performance.now()
-  try {
-    const response = await fetch(url, { method: 'POST', body: bytes, headers, signal, redirect: 'manual' })
-    const latencyMs = Math.round(performance.now() - started)
-    let text = ''
-    try {
-      text = await response.text()
-    } catch {
-      // The status arrived in time; a body cut short does not change the outcome.
-    }
-    const ok = response.status >= 200 && response.status < 300
-    return { ok, status: response.status, latencyMs, ...(text ? { response: text.slice(0, 500) } : {}) }
-  } catch (error) {
-    const latencyMs = Math.round(performance.now() - started)
-    const reason = timeout.aborted
-      ? `no answer within ${timeoutMs} ms`
-      : stop?.aborted
-        ? 'sandbox closed'
-        : describeError(error)
-    return { ok: false, error: reason, latencyMs }
-  }
-}
 
 /** Small deterministic PRNG (mulberry32): the same seed gives the same chaos. */
 export function seededRandom(seed: number): () => number {
@@ -105,6 +41,8 @@ export interface DeliveryEngineOptions {
   logLimit: number
   subscription(id: string): SandboxSubscription | undefined
   logger: ((line: string) => void) | undefined
+  /** Runs after an event is logged, gets an attempt or changes state, or is dropped from the log. */
+  onChange?(eventId: string): void
 }
 
 /**
@@ -149,6 +87,7 @@ export class DeliveryEngine {
       deliveries: [],
     }
     this.entries.set(eventId, entry)
+    this.changed(eventId)
     const list: Delivery[] = []
     this.deliveries.set(eventId, list)
     const immediate: Promise<void>[] = []
@@ -209,6 +148,7 @@ export class DeliveryEngine {
         delivery.view.nextAttemptTime = undefined
         delivery.view.state = 'failed'
         delivery.view.reason = 'subscription deleted'
+        this.changed(delivery.view.eventId)
       }
     }
   }
@@ -224,6 +164,16 @@ export class DeliveryEngine {
 
   has(eventId: string): boolean {
     return this.entries.has(eventId)
+  }
+
+  /** The latest `limit` logged events, oldest first, and how many the log holds. */
+  recent(limit: number): { entries: SandboxLogEntry[]; total: number } {
+    const all = [...this.entries.values()]
+    return { entries: structuredClone(all.slice(Math.max(0, all.length - limit))), total: all.length }
+  }
+
+  private changed(eventId: string): void {
+    this.options.onChange?.(eventId)
   }
 
   /** Resolves once no send is running and, when `waitForChaos`, no chaos-delayed send is waiting. */
@@ -301,6 +251,7 @@ export class DeliveryEngine {
       view.state = 'failed'
       view.reason = `no 2XX answer within ${RETRY_HOURS} hours`
       this.options.logger?.(`✗ ${view.eventType} ${view.eventId} → ${view.subscriptionId}: failed, retries exhausted`)
+      this.changed(view.eventId)
       return
     }
     const due = view.firstAttemptTime + delivery.nextRetry * HOUR_MS
@@ -309,6 +260,7 @@ export class DeliveryEngine {
       () => this.fire(delivery, false),
       Math.max(0, due - this.options.clock.now()),
     )
+    this.changed(view.eventId)
   }
 
   private send(delivery: Delivery, kind: SandboxAttempt['kind'], retry?: number): Promise<void> {
@@ -344,6 +296,7 @@ export class DeliveryEngine {
       ...(result.error === undefined ? {} : { error: result.error }),
       latencyMs: result.latencyMs,
       ...(result.response === undefined ? {} : { response: result.response }),
+      signature: result.signature,
     }
     const { view } = delivery
     view.attempts.push(attempt)
@@ -354,6 +307,7 @@ export class DeliveryEngine {
       delivery.timer = undefined
       view.nextAttemptTime = undefined
     }
+    this.changed(view.eventId)
     this.options.logger?.(
       `${result.ok ? '✓' : '·'} ${view.eventType} ${view.eventId} → ${subscription.url} (${kind}${retry ? ` ${retry}` : ''}): ${
         result.status ?? result.error
@@ -369,6 +323,7 @@ export class DeliveryEngine {
       if (entry.deliveries.some((d) => d.state === 'pending')) continue
       this.entries.delete(eventId)
       this.deliveries.delete(eventId)
+      this.changed(eventId)
     }
   }
 }

@@ -1,4 +1,4 @@
-import { randomInt } from 'node:crypto'
+import { randomBytes, randomInt } from 'node:crypto'
 import { RESELLER_KEY } from './auth.js'
 import { type Clock, createManualClock, realClock } from './clock.js'
 import { HOUR_MS } from './delivery.js'
@@ -78,6 +78,20 @@ export interface SandboxOptions {
    * @default undefined
    */
   logger?: (line: string) => void
+  /**
+   * Token of the control routes and the dashboard's data (at least 16 visible ASCII characters).
+   * @default a random token, readable as `sandbox.controlToken`
+   */
+  controlToken?: string
+  /**
+   * `true`: every control request needs the token. `false`: none does, wherever the sandbox listens.
+   * Unset: the token is needed once the sandbox listens on an address other than loopback, and for
+   * requests that arrive on such an address (a handler mounted in a server of your own).
+   * @default undefined (auto)
+   * @example
+   * createSandbox({ requireControlToken: true, controlToken: process.env.PAYHOOKS_SANDBOX_TOKEN })
+   */
+  requireControlToken?: boolean
 }
 
 /**
@@ -105,6 +119,8 @@ export interface ResolvedOptions {
   clientTokenTtlMs: number
   logLimit: number
   logger: ((line: string) => void) | undefined
+  controlToken: string
+  requireControlToken: boolean | undefined
 }
 
 /** Applies the defaults and checks the options; throws a TypeError or RangeError naming the bad one. */
@@ -119,6 +135,14 @@ export function resolveOptions(options: SandboxOptions): ResolvedOptions {
   const chaos = resolveChaos(options.chaos)
   const deliveryTimeoutMs = options.deliveryTimeoutMs ?? 10_000
   if (!(deliveryTimeoutMs > 0)) throw new RangeError('createSandbox: deliveryTimeoutMs must be positive')
+  const controlToken = options.controlToken ?? randomBytes(24).toString('base64url')
+  if (typeof controlToken !== 'string' || !/^[\x21-\x7e]{16,}$/.test(controlToken)) {
+    throw new TypeError('createSandbox: controlToken must be at least 16 visible ASCII characters, no spaces')
+  }
+  const { requireControlToken } = options
+  if (requireControlToken !== undefined && typeof requireControlToken !== 'boolean') {
+    throw new TypeError('createSandbox: requireControlToken must be a boolean')
+  }
   return {
     credentials,
     clock,
@@ -127,6 +151,8 @@ export function resolveOptions(options: SandboxOptions): ResolvedOptions {
     clientTokenTtlMs: options.clientTokenTtlMs ?? HOUR_MS,
     logLimit: options.logLimit ?? 10_000,
     logger: options.logger,
+    controlToken,
+    requireControlToken,
   }
 }
 

@@ -4,16 +4,21 @@ import type { AddressInfo } from 'node:net'
 import { sampleEvent, samples } from '@payhooks/testing'
 import type { Caller } from './auth.js'
 import { isManualClock } from './clock.js'
-import { DeliveryEngine, postSigned, serializeEvent } from './delivery.js'
+import { type DashboardParts, firstView, liveSource, noDeliveryReason } from './dashboard.js'
+import { DeliveryEngine } from './delivery.js'
 import { SandboxHttpError } from './errors.js'
+import { EventHub } from './events.js'
+import type { ControlGuard } from './guard.js'
 import { createSandboxHandler, type SandboxCore } from './http.js'
 import { resolveOptions, type SandboxOptions } from './options.js'
+import { postSigned, serializeEvent } from './send.js'
 import {
   parseSubscriptionBody,
   RESELLER_SCOPED_EVENTS,
   type SubscriptionFields,
   SubscriptionStore,
 } from './subscriptions.js'
+import { isLoopbackAddress } from './targets.js'
 import { createTokenIssuer } from './tokens.js'
 import type { Sandbox } from './types.js'
 
@@ -45,8 +50,18 @@ function testEvent(eventType: string, merchantId: number | undefined): Record<st
  * await sandbox.close()
  */
 export function createSandbox(options: SandboxOptions = {}): Sandbox {
-  const { credentials, clock, chaos, deliveryTimeoutMs, clientTokenTtlMs, logLimit, logger } = resolveOptions(options)
-  const store = new SubscriptionStore()
+  const {
+    credentials,
+    clock,
+    chaos,
+    deliveryTimeoutMs,
+    clientTokenTtlMs,
+    logLimit,
+    logger,
+    controlToken,
+    requireControlToken,
+  } = resolveOptions(options)
+  const store = new SubscriptionStore(() => hub.subscriptionsChanged())
   const engine = new DeliveryEngine({
     clock,
     timeoutMs: deliveryTimeoutMs,
@@ -54,7 +69,11 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     logLimit,
     subscription: (id) => store.get(id),
     logger,
+    onChange: (eventId) => hub.entryChanged(eventId),
   })
+  const dashboard: DashboardParts = { engine, store, clock, chaos, credentials }
+  const hub = new EventHub(liveSource(dashboard))
+  const guard: ControlGuard = { token: controlToken, mode: requireControlToken, exposed: false }
   const defaultMerchantId = credentials.resellers[0]?.merchantIds[0] ?? credentials.merchants[0]?.id ?? 1234
   let server: Server | undefined
   let url: string | undefined
@@ -83,13 +102,21 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
       ...(data ? { data } : {}),
       ...(eventId ? { eventId } : {}),
     })
-    return engine.dispatch(event, store.matching(eventType, merchantId, credentials.resellers), merchantId)
+    const entry = await engine.dispatch(event, store.matching(eventType, merchantId, credentials.resellers), merchantId)
+    if (entry.deliveries.length === 0) {
+      logger?.(`! ${eventType} ${entry.eventId}: ${noDeliveryReason(credentials, eventType, merchantId)}`)
+    }
+    return entry
   }
 
   const advance: Sandbox['advance'] = async (ms) => {
     if (!isManualClock(clock)) throw new SandboxHttpError(409, 'the sandbox runs on a real clock; pass clock: "manual"')
     await engine.idle(false)
-    await clock.advance(ms)
+    try {
+      await clock.advance(ms)
+    } finally {
+      hub.clockChanged()
+    }
   }
 
   const core: SandboxCore = {
@@ -114,6 +141,10 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
       return result
     },
     clientToken: createTokenIssuer(clock, clientTokenTtlMs),
+    guard,
+    hub,
+    noDeliveryReason: (eventType, merchantId) => noDeliveryReason(credentials, eventType, merchantId),
+    hello: () => firstView(dashboard),
   }
   const handler = createSandboxHandler(core)
 
@@ -124,6 +155,10 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     clock,
     credentials,
     chaos,
+    controlToken,
+    get controlTokenRequired() {
+      return guard.mode ?? guard.exposed
+    },
     handler,
     emit,
     advance,
@@ -173,16 +208,21 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
       const address = listening.address() as AddressInfo
       const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address
       url = `http://${shownHost}:${address.port}`
+      guard.exposed = !isLoopbackAddress(address.address)
+      const tokenNeeded = sandbox.controlTokenRequired
       logger?.(
         `payhooks sandbox on ${url}: reseller key ${credentials.resellers.map((r) => r.key).join(', ')}; merchants ${credentials.merchants
           .map((m) => `${m.id} (${m.username}:${m.apiKey})`)
-          .join(', ')}${chaos ? `; chaos seed ${chaos.seed}` : ''}`,
+          .join(', ')}${chaos ? `; chaos seed ${chaos.seed}` : ''}; dashboard ${url}/${
+          tokenNeeded ? `?token=${encodeURIComponent(controlToken)}; control token ${controlToken}` : ''
+        }`,
       )
       return { url }
     },
     close() {
       closing ??= (async () => {
         const running = server
+        hub.close()
         await engine.close()
         if (running) {
           await new Promise<void>((resolve) => {

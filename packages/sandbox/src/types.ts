@@ -65,6 +65,8 @@ export interface SandboxAttempt {
   latencyMs: number
   /** Start of the receiver's response body, up to 500 characters. */
   response?: string
+  /** The `service-hmac-sha256` header sent with this attempt. */
+  signature?: string
 }
 
 /** `pending` until a 2XX arrives (`delivered`) or the 72 hours of retries run out (`failed`). */
@@ -154,6 +156,22 @@ export interface Sandbox {
   readonly credentials: SandboxCredentials
   /** Effective chaos settings (with the seed), or undefined when chaos is off. */
   readonly chaos: ResolvedChaos | undefined
+  /**
+   * The token that opens the control routes (`/_sandbox/*`, the dashboard's data) when they need
+   * one: sent as `x-sandbox-token: <token>` or `authorization: Bearer <token>`, or `?token=` on GET.
+   *
+   * @example
+   * const { url } = await sandbox.listen(4010, '0.0.0.0')
+   * console.log(`dashboard: ${url}/?token=${encodeURIComponent(sandbox.controlToken)}`)
+   * await fetch(`${url}/_sandbox/log`, { headers: { 'x-sandbox-token': sandbox.controlToken } })
+   */
+  readonly controlToken: string
+  /**
+   * Whether every control request must carry {@link Sandbox.controlToken}: `requireControlToken`, or
+   * else true once the sandbox listens on an address other than loopback. (In auto mode a request
+   * arriving on a non-loopback address needs it too, wherever the handler is mounted.)
+   */
+  readonly controlTokenRequired: boolean
   /** The node:http request listener, to mount the sandbox in a server of your own. */
   readonly handler: (request: IncomingMessage, response: ServerResponse) => void
   /**

@@ -1,25 +1,39 @@
 import { createSandbox } from '@payhooks/sandbox'
 import { integerValue, out, stringValue, UsageError } from '../context.js'
 import type { CommandSpec } from '../spec.js'
+import { sandboxControlCommands } from './sandbox-control.js'
 
 const sandbox: CommandSpec = {
   name: ['sandbox'],
-  usage: '[--port 4010] [--host 127.0.0.1] [--no-chaos]',
+  usage: '[--port 4010] [--host 127.0.0.1] [--no-chaos] [--manual-clock] [--token <token>]',
   summary: 'Run a local emulator of the service until Ctrl+C',
   details: [
     'Serves the subscription API with both authorization schemes and delivers signed messages with',
     'hourly retries. Chaos (duplicated and reordered deliveries, as the service may do) is on by default.',
     'Point the service commands at it with --base-url or PAYHOOKS_BASE_URL.',
+    'Its dashboard (the printed address, path /) shows subscriptions, events and every attempt, live.',
+    'With --manual-clock time stands still until `payhooks sandbox advance 1h` (or the dashboard) moves it,',
+    'so the hourly retries play out in minutes (chaos-delayed first sends wait for it too: add --no-chaos',
+    'to see every first send at once). Listening beyond loopback (--host 0.0.0.0) puts the',
+    'control routes and the dashboard behind a token, printed at start (x-sandbox-token header).',
   ],
   examples: [
     'payhooks sandbox',
     'payhooks sandbox --port 0 --no-chaos --json',
+    'payhooks sandbox --manual-clock   # then: payhooks sandbox advance 1h',
     "PAYHOOKS_BASE_URL=http://127.0.0.1:4010 PAYHOOKS_RESELLER_KEY='1001|sandbox-reseller-key' payhooks subscriptions list",
   ],
   options: {
     port: { type: 'string', arg: '<port>', default: '4010', help: 'port to listen on; 0 picks a free one' },
     host: { type: 'string', arg: '<host>', default: '127.0.0.1', help: 'address to listen on' },
     chaos: { type: 'boolean', default: true, help: 'duplicate and reorder deliveries (--no-chaos: off)' },
+    'manual-clock': { type: 'boolean', help: 'time moves only with `payhooks sandbox advance` or the dashboard' },
+    token: {
+      type: 'string',
+      arg: '<token>',
+      env: 'PAYHOOKS_SANDBOX_TOKEN',
+      help: 'control token (default a random one, printed when needed)',
+    },
   },
   positionals: { min: 0, max: 0 },
   async run(ctx) {
@@ -27,8 +41,20 @@ const sandbox: CommandSpec = {
     const host = stringValue(ctx, 'host') as string
     if (host === '') throw new UsageError('--host must not be empty')
     const chaos = ctx.values.chaos !== false
+    const manualClock = ctx.values['manual-clock'] === true
+    const controlToken = stringValue(ctx, 'token', 'PAYHOOKS_SANDBOX_TOKEN')
     const log = (line: string) => (ctx.json ? ctx.io.stderr : ctx.io.stdout).write(`${line}\n`)
-    const instance = createSandbox({ chaos, logger: log })
+    let instance: ReturnType<typeof createSandbox>
+    try {
+      instance = createSandbox({
+        chaos,
+        logger: log,
+        ...(manualClock ? { clock: 'manual' as const } : {}),
+        ...(controlToken === undefined ? {} : { controlToken }),
+      })
+    } catch (error) {
+      throw new UsageError((error as Error).message.replace('createSandbox: controlToken', '--token'))
+    }
     let url: string
     try {
       ;({ url } = await instance.listen(port, host))
@@ -43,9 +69,30 @@ const sandbox: CommandSpec = {
       process.once('SIGINT', onSignal)
       process.once('SIGTERM', onSignal)
     })
+    const tokenRequired = instance.controlTokenRequired
+    const dashboard = `${url}/${tokenRequired ? `?token=${encodeURIComponent(instance.controlToken)}` : ''}`
     // One line, so a script can read it as soon as the sandbox listens.
-    if (ctx.json) out(ctx, JSON.stringify({ url, chaos: instance.chaos ?? false, credentials: instance.credentials }))
-    else out(ctx, `Listening on ${url} (chaos ${chaos ? 'on' : 'off'}). Press Ctrl+C to stop.`)
+    if (ctx.json) {
+      out(
+        ctx,
+        JSON.stringify({
+          url,
+          dashboard,
+          chaos: instance.chaos ?? false,
+          manualClock,
+          tokenRequired,
+          ...(tokenRequired ? { token: instance.controlToken } : {}),
+          credentials: instance.credentials,
+        }),
+      )
+    } else {
+      const clock = manualClock ? 'manual clock: payhooks sandbox advance 1h' : 'real clock'
+      out(ctx, `Listening on ${url} (chaos ${chaos ? 'on' : 'off'}, ${clock}). Press Ctrl+C to stop.`)
+      out(ctx, `Dashboard: ${dashboard}`)
+      if (tokenRequired) {
+        out(ctx, `Control token: ${instance.controlToken} (x-sandbox-token header; PAYHOOKS_SANDBOX_TOKEN for the CLI)`)
+      }
+    }
     const signal = await stopped
     process.off('SIGINT', onSignal)
     process.off('SIGTERM', onSignal)
@@ -55,4 +102,5 @@ const sandbox: CommandSpec = {
   },
 }
 
-export const sandboxCommands = [sandbox]
+// `sandbox advance` and `sandbox emit` first: the lookup takes the first command whose words match.
+export const sandboxCommands = [...sandboxControlCommands, sandbox]

@@ -1,0 +1,177 @@
+// `payhooks sandbox advance` and `payhooks sandbox emit`: the control routes of a running sandbox.
+import { CommandFailed, type Context, integerValue, out, printJson, stringValue, UsageError, warn } from '../context.js'
+import type { CommandSpec, OptionSpec } from '../spec.js'
+
+const DEFAULT_BASE_URL = 'http://127.0.0.1:4010'
+
+/** Where the sandbox is and how to get in: shared by the control commands. */
+export const controlOptions: Record<string, OptionSpec> = {
+  'base-url': {
+    type: 'string',
+    arg: '<url>',
+    env: 'PAYHOOKS_BASE_URL',
+    help: `address of the running sandbox (default ${DEFAULT_BASE_URL})`,
+  },
+  token: {
+    type: 'string',
+    arg: '<token>',
+    env: 'PAYHOOKS_SANDBOX_TOKEN',
+    help: 'control token the sandbox printed (needed when it listens beyond loopback)',
+  },
+  'timeout-ms': { type: 'string', arg: '<ms>', help: 'give up after this long (default 120000)' },
+}
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }
+
+/** `1h`, `90m`, `1h30m`, `45s`, `500ms`, `3d` → milliseconds; undefined when not such a duration. */
+export function parseDuration(text: string): number | undefined {
+  if (!/^(\d+(ms|s|m|h|d))+$/.test(text)) return undefined
+  let total = 0
+  for (const [, amount, unit] of text.matchAll(/(\d+)(ms|s|m|h|d)/g)) {
+    total += Number(amount) * (UNIT_MS[unit as string] as number)
+  }
+  return Number.isSafeInteger(total) ? total : undefined
+}
+
+/** Sends one control request; the sandbox's refusal (or no answer) is a CommandFailed. */
+async function control(ctx: Context, method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
+  const base = stringValue(ctx, 'base-url', 'PAYHOOKS_BASE_URL') ?? DEFAULT_BASE_URL
+  let url: URL
+  try {
+    url = new URL(path, base)
+  } catch {
+    throw new UsageError('--base-url must be an absolute http(s) URL')
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError('--base-url must be an http(s) URL')
+  const token = stringValue(ctx, 'token', 'PAYHOOKS_SANDBOX_TOKEN')
+  const timeoutMs = integerValue(ctx, 'timeout-ms', { min: 1, max: 2_147_483_647 }) ?? 120_000
+  const headers: Record<string, string> = { accept: 'application/json' }
+  if (token !== undefined) headers['x-sandbox-token'] = token
+  if (body !== undefined) headers['content-type'] = 'application/json'
+  let response: Response
+  try {
+    response = await fetch(url, {
+      method,
+      headers,
+      signal: AbortSignal.timeout(timeoutMs),
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    })
+  } catch (error) {
+    if ((error as Error).name === 'TimeoutError')
+      throw new CommandFailed(`${url.origin} did not answer within ${timeoutMs} ms`)
+    const code = (error as { cause?: { code?: string } }).cause?.code
+    throw new CommandFailed(`cannot reach the sandbox at ${url.origin}${code ? ` (${code})` : ''}`)
+  }
+  const text = await response.text()
+  let answer: Record<string, unknown> = {}
+  try {
+    answer = text ? (JSON.parse(text) as Record<string, unknown>) : {}
+  } catch {
+    throw new CommandFailed(`${url.origin} answered ${response.status} without JSON: is it a payhooks sandbox?`)
+  }
+  if (!response.ok) {
+    const message = (answer.error as { message?: unknown } | undefined)?.message
+    const hint = response.status === 401 && token === undefined ? ' (pass --token or set PAYHOOKS_SANDBOX_TOKEN)' : ''
+    throw new CommandFailed(`${response.status}: ${typeof message === 'string' ? message : 'refused'}${hint}`)
+  }
+  return answer
+}
+
+const advance: CommandSpec = {
+  name: ['sandbox', 'advance'],
+  usage: '<duration> [--base-url <url>] [--token <token>]',
+  summary: 'Move the clock of a sandbox started with --manual-clock',
+  details: [
+    'Runs every send due up to then, in time order, and returns once they completed: the hourly',
+    'retries of the service play out in seconds. Durations: 1h, 30m, 1h30m, 45s, 500ms, 3d.',
+  ],
+  examples: ['payhooks sandbox advance 1h', 'payhooks sandbox advance 72h --base-url http://127.0.0.1:4010 --json'],
+  options: controlOptions,
+  positionals: { min: 1, max: 1, name: '<duration>' },
+  async run(ctx) {
+    const text = ctx.positionals[0] as string
+    const ms = parseDuration(text)
+    if (ms === undefined) throw new UsageError(`"${text}" is not a duration such as 1h, 30m, 1h30m, 45s or 500ms`)
+    const answer = await control(ctx, 'POST', '/_sandbox/clock/advance', { ms })
+    const now = (answer.data as { now?: unknown } | undefined)?.now
+    if (ctx.json) printJson(ctx, { advancedMs: ms, now })
+    else out(ctx, `Clock advanced ${text}: now ${String(now)}`)
+    return 0
+  },
+}
+
+interface EmitAnswer {
+  data: {
+    eventId: string
+    eventType: string
+    merchantId: number
+    deliveries: {
+      subscriptionId: string
+      state: string
+      attempts: { status?: number; error?: string; latencyMs: number }[]
+    }[]
+  }
+  deliveries: number
+  warning?: string
+}
+
+const emit: CommandSpec = {
+  name: ['sandbox', 'emit'],
+  usage: '<event-type> [--merchant <id>] [--data <json>] [--event-id <id>] [--base-url <url>]',
+  summary: 'Make a running sandbox emit an event to its subscriptions',
+  details: [
+    'The sample message of the type, with --data merged over its data. Prints where it went; an',
+    'event that no subscription gets is still logged, and a warning says why.',
+  ],
+  examples: [
+    'payhooks sandbox emit transaction_settled',
+    'payhooks sandbox emit transaction_settled --merchant 5678 --data \'{"settlement_amount": 12.5}\' --json',
+  ],
+  options: {
+    merchant: { type: 'string', arg: '<id>', help: "merchant of the event (default the sandbox's first)" },
+    data: { type: 'string', arg: '<json>', help: "JSON object merged over the sample's data" },
+    'event-id': { type: 'string', arg: '<id>', help: 'event_id to use (default a fresh evt_<uuid>)' },
+    ...controlOptions,
+  },
+  positionals: { min: 1, max: 1, name: '<event-type>' },
+  async run(ctx) {
+    const merchantId = integerValue(ctx, 'merchant', { min: 0, max: Number.MAX_SAFE_INTEGER })
+    const dataText = stringValue(ctx, 'data')
+    let data: unknown
+    if (dataText !== undefined) {
+      try {
+        data = JSON.parse(dataText)
+      } catch {
+        throw new UsageError('--data must be a JSON object')
+      }
+      if (typeof data !== 'object' || data === null || Array.isArray(data)) {
+        throw new UsageError('--data must be a JSON object')
+      }
+    }
+    const eventId = stringValue(ctx, 'event-id')
+    const answer = (await control(ctx, 'POST', '/_sandbox/emit', {
+      event_type: ctx.positionals[0],
+      ...(merchantId === undefined ? {} : { merchant_id: merchantId }),
+      ...(data === undefined ? {} : { data }),
+      ...(eventId === undefined ? {} : { event_id: eventId }),
+    })) as unknown as EmitAnswer
+    if (answer.warning) warn(ctx, `warning: ${answer.warning}`)
+    if (ctx.json) {
+      printJson(ctx, answer)
+      return 0
+    }
+    const entry = answer.data
+    out(
+      ctx,
+      `Emitted ${entry.eventType} ${entry.eventId} (merchant ${entry.merchantId}) to ${answer.deliveries} subscription(s)`,
+    )
+    for (const delivery of entry.deliveries) {
+      const last = delivery.attempts.at(-1)
+      const result = last ? `${last.status ?? last.error} in ${last.latencyMs} ms` : 'not sent yet'
+      out(ctx, `  ${delivery.subscriptionId}  ${delivery.state}  ${result}`)
+    }
+    return 0
+  },
+}
+
+export const sandboxControlCommands = [advance, emit]

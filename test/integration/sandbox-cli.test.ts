@@ -1,0 +1,208 @@
+// `payhooks sandbox --manual-clock`, `payhooks sandbox advance` and `payhooks sandbox emit`, run as
+// child processes of the built CLI against a real sandbox and a real receiver on 127.0.0.1.
+import { Script } from 'node:vm'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { assertBuilt, exited, runCli, startCli } from '../fixtures/cli-run.js'
+import { call, type Receiver, startReceiver, unusedPort } from '../fixtures/sandbox-receivers.js'
+
+const HOUR = 3_600_000
+
+interface Started {
+  url: string
+  dashboard: string
+  chaos: unknown
+  manualClock: boolean
+  tokenRequired: boolean
+  token?: string
+  credentials: { resellers: { key: string }[] }
+}
+
+async function startSandbox(args: string[], env: Record<string, string> = {}) {
+  const { child, line } = await startCli(['sandbox', '--port', '0', '--no-chaos', '--json', ...args], /^\{/, env)
+  return { child, started: JSON.parse(line) as Started }
+}
+
+let receiver: Receiver
+beforeAll(async () => {
+  assertBuilt()
+  // Fails the first send of every event, then answers 200.
+  receiver = await startReceiver((request) => {
+    const seen = receiver.requests.filter((r) => r.json?.event_id === request.json?.event_id).length
+    return seen === 1 ? { status: 503, body: 'not yet' } : 200
+  })
+})
+afterAll(() => receiver.close())
+
+describe('payhooks sandbox --manual-clock and sandbox advance', () => {
+  it('holds the retry until advance moves the clock one hour', async () => {
+    const { child, started } = await startSandbox(['--manual-clock'])
+    try {
+      expect(started).toMatchObject({ manualClock: true, tokenRequired: false, dashboard: `${started.url}/` })
+      expect(started.token).toBeUndefined()
+      const created = await call(started.url, 'POST', '/ps/webhook/subscription', {
+        auth: `reseller ${started.credentials.resellers[0]?.key}`,
+        body: { url: receiver.url, event_types: ['transaction_settled'], is_active: true },
+      })
+      expect(created.status).toBe(200)
+      const env = { PAYHOOKS_BASE_URL: started.url }
+
+      const emitted = await runCli(['sandbox', 'emit', 'transaction_settled', '--merchant', '1234'], { env })
+      expect(emitted.code).toBe(0)
+      expect(emitted.stdout).toMatch(
+        /^Emitted transaction_settled (evt_\S+) \(merchant 1234\) to 1 subscription\(s\)$/m,
+      )
+      expect(emitted.stdout).toMatch(/^ {2}wsub_\S+ {2}pending {2}503 in \d+ ms$/m)
+      const eventId = /(evt_\S+)/.exec(emitted.stdout)?.[1] as string
+      const before = await call(started.url, 'GET', `/_sandbox/log/${eventId}`)
+      const delivery = before.json.data.deliveries[0]
+      expect(delivery.attempts).toHaveLength(1)
+      expect(delivery.nextAttemptTime).toBe(delivery.firstAttemptTime + HOUR)
+
+      // 59 minutes: nothing is due yet.
+      const early = await runCli(['sandbox', 'advance', '59m', '--json'], { env })
+      expect(early.code).toBe(0)
+      expect(JSON.parse(early.stdout)).toEqual({
+        advancedMs: 59 * 60_000,
+        now: new Date(delivery.firstAttemptTime + 59 * 60_000).toISOString(),
+      })
+      expect(
+        (await call(started.url, 'GET', `/_sandbox/log/${eventId}`)).json.data.deliveries[0].attempts,
+      ).toHaveLength(1)
+
+      const onTime = await runCli(['sandbox', 'advance', '1m', '--base-url', started.url], { env: {} })
+      expect(onTime.code).toBe(0)
+      expect(onTime.stdout).toBe(`Clock advanced 1m: now ${new Date(delivery.firstAttemptTime + HOUR).toISOString()}\n`)
+      const after = (await call(started.url, 'GET', `/_sandbox/log/${eventId}`)).json.data.deliveries[0]
+      expect(after.state).toBe('delivered')
+      expect(after.attempts.map((a: { retry: number; status: number }) => [a.retry, a.status])).toEqual([
+        [0, 503],
+        [1, 200],
+      ])
+      expect(receiver.requests.filter((r) => r.json?.event_id === eventId)).toHaveLength(2)
+    } finally {
+      child.kill('SIGTERM')
+      expect(await exited(child)).toBe(0)
+    }
+  })
+
+  it('serves the dashboard from the built package: a page and a script that parses', async () => {
+    const { child, started } = await startSandbox([])
+    try {
+      const page = await call(started.url, 'GET', '/')
+      expect(page.status).toBe(200)
+      expect(page.text).toContain('<script type="module" src="/_sandbox/ui/app.js"></script>')
+      const script = await call(started.url, 'GET', '/_sandbox/ui/app.js')
+      expect(script.headers.get('content-type')).toBe('text/javascript; charset=utf-8')
+      expect(() => new Script(script.text)).not.toThrow()
+      expect(script.text).toMatch(/^\(function dashboardApp\(\) \{/)
+    } finally {
+      child.kill('SIGTERM')
+      await exited(child)
+    }
+  })
+
+  it('refuses to advance a real clock, and says so', async () => {
+    const { child, started } = await startSandbox([])
+    try {
+      expect(started.manualClock).toBe(false)
+      const result = await runCli(['sandbox', 'advance', '1h', '--base-url', started.url])
+      expect(result.code).toBe(1)
+      expect(result.stderr).toBe('payhooks sandbox advance: 409: the sandbox runs on a real clock\n')
+    } finally {
+      child.kill('SIGTERM')
+      await exited(child)
+    }
+  })
+
+  it.each([
+    [['sandbox', 'advance', '90'], /"90" is not a duration/],
+    [['sandbox', 'advance', '1x'], /"1x" is not a duration/],
+    [['sandbox', 'advance'], /missing <duration>/],
+    [['sandbox', 'advance', '1h', '--base-url', 'nowhere'], /--base-url must be an absolute http\(s\) URL/],
+    [['sandbox', 'emit', 'transaction_settled', '--data', '[1]'], /--data must be a JSON object/],
+  ])('exits 2 on bad usage: %j', async (args, message) => {
+    const result = await runCli(args)
+    expect(result.code).toBe(2)
+    expect(result.stderr).toMatch(message)
+  })
+
+  it('exits 1 when no sandbox answers', async () => {
+    const result = await runCli(['sandbox', 'advance', '1h', '--base-url', `http://127.0.0.1:${await unusedPort()}`])
+    expect(result.code).toBe(1)
+    expect(result.stderr).toMatch(/^payhooks sandbox advance: cannot reach the sandbox at http:\/\/127\.0\.0\.1:\d+/)
+  })
+})
+
+describe('payhooks sandbox emit', () => {
+  it('warns when no subscription gets the event, and still logs it', async () => {
+    const { child, started } = await startSandbox([])
+    try {
+      const env = { PAYHOOKS_BASE_URL: started.url }
+      const text = await runCli(['sandbox', 'emit', 'transaction_settled', '--merchant', '9999'], { env })
+      expect(text.code).toBe(0)
+      expect(text.stdout).toMatch(/^Emitted transaction_settled evt_\S+ \(merchant 9999\) to 0 subscription\(s\)\n$/)
+      expect(text.stderr).toMatch(
+        /^payhooks sandbox emit: warning: merchant 9999 is no merchant of the sandbox's accounts/,
+      )
+
+      const json = await runCli(
+        ['sandbox', 'emit', 'payment_created', '--data', '{"payment_id":"pay_1"}', '--event-id', 'evt_cli_1', '--json'],
+        { env },
+      )
+      expect(json.code).toBe(0)
+      const answer = JSON.parse(json.stdout)
+      expect(answer).toMatchObject({ deliveries: 0, warning: expect.stringMatching(/no active subscription/) })
+      expect(answer.data).toMatchObject({ eventId: 'evt_cli_1', event: { data: { payment_id: 'pay_1' } } })
+      expect((await call(started.url, 'GET', '/_sandbox/log')).json.total_item_count).toBe(2)
+    } finally {
+      child.kill('SIGTERM')
+      await exited(child)
+    }
+  })
+})
+
+describe('payhooks sandbox beyond loopback', () => {
+  it('prints a control token, and the control commands need it', async () => {
+    const { child, started } = await startSandbox(['--host', '0.0.0.0', '--manual-clock'])
+    try {
+      expect(started.tokenRequired).toBe(true)
+      expect(started.token).toMatch(/^[\x21-\x7e]{16,}$/)
+      expect(started.dashboard).toBe(`${started.url}/?token=${encodeURIComponent(started.token as string)}`)
+      const base = `http://127.0.0.1:${new URL(started.url).port}`
+
+      const refused = await runCli(['sandbox', 'advance', '1h', '--base-url', base])
+      expect(refused.code).toBe(1)
+      expect(refused.stderr).toMatch(/401: .*sandbox token.* \(pass --token or set PAYHOOKS_SANDBOX_TOKEN\)\n$/)
+      expect((await call(base, 'GET', '/_sandbox/credentials')).status).toBe(401)
+
+      const flag = await runCli(['sandbox', 'advance', '1h', '--base-url', base, '--token', started.token as string])
+      expect(flag.code).toBe(0)
+      const env = await runCli(['sandbox', 'emit', 'transaction_settled', '--base-url', base], {
+        env: { PAYHOOKS_SANDBOX_TOKEN: started.token as string },
+      })
+      expect(env.code).toBe(0)
+    } finally {
+      child.kill('SIGTERM')
+      expect(await exited(child)).toBe(0)
+    }
+  })
+
+  it('takes its token from --token or PAYHOOKS_SANDBOX_TOKEN, and prints it in text mode', async () => {
+    const token = 'shared-dev-box-token-42'
+    const { child, line, output } = await startCli(
+      ['sandbox', '--port', '0', '--host', '0.0.0.0', '--no-chaos'],
+      /^Control token: /,
+      { PAYHOOKS_SANDBOX_TOKEN: token },
+    )
+    try {
+      expect(line).toBe(`Control token: ${token} (x-sandbox-token header; PAYHOOKS_SANDBOX_TOKEN for the CLI)`)
+      expect(output().stdout).toMatch(/^Dashboard: http:\/\/0\.0\.0\.0:\d+\/\?token=shared-dev-box-token-42$/m)
+    } finally {
+      child.kill('SIGTERM')
+      await exited(child)
+    }
+    const short = await runCli(['sandbox', '--port', '0', '--token', 'short'])
+    expect(short.code).toBe(2)
+    expect(short.stderr).toMatch(/--token must be at least 16 visible ASCII characters/)
+  })
+})
