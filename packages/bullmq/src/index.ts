@@ -5,7 +5,7 @@ export {
   type BullmqQueueOptions,
   bullmqQueue,
   type DeadLetter,
-  type JobRetention,
   type QueueCounts,
 } from './queue.js'
+export type { JobRetention } from './types.js'
 export { type StartWorkerOptions, startWorker, type WebhookWorker } from './worker.js'

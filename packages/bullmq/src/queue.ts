@@ -3,15 +3,8 @@ import { connectionDeadline } from '@payhooks/redis/connection'
 import { type Job, type KeepJobs, Queue } from 'bullmq'
 import { closeConnection, connectionErrorReporter, openConnection, type QueueConnection } from './connection.js'
 import { DEFAULT_QUEUE_NAME, DEFAULT_QUEUE_PREFIX, eventIdOf, jobIdFor } from './jobs.js'
+import type { JobRetention } from './types.js'
 import * as check from './validations.js'
-
-/** How many finished jobs BullMQ keeps. Both limits apply when both are set. */
-export interface JobRetention {
-  /** Jobs older than this are removed (best effort: when a later job finishes). */
-  maxAgeMs?: number
-  /** At most this many jobs are kept. */
-  maxCount?: number
-}
 
 /** Options of {@link bullmqQueue}. */
 export interface BullmqQueueOptions {

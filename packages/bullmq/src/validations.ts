@@ -1,6 +1,6 @@
 import type { Webhooks } from '@payhooks/core'
 import { isClient, type QueueConnection } from './connection.js'
-import type { JobRetention } from './queue.js'
+import type { JobRetention } from './types.js'
 
 // Every option check of bullmqQueue and startWorker, with its error message, so a mistake fails at
 // start-up rather than on the first delivery. `caller` names the function in the message.

@@ -1,5 +1,4 @@
 // The public shapes of the client: its options and calls. The client itself is in client.ts.
-import type { ClientAuth, ResellerAuth } from './auth.js'
 import type {
   ClientToken,
   CreatedSubscription,
@@ -8,6 +7,31 @@ import type {
   SubscriptionList,
   TestWebhookResult,
 } from './schemas.js'
+
+/** Reseller authorization: one key for all of the reseller's merchants (spec 5). */
+export interface ResellerAuth {
+  /** The reseller API key: digits, `|`, then a string, such as `12|Xk3…`. */
+  resellerKey: string
+  username?: never
+  apiKey?: never
+}
+
+/** Merchant authorization: the API username and key of one merchant account (spec 5). */
+export interface MerchantAuth {
+  username: string
+  apiKey: string
+  resellerKey?: never
+}
+
+/**
+ * Either authorization scheme of the spec.
+ *
+ * @example
+ * const auth: ClientAuth = process.env.RESELLER_KEY
+ *   ? { resellerKey: process.env.RESELLER_KEY }
+ *   : { username: process.env.API_USERNAME!, apiKey: process.env.API_KEY! }
+ */
+export type ClientAuth = ResellerAuth | MerchantAuth
 
 /** Options of {@link createClient}. */
 export interface ClientOptions {

@@ -1,31 +1,6 @@
 import { createRedactor, type Redactor } from './redact.js'
 import type { CheckedAuth } from './validations.js'
 
-/** Reseller authorization: one key for all of the reseller's merchants (spec 5). */
-export interface ResellerAuth {
-  /** The reseller API key: digits, `|`, then a string, such as `12|Xk3…`. */
-  resellerKey: string
-  username?: never
-  apiKey?: never
-}
-
-/** Merchant authorization: the API username and key of one merchant account (spec 5). */
-export interface MerchantAuth {
-  username: string
-  apiKey: string
-  resellerKey?: never
-}
-
-/**
- * Either authorization scheme of the spec.
- *
- * @example
- * const auth: ClientAuth = process.env.RESELLER_KEY
- *   ? { resellerKey: process.env.RESELLER_KEY }
- *   : { username: process.env.API_USERNAME!, apiKey: process.env.API_KEY! }
- */
-export type ClientAuth = ResellerAuth | MerchantAuth
-
 export interface ResolvedAuth {
   scheme: 'reseller' | 'basic'
   /** The Authorization header value. */

@@ -1,9 +1,12 @@
 export type {
   AuthApi,
+  ClientAuth,
   ClientOptions,
   ClientTokenInput,
+  MerchantAuth,
   PayhooksClient,
   RequestOptions,
+  ResellerAuth,
   ResellerClient,
   ResellerClientOptions,
   ResellerScopeOptions,
@@ -12,7 +15,6 @@ export type {
   SubscriptionsApi,
   WebhooksApi,
 } from './api.js'
-export type { ClientAuth, MerchantAuth, ResellerAuth } from './auth.js'
 export { createClient, DEFAULT_TIMEOUT_MS } from './client.js'
 export {
   ApiError,

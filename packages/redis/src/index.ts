@@ -1,1 +1,2 @@
-export { type RedisStoreOptions, redisStore } from './store.js'
+export { redisStore } from './store.js'
+export type { RedisStoreOptions } from './types.js'

@@ -1,5 +1,5 @@
 import { DEFAULT_RETENTION_MS } from '@payhooks/core'
-import type { RedisStoreOptions } from './store.js'
+import type { RedisStoreOptions } from './types.js'
 
 // Every option check of redisStore, with its error message, so a mistake fails at start-up.
 

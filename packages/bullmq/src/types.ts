@@ -1,0 +1,7 @@
+/** How many finished jobs BullMQ keeps. Both limits apply when both are set. */
+export interface JobRetention {
+  /** Jobs older than this are removed (best effort: when a later job finishes). */
+  maxAgeMs?: number
+  /** At most this many jobs are kept. */
+  maxCount?: number
+}
