@@ -11,6 +11,7 @@ export type WebhookErrorCode =
   | 'deadline_exceeded'
   | 'store_unavailable'
   | 'raw_body_unavailable'
+  | 'closing'
   | 'internal_error'
 
 /**
@@ -156,6 +157,17 @@ export class RawBodyUnavailableError extends WebhookError {
   override name = 'RawBodyUnavailableError'
   constructor(message: string) {
     super('raw_body_unavailable', 500, message)
+  }
+}
+
+/**
+ * 503: the receiver is shutting down (`webhooks.close()` was called). Nothing was verified or run; the service
+ * retries later, reaching another instance or this one restarted.
+ */
+export class ClosingError extends WebhookError {
+  override name = 'ClosingError'
+  constructor() {
+    super('closing', 503, 'receiver is shutting down; retry later')
   }
 }
 

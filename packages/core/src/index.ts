@@ -1,4 +1,5 @@
 export {
+  ClosingError,
   DeadlineError,
   HandlerError,
   InternalError,
@@ -40,20 +41,21 @@ export {
   memoryStore,
   type WebhookStore,
 } from './store.js'
-export { readBody, toResponse } from './web.js'
-export {
-  type AnyEvent,
-  createWebhooks,
-  type DispatchOutcome,
-  type EventFor,
-  type EventMap,
-  type HeaderLookup,
-  isQueuedEvent,
-  type QueuedEvent,
-  type RawDelivery,
-  type SecretOption,
-  type WebhookQueue,
-  type WebhookResult,
-  type Webhooks,
-  type WebhooksOptions,
-} from './webhooks.js'
+export type {
+  AnyEvent,
+  CloseOptions,
+  DispatchOutcome,
+  EventFor,
+  EventMap,
+  HeaderLookup,
+  QueuedEvent,
+  RawDelivery,
+  SecretOption,
+  WebhookQueue,
+  WebhookResult,
+  Webhooks,
+  WebhooksOptions,
+} from './types.js'
+export { isQueuedEvent } from './verify-and-parse.js'
+export { readBody, receiveWebRequest, toResponse, type WebReceiver, type WebRequestOptions } from './web.js'
+export { createWebhooks } from './webhooks.js'

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http'
 import getRawBody from 'raw-body'
 import { InternalError, PayloadTooLargeError, RawBodyUnavailableError } from './errors.js'
 import type { RawBody } from './signature.js'
-import type { WebhookResult, Webhooks } from './webhooks.js'
+import type { WebhookResult, Webhooks } from './types.js'
 
 /** The part of a `createWebhooks()` receiver a Node adapter uses. */
 export type NodeReceiver = Pick<Webhooks<unknown>, 'receive' | 'reject' | 'maxBodyBytes'>

@@ -3,7 +3,8 @@ import { HandlerError, StoreError, type WebhookError } from './errors.js'
 import { inProcessQueue } from './queue.js'
 import { SIGNATURE_HEADER, sign } from './signature.js'
 import { memoryStore } from './store.js'
-import { createWebhooks, type Webhooks } from './webhooks.js'
+import type { Webhooks } from './types.js'
+import { createWebhooks } from './webhooks.js'
 
 const SECRET = 'whsec_queue_test'
 

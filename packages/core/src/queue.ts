@@ -1,5 +1,6 @@
 import { InternalError, WebhookError } from './errors.js'
-import type { QueuedEvent, WebhookQueue, Webhooks } from './webhooks.js'
+import type { QueuedEvent, WebhookQueue, Webhooks } from './types.js'
+import { nonNegativeInteger, nonNegativeNumber, positiveInteger } from './validations.js'
 
 /** Options of {@link inProcessQueue}. */
 export interface InProcessQueueOptions {
@@ -61,18 +62,11 @@ interface Entry {
  * webhooks.on('transaction_settled', async (event) => slowLedger.credit(event.data))
  */
 export function inProcessQueue(options: InProcessQueueOptions = {}): InProcessQueue {
-  const concurrency = options.concurrency ?? 4
-  const retries = options.retries ?? 3
-  const backoffMs = options.backoffMs ?? 1000
-  const maxPending = options.maxPending ?? 10_000
-  if (!(Number.isSafeInteger(concurrency) && concurrency >= 1)) {
-    throw new RangeError('inProcessQueue: concurrency must be a positive integer')
-  }
-  if (!(Number.isSafeInteger(retries) && retries >= 0)) throw new RangeError('inProcessQueue: retries must be >= 0')
-  if (!(backoffMs >= 0 && Number.isFinite(backoffMs))) throw new RangeError('inProcessQueue: backoffMs must be >= 0')
-  if (!(Number.isSafeInteger(maxPending) && maxPending >= 1)) {
-    throw new RangeError('inProcessQueue: maxPending must be a positive integer')
-  }
+  const where = 'inProcessQueue'
+  const concurrency = positiveInteger(options.concurrency ?? 4, where, 'concurrency')
+  const retries = nonNegativeInteger(options.retries ?? 3, where, 'retries')
+  const backoffMs = nonNegativeNumber(options.backoffMs ?? 1000, where, 'backoffMs')
+  const maxPending = positiveInteger(options.maxPending ?? 10_000, where, 'maxPending')
 
   let receiver: Pick<Webhooks<unknown>, 'dispatch' | 'report'> | undefined
   const pending = new Map<string, Entry>()

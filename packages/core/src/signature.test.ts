@@ -1,6 +1,10 @@
+import * as nodeCrypto from 'node:crypto'
 import { createHmac } from 'node:crypto'
-import { afterEach, describe, expect, it, vi } from 'vitest'
-import { hmacBackend, isSignatureShaped, sign, verify } from './signature.js'
+import { describe, expect, it } from 'vitest'
+import { bytesToHex, type CryptoProvider, hexToBytes } from './crypto/crypto-provider.js'
+import { nodeCryptoProvider } from './crypto/node-crypto-provider.js'
+import { subtleCryptoProvider } from './crypto/subtle-crypto-provider.js'
+import { createSigner, hmacBackend, isSignatureShaped, sign, verify } from './signature.js'
 
 // RFC 4231 test cases whose keys are ASCII (the spec's secrets are ASCII strings).
 const rfc4231 = [
@@ -26,24 +30,39 @@ const rfc4231 = [
 
 const body = '{"event_type":"transaction_settled","event_id":"evt_1","data":{"settlement_date":"2026-11-03T07:59:00Z"}}'
 
-/** Loads signature.ts as it behaves where node:crypto is absent (Workers, browsers). */
-async function loadWebCryptoOnly() {
-  vi.resetModules()
-  const original = process.getBuiltinModule
-  Object.defineProperty(process, 'getBuiltinModule', { value: undefined, configurable: true, writable: true })
-  try {
-    const fresh = './signature.js?webcrypto'
-    return (await import(/* @vite-ignore */ fresh)) as typeof import('./signature.js')
-  } finally {
-    Object.defineProperty(process, 'getBuiltinModule', { value: original, configurable: true, writable: true })
-  }
-}
+const providers: [string, CryptoProvider][] = [
+  ['node:crypto', nodeCryptoProvider(nodeCrypto, Buffer)],
+  ['Web Crypto', subtleCryptoProvider(globalThis.crypto.subtle)],
+]
 
-describe.each([
-  ['node:crypto', async () => ({ sign, verify, hmacBackend })],
-  ['Web Crypto', loadWebCryptoOnly],
-])('signature with %s', (label, load) => {
-  afterEach(() => vi.resetModules())
+describe.each(providers)('%s provider', (label, provider) => {
+  it('names itself', () => {
+    expect(provider.name).toBe(label)
+  })
+
+  it.each(rfc4231)('signs RFC 4231 $name as upper-case hex', async ({ key, data, mac }) => {
+    expect(await provider.sign(key, data)).toBe(mac.toUpperCase())
+  })
+
+  it.each(rfc4231)('matches RFC 4231 $name, and only the right secret of a list', async ({ key, data, mac }) => {
+    for (const expected of [mac, mac.toUpperCase()]) {
+      expect(await provider.match([key], data, expected)).toBe(0)
+      expect(await provider.match(['other', key], data, expected)).toBe(1)
+      expect(await provider.match(['other'], data, expected)).toBe(-1)
+      expect(await provider.match([key], new Uint8Array([...data, 0]), expected)).toBe(-1)
+    }
+  })
+
+  it('answers synchronously exactly when it is node:crypto', () => {
+    const signed = provider.sign('whsec_test', body)
+    const matched = provider.match(['whsec_test'], body, 'A'.repeat(64))
+    expect(signed instanceof Promise).toBe(label === 'Web Crypto')
+    expect(matched instanceof Promise).toBe(label === 'Web Crypto')
+  })
+})
+
+describe.each(providers)('signature with %s', (label, provider) => {
+  const load = () => createSigner(provider)
 
   it('runs on the intended backend', async () => {
     expect((await load()).hmacBackend).toBe(label)
@@ -82,6 +101,14 @@ describe.each([
   })
 })
 
+it('converts hex of either case to bytes and back to upper case', () => {
+  const bytes = Uint8Array.from({ length: 256 }, (_, i) => i)
+  const hex = Buffer.from(bytes).toString('hex')
+  expect(hexToBytes(hex)).toEqual(bytes)
+  expect(hexToBytes(hex.toUpperCase())).toEqual(bytes)
+  expect(bytesToHex(bytes)).toBe(hex.toUpperCase())
+})
+
 describe('isSignatureShaped', () => {
   it('accepts exactly 64 hex characters', () => {
     expect(isSignatureShaped('A'.repeat(64))).toBe(true)
@@ -95,4 +122,8 @@ describe('isSignatureShaped', () => {
 it('sign and verify refuse empty secrets', async () => {
   await expect(sign('', body)).rejects.toThrow(TypeError)
   await expect(verify([], body, 'A'.repeat(64))).rejects.toThrow(TypeError)
+})
+
+it('uses node:crypto on Node, chosen once when the module loads', () => {
+  expect(hmacBackend).toBe('node:crypto')
 })

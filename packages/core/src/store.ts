@@ -1,3 +1,5 @@
+import { check, inRange } from './validations.js'
+
 /** Outcome of {@link WebhookStore.claim}. */
 export type ClaimResult =
   /** This delivery owns the event until `complete`, `release` or the lease runs out. */
@@ -88,9 +90,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   const retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS
   const maxEntries = options.maxEntries ?? 100_000
   const now = options.now ?? Date.now
-  if (retentionMs < RETRY_WINDOW_MS)
-    throw new RangeError('memoryStore: retentionMs must cover the 72-hour retry window')
-  if (!(maxEntries >= 1)) throw new RangeError('memoryStore: maxEntries must be at least 1')
+  check(retentionMs >= RETRY_WINDOW_MS, 'memoryStore', 'retentionMs', 'cover the 72-hour retry window')
+  inRange(maxEntries, 'memoryStore', 'maxEntries', { min: 1 })
   // Two generations instead of one Map evicted from the front: V8 leaves deleted slots at the front of
   // a Map, so FIFO eviction through `keys().next()` slows to O(n) per call once the store is full.
   // When the young generation fills half the budget it becomes the old one and the old one is dropped.

@@ -14,7 +14,8 @@ import {
   type WebhookError,
 } from './errors.js'
 import { memoryStore, type WebhookStore } from './store.js'
-import { createWebhooks, type QueuedEvent, type WebhookResult, type WebhooksOptions } from './webhooks.js'
+import type { QueuedEvent, WebhookResult, WebhooksOptions } from './types.js'
+import { createWebhooks } from './webhooks.js'
 
 const secret = 'whsec_core_test'
 

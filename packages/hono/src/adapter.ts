@@ -1,16 +1,8 @@
-import {
-  InternalError,
-  PayloadTooLargeError,
-  type RawBody,
-  RawBodyUnavailableError,
-  readBody,
-  toResponse,
-  type Webhooks,
-} from '@payhooks/core'
+import { InternalError, type RawBody, receiveWebRequest, toResponse, type WebReceiver } from '@payhooks/core'
 import type { Context } from 'hono'
 
 /** The part of a `createWebhooks()` receiver the adapter uses. */
-export type HonoReceiver = Pick<Webhooks<unknown>, 'receive' | 'reject' | 'maxBodyBytes'>
+export type HonoReceiver = WebReceiver
 
 /** Options of {@link honoWebhooks}. */
 export interface HonoWebhooksOptions {
@@ -61,25 +53,16 @@ export function honoWebhooks(
   webhooks: HonoReceiver,
   options: HonoWebhooksOptions = {},
 ): (c: Context, next?: () => Promise<void>) => Promise<Response> {
-  const limit = webhooks.maxBodyBytes
   const pickBody = options.rawBody
 
   return async function payhooksHono(c) {
+    let body: RawBody | null | undefined
     try {
-      const { method, raw } = c.req
-      const getHeader = (name: string) => raw.headers.get(name)
-      let body: RawBody | null | undefined = pickBody ? await pickBody(c) : undefined
+      body = pickBody ? await pickBody(c) : undefined
       if (body === undefined) body = await cachedBody(c)
-      if (method !== 'POST') body = ''
-      else if (body === null) {
-        return toResponse(webhooks.reject(new RawBodyUnavailableError(`the request body was already parsed. ${FIX}`)))
-      } else if (body === undefined) {
-        body = await readBody(raw, limit)
-        if (!body) return toResponse(webhooks.reject(new PayloadTooLargeError(limit)))
-      }
-      return toResponse(await webhooks.receive({ method, body, getHeader }))
     } catch (error) {
       return toResponse(webhooks.reject(new InternalError(error)))
     }
+    return receiveWebRequest(webhooks, c.req.raw, { body, fix: FIX })
   }
 }

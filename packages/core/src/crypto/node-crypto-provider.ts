@@ -1,0 +1,39 @@
+import type { CryptoProvider, RawBody } from './crypto-provider.js'
+
+/** The parts of `node:crypto` the provider uses (types only: nothing is imported at run time). */
+export type NodeCrypto = Pick<typeof import('node:crypto'), 'createHmac' | 'timingSafeEqual'>
+/** The part of `node:buffer`'s `Buffer` the provider uses. */
+export type NodeBuffer = Pick<typeof import('node:buffer').Buffer, 'from'>
+
+/**
+ * {@link CryptoProvider} on `node:crypto` (Node, Bun, Deno): synchronous, about 20x cheaper per HMAC than Web
+ * Crypto on Node. Takes the modules rather than importing them, so the main entry has no static `node:` import.
+ *
+ * @example
+ * import { Buffer } from 'node:buffer'
+ * import * as crypto from 'node:crypto'
+ * const provider = nodeCryptoProvider(crypto, Buffer)
+ */
+export function nodeCryptoProvider(crypto: NodeCrypto, buffer: NodeBuffer): CryptoProvider {
+  const { createHmac, timingSafeEqual } = crypto
+  return {
+    name: 'node:crypto',
+    sign: (secret: string, body: RawBody) => createHmac('sha256', secret).update(body).digest('hex').toUpperCase(),
+    match(secrets: readonly string[], body: RawBody, signature: string): number {
+      const expected = buffer.from(signature, 'hex')
+      if (expected.length !== 32) return -1
+      for (let i = 0; i < secrets.length; i++) {
+        if (
+          timingSafeEqual(
+            createHmac('sha256', secrets[i] as string)
+              .update(body)
+              .digest(),
+            expected,
+          )
+        )
+          return i
+      }
+      return -1
+    },
+  }
+}

@@ -1,0 +1,19 @@
+import type { ErrorListener, Handler } from '../types.js'
+
+/** Where failures are logged when no `onError` listener is registered. */
+export interface Logger {
+  error(message: string): void
+}
+
+/** The handlers and error listeners of one receiver. */
+export interface EventHandler {
+  readonly handlers: Map<string, Handler<never>[]>
+  readonly anyHandlers: Handler<never>[]
+  readonly errorListeners: ErrorListener[]
+  readonly logger: Logger
+}
+
+/** An empty registry whose failures go to `logger` until an `onError` listener is added. */
+export function createEventHandler(logger: Logger): EventHandler {
+  return { handlers: new Map(), anyHandlers: [], errorListeners: [], logger }
+}

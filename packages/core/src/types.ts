@@ -1,0 +1,185 @@
+import type { RawBody } from './crypto/crypto-provider.js'
+import type { WebhookError } from './errors.js'
+import type { BuiltInSchemas, EventsOf, SchemaMap, UnknownEvent } from './schemas.js'
+import type { WebhookStore } from './store.js'
+
+/** Looks up a request header by lower-case name. */
+export type HeaderLookup = (name: string) => string | null | undefined
+
+/** One or several signature secrets, or a function that picks them per request. */
+export type SecretOption =
+  | string
+  | readonly string[]
+  | ((request: { getHeader: HeaderLookup }) => string | readonly string[] | Promise<string | readonly string[]>)
+
+/** Options of {@link createWebhooks}. */
+export interface WebhooksOptions<S extends SchemaMap = {}> {
+  /**
+   * The subscription's `signature_secret`. Several secrets are tried in turn (rotation, or several
+   * subscriptions posting to one route); a function may pick them per request.
+   */
+  secret: SecretOption
+  /**
+   * Where handled `event_id`s are recorded.
+   * @default memoryStore()
+   */
+  store?: WebhookStore
+  /**
+   * Schemas for further event types, or replacements for built-in ones, keyed by `event_type`.
+   * Handlers for these types receive the schema's output type.
+   */
+  schemas?: S
+  /**
+   * Every request is answered within this many milliseconds, whatever the handlers do. The service
+   * gives up after 10 s, so values of 10 000 or more are rejected.
+   * @default 5000
+   */
+  deadlineMs?: number
+  /**
+   * Bodies larger than this are answered 413 unread.
+   * @default 1_048_576 (1 MiB)
+   */
+  maxBodyBytes?: number
+  /**
+   * How long a claim protects an event being handled. A crashed process's claim expires after this,
+   * so keep it below the service's one-hour retry interval. Handlers still running after it may
+   * run again on the next retry: move work that long to the queue mode.
+   * @default 900_000 (15 minutes)
+   */
+  leaseMs?: number
+  /**
+   * Queue mode: once verified and parsed, an event is handed to this queue and answered 200 at once;
+   * a worker later runs the handlers through {@link Webhooks.dispatch}. Without it, handlers run
+   * inline and the answer waits for them.
+   */
+  queue?: WebhookQueue
+  /**
+   * Where failures go when no `onError` listener is registered: one line each.
+   * @default console
+   */
+  logger?: { error(message: string): void }
+}
+
+/** A verified event as it travels through a queue: the parsed message. */
+export interface QueuedEvent {
+  event_type: string
+  event_id: string
+  [field: string]: unknown
+}
+
+/**
+ * Where queue mode puts verified events. `enqueue` resolves once the event is durably stored (or
+ * already was: enqueueing the same `event_id` twice must not create two jobs) and rejects otherwise,
+ * in which case the delivery is answered 503 and the service retries.
+ */
+export interface WebhookQueue {
+  enqueue(event: QueuedEvent): Promise<void>
+  /**
+   * Called once by {@link createWebhooks} with the receiver, so an in-process queue can run
+   * `receiver.dispatch` itself and report failures with `receiver.report`.
+   */
+  attach?(receiver: Pick<Webhooks<unknown>, 'dispatch' | 'report'>): void
+}
+
+/** What {@link Webhooks.dispatch} did with an event. */
+export type DispatchOutcome =
+  | { status: 'processed' | 'duplicate' }
+  /** Another delivery or worker holds the claim; try again after `retryAfterMs`. */
+  | { status: 'in_progress'; retryAfterMs?: number }
+
+/** What the receiver answers: adapters write this out as the HTTP response. */
+export interface WebhookResult {
+  status: number
+  headers: Record<string, string>
+  body: string
+}
+
+/** A delivery as the transport received it: the exact body bytes and a header lookup. */
+export interface RawDelivery {
+  /** HTTP method; anything but POST is answered 405. Omit when the transport already routed on it. */
+  method?: string
+  /** The exact bytes received. Never re-serialized JSON. */
+  body: RawBody
+  getHeader: HeaderLookup
+}
+
+/** Options of {@link Webhooks.close}. */
+export interface CloseOptions {
+  /**
+   * How long to wait for deliveries and dispatches still running before the store is shut down anyway.
+   * @default 10_000
+   */
+  timeoutMs?: number
+}
+
+type Merge<S extends SchemaMap> = Omit<BuiltInSchemas, keyof S> & S
+/** Typed events of a receiver, keyed by event type. */
+export type EventMap<S extends SchemaMap = {}> = EventsOf<Merge<S>>
+/** The event a handler of `T` receives: typed from its schema, or `data: unknown` for types without one. */
+export type EventFor<E, T extends string> = T extends keyof E ? E[T] : UnknownEvent<T>
+/** Any event a receiver can see. */
+export type AnyEvent<E> = E[keyof E] | UnknownEvent
+
+/** A handler registered with `on` or `onAny`. */
+export type Handler<Event> = (event: Event) => unknown
+/** A listener registered with `onError`. */
+export type ErrorListener = (error: WebhookError) => void
+
+/** A webhook receiver built by {@link createWebhooks}. */
+export interface Webhooks<E> {
+  /**
+   * Runs `handler` for every event of `type`. Handlers of one event run concurrently; the event is
+   * acknowledged only once all of them succeed.
+   *
+   * @example
+   * webhooks.on('transaction_settled', async (event) => {
+   *   await ledger.credit(event.data.transaction_id, event.data.settlement_amount)
+   * })
+   */
+  on<T extends (keyof E & string) | (string & {})>(type: T, handler: Handler<EventFor<E, T>>): this
+  /** Runs `handler` for every event, whatever its type. */
+  onAny(handler: Handler<AnyEvent<E>>): this
+  /** Receives every failure as a typed {@link WebhookError}. Without one, failures are logged. */
+  onError(listener: ErrorListener): this
+  /**
+   * Web-standard entry: verifies, dedupes and dispatches one delivery.
+   *
+   * @example
+   * export default { fetch: (request: Request) => webhooks.handle(request) }
+   */
+  handle(request: Request): Promise<Response>
+  /**
+   * Lower-level entry for adapters: raw bytes and a header lookup in, status and JSON body out,
+   * without building Request/Response objects.
+   */
+  receive(delivery: RawDelivery): Promise<WebhookResult>
+  /**
+   * Runs the handlers of an already verified event under the store's claim, as the inline mode does:
+   * for queue workers. Resolves with what happened; rejects with {@link HandlerError} (claim released),
+   * {@link StoreError}, or {@link ClosingError} once {@link Webhooks.close} was called. Errors are not
+   * reported to `onError`: the caller decides.
+   */
+  dispatch(event: QueuedEvent): Promise<DispatchOutcome>
+  /** Reports `error` to the `onError` listeners, or logs it in one line when there are none. */
+  report(error: WebhookError): void
+  /** Reports `error` to `onError` (or the logger) and returns the answer for it, for transport-level failures. */
+  reject(error: WebhookError): WebhookResult
+  /**
+   * Shuts the receiver down: from now on deliveries are answered 503 `closing` (with `retry-after`, so the
+   * service retries later) and `dispatch` rejects with {@link ClosingError}. Waits for the deliveries and
+   * dispatches already running, at most `timeoutMs`, then calls the store's `shutdown()`. Calling it again
+   * returns the same promise. It never rejects: a failing `shutdown()` is reported to `onError` as a
+   * {@link StoreError}. Stop queue workers first, so they do not dispatch into a closed receiver.
+   *
+   * @example
+   * process.once('SIGTERM', async () => {
+   *   server.close()
+   *   await webhooks.close({ timeoutMs: 5000 })
+   *   process.exit(0)
+   * })
+   */
+  close(options?: CloseOptions): Promise<void>
+  /** Effective options, for adapters. */
+  readonly maxBodyBytes: number
+  readonly deadlineMs: number
+}

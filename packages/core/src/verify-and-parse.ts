@@ -1,0 +1,106 @@
+import * as v from 'valibot'
+import {
+  MethodNotAllowedError,
+  PayloadError,
+  PayloadTooLargeError,
+  SchemaError,
+  type SchemaIssue,
+  SignatureError,
+  type WebhookError,
+} from './errors.js'
+import type { SchemaMap } from './schemas.js'
+import { cryptoProvider, isSignatureShaped, type RawBody, SIGNATURE_HEADER } from './signature.js'
+import { isThenable } from './thenable.js'
+import type { QueuedEvent, RawDelivery, SecretOption } from './types.js'
+import { check } from './validations.js'
+
+/** What verify-and-parse needs from the receiver. */
+export interface VerifyState {
+  readonly maxBodyBytes: number
+  /** The secrets, when they do not depend on the request. */
+  readonly secrets: readonly string[] | undefined
+  readonly secretOption: SecretOption
+  readonly schemas: SchemaMap
+}
+
+/** A verified, parsed event, or why the delivery is refused. */
+export type Verified = QueuedEvent | WebhookError
+
+type SecretResolver = Exclude<SecretOption, string | readonly string[]>
+
+const decoder = new TextDecoder()
+
+/** The secrets of a `secret` option or resolver answer, or a `TypeError`. */
+export function checkSecrets(secret: string | readonly string[]): readonly string[] {
+  const list = typeof secret === 'string' ? [secret] : secret
+  check(
+    Array.isArray(list) && list.length > 0 && !list.some((s) => typeof s !== 'string' || s === ''),
+    'createWebhooks',
+    'secret',
+    'be a non-empty string, a list of them, or a function',
+    TypeError,
+  )
+  return list
+}
+
+/**
+ * Whether `value` is a message with a non-empty string `event_id` and `event_type`: the same check as
+ * `baseEnvelopeSchema`, without building a copy (it runs on every delivery). Queue workers use it on job data.
+ */
+export function isQueuedEvent(value: unknown): value is QueuedEvent {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false
+  const { event_id, event_type } = value as Record<string, unknown>
+  return typeof event_id === 'string' && event_id !== '' && typeof event_type === 'string' && event_type !== ''
+}
+
+function flattenIssues(issues: readonly v.BaseIssue<unknown>[]): SchemaIssue[] {
+  return issues.map((issue) => ({
+    path: issue.path?.map((item) => String(item.key)).join('.') ?? '',
+    message: issue.message,
+  }))
+}
+
+function parse(state: VerifyState, body: RawBody, matched: number): Verified {
+  if (matched < 0) return new SignatureError('invalid_signature', 'signature does not match the body')
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(typeof body === 'string' ? body : decoder.decode(body))
+  } catch {
+    return new PayloadError('invalid_json', 'body is not valid JSON')
+  }
+  if (!isQueuedEvent(parsed)) {
+    return new PayloadError('invalid_envelope', 'body needs a non-empty string event_id and event_type')
+  }
+  const schema = state.schemas[parsed.event_type]
+  if (!schema) return parsed
+  const result = v.safeParse(schema, parsed)
+  if (!result.success) return new SchemaError(parsed.event_id, parsed.event_type, flattenIssues(result.issues))
+  return result.output
+}
+
+function match(state: VerifyState, body: RawBody, signature: string, secrets: readonly string[]) {
+  const matched = cryptoProvider.match(secrets, body, signature)
+  return typeof matched === 'number' ? parse(state, body, matched) : matched.then((i) => parse(state, body, i))
+}
+
+/**
+ * Checks the method, the size and the signature of the exact bytes received, then parses them and validates
+ * the event against its schema. Synchronous with `node:crypto` and static secrets (no promise per delivery);
+ * a secret resolver or Web Crypto make it asynchronous. Throws only when a secret resolver does.
+ */
+export function verifyAndParse(state: VerifyState, delivery: RawDelivery): Verified | Promise<Verified> {
+  if (delivery.method !== undefined && delivery.method !== 'POST') return new MethodNotAllowedError(delivery.method)
+  const body = delivery.body
+  if ((typeof body === 'string' ? body.length : body.byteLength) > state.maxBodyBytes) {
+    return new PayloadTooLargeError(state.maxBodyBytes)
+  }
+  const signature = delivery.getHeader(SIGNATURE_HEADER)
+  if (!signature) return new SignatureError('missing_signature', `missing ${SIGNATURE_HEADER} header`)
+  if (!isSignatureShaped(signature)) {
+    return new SignatureError('invalid_signature', `${SIGNATURE_HEADER} must be 64 hex characters`)
+  }
+  if (state.secrets) return match(state, body, signature, state.secrets)
+  const resolved = (state.secretOption as SecretResolver)(delivery)
+  if (!isThenable(resolved)) return match(state, body, signature, checkSecrets(resolved))
+  return Promise.resolve(resolved).then((secrets) => match(state, body, signature, checkSecrets(secrets)))
+}
