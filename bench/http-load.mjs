@@ -1,0 +1,110 @@
+// Shared by the HTTP benchmarks: servers in child processes, autocannon load with a fresh signed event
+// per request, and rounds that rotate the routes' order so no route always runs first.
+import { fork } from 'node:child_process'
+import { createHmac } from 'node:crypto'
+import { once } from 'node:events'
+import { sampleEvent } from '@payhooks/testing'
+import autocannon from 'autocannon'
+
+export const SECRET = 'whsec_bench'
+export const LIMIT = 1_048_576
+export const SIGNATURE_HEADER = 'service-hmac-sha256'
+/** More than any route here answers per second, so no body is sent twice. */
+const BODIES_PER_SECOND = 60_000
+
+export const sign = (body) => createHmac('sha256', SECRET).update(body).digest('hex').toUpperCase()
+
+export const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = sorted.length >> 1
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
+}
+
+/** Forks `file` with `args`; the child answers `{ port }` over IPC once it listens. */
+export async function startServer(file, args) {
+  const child = fork(file, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  const [message] = await once(child, 'message')
+  return { child, url: `http://127.0.0.1:${message.port}` }
+}
+
+/** In a child started by {@link startServer}: report the port, and exit with the parent. */
+export function serveChild(port) {
+  process.on('disconnect', () => process.exit(0))
+  process.send({ port })
+}
+
+let eventCounter = 0
+/** Fresh signed bodies, made before a round so the client spends no time signing while it measures. */
+function makeBodies(count) {
+  const template = JSON.stringify(sampleEvent('transaction_settled', { eventId: 'evt_bench_@' }))
+  return Array.from({ length: count }, () => {
+    const body = template.replace('evt_bench_@', `evt_bench_${process.pid}_${++eventCounter}`)
+    return { body, signature: sign(body) }
+  })
+}
+
+/** Loads `url`/webhooks for `seconds`; every request a new signed event. */
+export async function load(url, seconds, connections) {
+  const bodies = makeBodies(BODIES_PER_SECOND * seconds)
+  let next = 0
+  let reused = 0
+  const result = await autocannon({
+    url: `${url}/webhooks`,
+    connections,
+    duration: seconds,
+    requests: [
+      {
+        method: 'POST',
+        setupRequest(request) {
+          if (next === bodies.length) {
+            next = 0
+            reused++
+          }
+          const { body, signature } = bodies[next++]
+          return { ...request, body, headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signature } }
+        },
+      },
+    ],
+  })
+  const failures = result.non2xx + result.errors + result.timeouts
+  return { rps: result.requests.average, p99: result.latency.p99, failures, reused }
+}
+
+/**
+ * Runs `rounds` rounds over the running servers (`{ [variant]: { url } }`), rotating their order, after
+ * a warm-up. Returns per-variant samples, a ratio helper (median of per-round req/s ratios: sturdier than
+ * a ratio of medians when other processes load the machine in bursts) and the count of bad rounds.
+ */
+export async function compareRounds(running, { label, rounds, roundSeconds, warmupSeconds, connections }) {
+  const variants = Object.keys(running)
+  const samples = Object.fromEntries(variants.map((variant) => [variant, []]))
+  let problems = 0
+  for (const variant of variants) await load(running[variant].url, warmupSeconds, connections)
+  for (let round = 0; round < rounds; round++) {
+    const order = variants.map((_, i) => variants[(i + round) % variants.length])
+    if (round % 2) order.reverse()
+    for (const variant of order) {
+      const sample = await load(running[variant].url, roundSeconds, connections)
+      if (sample.failures || sample.reused) {
+        problems++
+        console.log(`${label} ${variant}: ${sample.failures} non-2XX/errors, ${sample.reused} reused bodies`)
+      }
+      samples[variant].push(sample)
+    }
+  }
+  const rps = (variant) => samples[variant].map((s) => s.rps)
+  const ratio = (a, b) => `${median(rps(a).map((value, i) => value / rps(b)[i])).toFixed(2)}x`
+  const medianRps = (variant) => median(rps(variant)).toFixed(0)
+  const medianP99 = (variant) => median(samples[variant].map((s) => s.p99)).toFixed(1)
+  console.log(
+    `${label} req/s per round: ${variants
+      .map(
+        (v) =>
+          `${v} ${rps(v)
+            .map((x) => x.toFixed(0))
+            .join(' ')}`,
+      )
+      .join('; ')}`,
+  )
+  return { samples, ratio, medianRps, medianP99, problems }
+}
