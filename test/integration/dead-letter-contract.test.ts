@@ -1,9 +1,10 @@
 // The dead-letter contract of @payhooks/testing against the dead-letter stores payhooks ships, each on its real backing.
 import { type DeadLetterStore, memoryDeadLetterStore } from '@payhooks/core'
 import { redisDeadLetterStore } from '@payhooks/redis'
-import { deadLetterContract } from '@payhooks/testing/dead-letter-contract'
+import { deadLetterContract, deadLetterViewContract } from '@payhooks/testing/dead-letter-contract'
 import { Redis } from 'ioredis'
 import { afterAll } from 'vitest'
+import { bullmqSubject } from '../fixtures/bullmq-dead-letters.js'
 
 const REDIS_URL = process.env.REDIS_URL
 if (!REDIS_URL) {
@@ -34,4 +35,15 @@ afterAll(async () => {
   const keys = admin ? await admin.keys(`${KEY_PREFIX}*`) : []
   if (admin && keys.length > 0) await admin.del(...keys)
   for (const client of clients) client.disconnect()
+})
+
+// BullMQ's failed jobs, where the contract fits: through bullmqDeadLetters, the DeadLetters interface tools use.
+deadLetterViewContract('bullmqDeadLetters', (namespace) => {
+  const client = new Redis(REDIS_URL, { maxRetriesPerRequest: null })
+  clients.push(client)
+  return bullmqSubject(client, {
+    name: 'dead-letters',
+    prefix: `${KEY_PREFIX}bull-${namespace}`,
+    storePrefix: `${KEY_PREFIX}store-${namespace}:`,
+  })
 })
