@@ -1,5 +1,5 @@
 import { errorAnswer, inProgress, ok } from './answers.js'
-import { deadLetterView, onLastTries, type ParkState, park } from './dead-letters/index.js'
+import { checkDeadLetterStore, deadLetterView, onLastTries, type ParkState, park } from './dead-letters/index.js'
 import { type Attempt, type DispatchState, dispatch } from './dispatch.js'
 import {
   ClosingError,
@@ -175,7 +175,7 @@ export function createWebhooks<S extends SchemaMap = {}>(options: WebhooksOption
     storeReady: undefined,
     initialized: !store.init,
     queue: options.queue,
-    deadLetters: options.deadLetters,
+    deadLetters: options.deadLetters && checkDeadLetterStore(options.deadLetters),
     deadLettersReady: undefined,
     deadlineMs,
     running: 0,

@@ -1,5 +1,12 @@
 export { type MemoryDeadLetterStore, type MemoryDeadLetterStoreOptions, memoryDeadLetterStore } from './memory.js'
-export { LAST_TRIES_AFTER_MS, onLastTries, type ParkState, park, readyDeadLetters } from './park.js'
+export {
+  checkDeadLetterStore,
+  LAST_TRIES_AFTER_MS,
+  onLastTries,
+  type ParkState,
+  park,
+  readyDeadLetters,
+} from './park.js'
 export { deadLetterMatches, deadLetterQuery, type NormalizedDeadLetterQuery } from './query.js'
 export { deadLetterView, type Guard, type ReplayState, replay, replayAll } from './replay.js'
 export type {

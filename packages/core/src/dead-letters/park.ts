@@ -4,6 +4,7 @@ import { type EventHandler, report } from '../event-handler/index.js'
 import { SIGNATURE_HEADER } from '../signature.js'
 import { isThenable } from '../thenable.js'
 import type { QueuedEvent, RawDelivery, WebhookResult } from '../types.js'
+import { check } from '../validations.js'
 import type { DeadLetterStore, ParkedEvent } from './types.js'
 
 /** What parking and replaying need from the receiver; `deadLettersReady` tracks the store's one-time `init`. */
@@ -23,6 +24,22 @@ export const LAST_TRIES_AFTER_MS = 71 * 60 * 60 * 1000
 const KEPT_HEADERS = [SIGNATURE_HEADER, 'content-type']
 const encoder = new TextEncoder()
 const decoder = new TextDecoder()
+
+/** `store` when it looks like a {@link DeadLetterStore}, or a `TypeError` naming `createWebhooks`' option. */
+export function checkDeadLetterStore(store: DeadLetterStore): DeadLetterStore {
+  const methods = ['park', 'get', 'list', 'markReplayed'] as const
+  check(
+    typeof store === 'object' &&
+      store !== null &&
+      typeof store.durable === 'boolean' &&
+      methods.every((name) => typeof store[name] === 'function'),
+    'createWebhooks',
+    'deadLetters',
+    'be a dead-letter store (durable, park, get, list, markReplayed)',
+    TypeError,
+  )
+  return store
+}
 
 /** The dead-letter store once its `init` ran (tried again after a failure), or an error when none is configured. */
 export async function readyDeadLetters(state: ParkState): Promise<DeadLetterStore> {
