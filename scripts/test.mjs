@@ -17,7 +17,11 @@ const which = (cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`], { encoding: 
 // Only that variable reaches the tests.
 let clusterReady
 if (!process.env.REDIS_CLUSTER_NODES) {
-  const bin = process.env.REDIS_SERVER_BIN || which('redis-server')
+  if (!which('redis-server') && process.getuid?.() === 0 && which('apt-get')) {
+    console.log('redis-server not found: installing the Debian package redis-server')
+    if (run('apt-get', ['update', '-qq']) === 0) run('apt-get', ['install', '-y', '-qq', 'redis-server'])
+  }
+  const bin = which('redis-server')
   const cli = which('redis-cli')
   if (!bin || !cli) {
     console.error('redis-server and redis-cli are needed by the Redis Cluster test, or set REDIS_CLUSTER_NODES')

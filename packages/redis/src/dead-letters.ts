@@ -110,20 +110,15 @@ export function redisDeadLetterStore(
   async function matchingIds(query: NormalizedDeadLetterQuery): Promise<string[]> {
     const max = query.parkedBefore ? `(${query.parkedBefore.getTime()}` : '+inf'
     const min = query.parkedAfter ? String(query.parkedAfter.getTime()) : '-inf'
-    const filtered = query.status !== 'all' || query.eventType !== undefined || query.code !== undefined
     const wanted = query.offset + query.limit
     // Times are the index's scores: filter the fields only.
     const byFields = { status: query.status, eventType: query.eventType, code: query.code }
     const found: string[] = []
     for (let start = 0; found.length < wanted; start += CHUNK) {
-      // Unfiltered, the index alone answers: fetch exactly the page.
-      const from = filtered ? start : query.offset
-      const count = filtered ? CHUNK : query.limit
       const ids = await call(
-        () => client.zrevrangebyscore(indexKey, max, min, 'LIMIT', from, count),
+        () => client.zrevrangebyscore(indexKey, max, min, 'LIMIT', start, CHUNK),
         'list got no reply from Redis',
       )
-      if (!filtered) return ids
       if (ids.length === 0) break
       const fields = await exec<(string | null)[]>((pipeline) => {
         for (const id of ids) pipeline.hmget(letterKey(id), ...FILTER_FIELDS)

@@ -78,6 +78,10 @@ export interface DeadLetterQuery extends DeadLetterFilter {
  * and the service never sends that event again. Any method may throw or reject when the backing service is
  * unavailable; a failed `park` leaves the answer non-2XX, so the service retries. Parked letters are kept
  * until replayed; a store may forget replayed ones after a while.
+ *
+ * @example
+ * const webhooks = createWebhooks({ secret, store: redisStore(redis), deadLetters: redisDeadLetterStore(redis) })
+ * // Development: memoryDeadLetterStore(), not durable, so parked events are still answered non-2XX.
  */
 export interface DeadLetterStore {
   /**
