@@ -12,6 +12,77 @@ import { join } from 'node:path'
 const run = (cmd, args) => spawnSync(cmd, args, { stdio: 'inherit' }).status ?? 1
 const which = (cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' }).stdout.trim()
 
+// The Redis Cluster test needs a real cluster: REDIS_CLUSTER_NODES (host:port,...) names one, otherwise three
+// primaries are started on free loopback ports and joined with redis-cli --cluster create, while the build runs.
+// Only that variable reaches the tests.
+let clusterReady
+if (!process.env.REDIS_CLUSTER_NODES) {
+  if (!which('redis-server') && process.getuid?.() === 0 && which('apt-get')) {
+    console.log('redis-server not found: installing the Debian package redis-server')
+    if (run('apt-get', ['update', '-qq']) === 0) run('apt-get', ['install', '-y', '-qq', 'redis-server'])
+  }
+  const bin = which('redis-server')
+  const cli = which('redis-cli')
+  if (!bin || !cli) {
+    console.error('redis-server and redis-cli are needed by the Redis Cluster test, or set REDIS_CLUSTER_NODES')
+    process.exit(1)
+  }
+  const freePort = () =>
+    new Promise((resolve) => {
+      const server = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = server.address()
+        server.close(() => resolve(port))
+      })
+    })
+  const dir = mkdtempSync(join(tmpdir(), 'payhooks-redis-cluster-'))
+  const ports = new Set()
+  while (ports.size < 6) ports.add(await freePort())
+  const [port1, port2, port3, ...busPorts] = ports
+  const nodes = []
+  for (const [i, port] of [port1, port2, port3].entries()) {
+    const config = ['--cluster-enabled', 'yes', '--cluster-port', String(busPorts[i])]
+    config.push('--cluster-config-file', join(dir, `nodes-${port}.conf`))
+    const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir]
+    nodes.push({ port, server: spawn(bin, [...args, ...config], { stdio: 'ignore' }) })
+  }
+  process.on('exit', () => {
+    for (const { server } of nodes) server.kill()
+    rmSync(dir, { recursive: true, force: true })
+  })
+  const ask = (port, ...command) => {
+    try {
+      return execFileSync(cli, ['-p', String(port), ...command], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+      })
+    } catch {
+      return ''
+    }
+  }
+  const until = async (ok) => {
+    for (let i = 0; i < 200 && !ok(); i++) await new Promise((r) => setTimeout(r, 50))
+    return ok()
+  }
+  await until(() => nodes.every(({ port }) => ask(port, 'ping').trim() === 'PONG'))
+  const addresses = nodes.map(({ port }) => `127.0.0.1:${port}`)
+  const create = spawn(cli, ['--cluster', 'create', ...addresses, '--cluster-yes'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let output = ''
+  create.stdout.on('data', (chunk) => (output += chunk))
+  create.stderr.on('data', (chunk) => (output += chunk))
+  clusterReady = new Promise((resolve) => create.on('exit', resolve)).then(async (code) => {
+    // redis-cli returns once the nodes agree on the slots; each says cluster_state:ok a moment later.
+    const ok = await until(() => nodes.every(({ port }) => ask(port, 'cluster', 'info').includes('cluster_state:ok')))
+    if (code !== 0 || !ok) {
+      console.error(`redis-cli --cluster create failed:\n${output}`)
+      process.exit(1)
+    }
+    process.env.REDIS_CLUSTER_NODES = addresses.join(',')
+    console.log(`Redis Cluster on ${process.env.REDIS_CLUSTER_NODES}`)
+  })
+}
+
 if (run('npx', ['tsc', '--build']) !== 0) process.exit(1)
 
 let redis
@@ -57,6 +128,8 @@ if (!process.env.REDIS_URL) {
   process.env.REDIS_SERVER_BIN = bin
   console.log(`redis-server ${bin} on ${process.env.REDIS_URL}`)
 }
+
+await clusterReady
 
 // The sandbox dashboard test drives Debian's Chromium at /usr/bin/chromium through playwright-core.
 if (!existsSync('/usr/bin/chromium') && process.getuid?.() === 0 && which('apt-get')) {

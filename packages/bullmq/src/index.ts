@@ -1,4 +1,5 @@
 export type { QueueConnection } from './connection.js'
+export { bullmqDeadLetters } from './dead-letters.js'
 export { jobIdFor } from './jobs.js'
 export {
   type BullmqQueue,

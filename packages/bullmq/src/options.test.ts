@@ -1,4 +1,5 @@
 import { createWebhooks } from '@payhooks/core'
+import { Cluster } from 'ioredis'
 import { describe, expect, it } from 'vitest'
 import { bullmqQueue } from './queue.js'
 import { startWorker } from './worker.js'
@@ -35,6 +36,11 @@ describe('bullmqQueue options', () => {
       { connection, keepDeadLetters: { maxCount: 1.5 } },
       RangeError,
       'bullmqQueue: keepDeadLetters.maxCount must be a whole number',
+    ],
+    [
+      { connection: new Cluster([{ host: '127.0.0.1', port: 7000 }], { lazyConnect: true, keyPrefix: 'x:' }) },
+      TypeError,
+      'bullmqQueue: BullMQ cannot use an ioredis keyPrefix; use the prefix option instead',
     ],
     [{ connection, name: 'a:b' }, TypeError, "bullmqQueue: name must be a non-empty string without ':'"],
     [{ connection, prefix: '' }, TypeError, 'bullmqQueue: prefix must be a non-empty string'],

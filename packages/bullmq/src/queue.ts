@@ -1,4 +1,4 @@
-import type { QueuedEvent, WebhookError, WebhookQueue, Webhooks } from '@payhooks/core'
+import type { DeadLetter as CoreDeadLetter, QueuedEvent, WebhookError, WebhookQueue, Webhooks } from '@payhooks/core'
 import { connectionDeadline } from '@payhooks/redis/connection'
 import { type Job, type KeepJobs, Queue } from 'bullmq'
 import { closeConnection, connectionErrorReporter, openConnection, type QueueConnection } from './connection.js'
@@ -52,8 +52,13 @@ export interface BullmqQueueOptions {
   keepDeadLetters?: JobRetention
 }
 
-/** An event whose handlers failed on every attempt, kept in BullMQ's failed set. */
-export interface DeadLetter {
+/**
+ * An event whose handlers failed on every attempt, kept in BullMQ's failed set. It is also a dead letter of
+ * `@payhooks/core` (see `bullmqDeadLetters`): `code` is `handler_failed`, `reason` the last failure, `parkedAt`
+ * when it failed, and `body` the verified event as queued (JSON, UTF-8): the queue keeps the parsed event, not
+ * the signed bytes, so `headers` is empty.
+ */
+export interface DeadLetter extends CoreDeadLetter {
   eventId: string
   eventType: string
   /** The verified event, as the handlers receive it. */
@@ -94,6 +99,13 @@ export interface BullmqQueue extends WebhookQueue {
    */
   deadLetters(options?: { offset?: number; limit?: number }): Promise<DeadLetter[]>
   /**
+   * The dead letter of `eventId`, or undefined when its job is not in the failed set.
+   *
+   * @example
+   * const letter = await queue.deadLetter('evt_123')
+   */
+  deadLetter(eventId: string): Promise<DeadLetter | undefined>
+  /**
    * Moves the dead letter of `eventId` back to the queue with its attempts reset. Resolves false
    * when there is no dead letter for it.
    *
@@ -122,16 +134,35 @@ function keepJobs({ maxAgeMs, maxCount }: JobRetention): KeepJobs | false {
   return maxCount === undefined ? false : { count: maxCount }
 }
 
+const encoder = new TextEncoder()
+
+function createdAtOf(event: QueuedEvent | undefined): Date | undefined {
+  const time = typeof event?.created_at === 'string' ? Date.parse(event.created_at) : Number.NaN
+  return Number.isNaN(time) ? undefined : new Date(time)
+}
+
 function toDeadLetter(job: Job<QueuedEvent>): DeadLetter {
   const event = job.data
+  const failedAt = job.finishedOn ? new Date(job.finishedOn) : undefined
+  const parkedAt = failedAt ?? new Date(job.timestamp)
   return {
     eventId: event?.event_id ?? eventIdOf(job.id) ?? '',
     eventType: event?.event_type ?? job.name,
     event,
     failedReason: job.failedReason,
     attemptsMade: job.attemptsMade,
-    failedAt: job.finishedOn ? new Date(job.finishedOn) : undefined,
+    failedAt,
     jobId: job.id ?? '',
+    body: encoder.encode(JSON.stringify(event ?? null)),
+    headers: {},
+    code: 'handler_failed',
+    reason: job.failedReason ?? '',
+    createdAt: createdAtOf(event),
+    parkedAt,
+    firstParkedAt: parkedAt,
+    parkCount: 1,
+    status: 'parked',
+    replayedAt: undefined,
   }
 }
 
@@ -213,6 +244,12 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqQueue {
       await admin()
       const jobs = await queue.getFailed(offset, offset + limit - 1)
       return jobs.filter((job) => job !== undefined).map(toDeadLetter)
+    },
+    async deadLetter(eventId) {
+      await admin()
+      const job = await queue.getJob(jobIdFor(eventId))
+      if (!job || !(await job.isFailed())) return undefined
+      return toDeadLetter(job)
     },
     async replay(eventId) {
       await admin()

@@ -1,5 +1,5 @@
 import type { Webhooks } from '@payhooks/core'
-import { isClient, type QueueConnection } from './connection.js'
+import { isClient, isCluster, type QueueConnection } from './connection.js'
 import type { JobRetention } from './types.js'
 
 // Every option check of bullmqQueue and startWorker, with its error message, so a mistake fails at
@@ -13,7 +13,11 @@ export function connection(value: QueueConnection, caller: string): void {
   if (typeof value !== 'object' || value === null) {
     throw new TypeError(`${caller}: connection must be a redis:// URL, ioredis options or an ioredis client`)
   }
-  const keyPrefix = isClient(value) ? value.options.keyPrefix : value.keyPrefix
+  const keyPrefix = isCluster(value)
+    ? value.options.keyPrefix || value.options.redisOptions?.keyPrefix
+    : isClient(value)
+      ? value.options.keyPrefix
+      : value.keyPrefix
   if (keyPrefix) {
     throw new TypeError(`${caller}: BullMQ cannot use an ioredis keyPrefix; use the prefix option instead`)
   }

@@ -8,3 +8,6 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
 })
 
 process.exitCode = await run(process.argv.slice(2))
+// The command is over; a module loaded by `dead-letters --module` may still hold connections open (its Redis
+// clients). Exit once what was written to stdout is flushed.
+process.stdout.write('', () => process.exit())

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { type ParseArgsConfig, parseArgs } from 'node:util'
 import { PayhooksClientError } from '@payhooks/client'
+import { deadLetterCommands } from './commands/dead-letters.js'
 import { localCommands } from './commands/local.js'
 import { sandboxCommands } from './commands/sandbox.js'
 import { serviceCommands } from './commands/service.js'
@@ -8,10 +9,10 @@ import { type CliIo, CommandFailed, type Context, UsageError } from './context.j
 import { commandHelp, groupHelp, mainHelp } from './help.js'
 import { type CommandSpec, commonOptions, connectionOptions, type OptionSpec } from './spec.js'
 
-const commands: CommandSpec[] = [...serviceCommands, ...localCommands, ...sandboxCommands]
+const commands: CommandSpec[] = [...serviceCommands, ...localCommands, ...sandboxCommands, ...deadLetterCommands]
 const GROUPS = new Set(commands.filter((c) => c.name.length > 1).map((c) => c.name[0] as string))
 const HELP_FLAGS = new Set(['--help', '-h'])
-const mainHelpText = () => mainHelp(serviceCommands, [...localCommands, ...sandboxCommands])
+const mainHelpText = () => mainHelp(serviceCommands, [...localCommands, ...sandboxCommands, ...deadLetterCommands])
 
 function processIo(): CliIo {
   return {

@@ -5,8 +5,8 @@ const CONTENT_TYPE = 'application/json'
 /** What a 503 asks the service to wait; it retries hourly anyway, so this is advice to other senders. */
 const RETRY_AFTER_SECONDS = '60'
 
-/** 200 for an event handled now, handled before, or queued. */
-export function ok(eventId: string, status: 'processed' | 'duplicate' | 'queued'): WebhookResult {
+/** 200 for an event handled now, handled before, queued, or parked as a dead letter in a durable store. */
+export function ok(eventId: string, status: 'processed' | 'duplicate' | 'queued' | 'parked'): WebhookResult {
   return {
     status: 200,
     headers: { 'content-type': CONTENT_TYPE },

@@ -1,4 +1,21 @@
 export {
+  type DeadLetter,
+  type DeadLetterCode,
+  type DeadLetterFilter,
+  type DeadLetterQuery,
+  type DeadLetterStore,
+  type DeadLetters,
+  deadLetterMatches,
+  deadLetterQuery,
+  LAST_TRIES_AFTER_MS,
+  type MemoryDeadLetterStore,
+  type MemoryDeadLetterStoreOptions,
+  memoryDeadLetterStore,
+  type NormalizedDeadLetterQuery,
+  type ParkedEvent,
+  type ReplayOutcome,
+} from './dead-letters/index.js'
+export {
   ClosingError,
   DeadlineError,
   HandlerError,

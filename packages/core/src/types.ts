@@ -1,4 +1,5 @@
 import type { RawBody } from './crypto/crypto-provider.js'
+import type { DeadLetterFilter, DeadLetterStore, DeadLetters, ReplayOutcome } from './dead-letters/types.js'
 import type { WebhookError } from './errors.js'
 import type { BuiltInSchemas, EventsOf, SchemaMap, UnknownEvent } from './schemas.js'
 import type { WebhookStore } from './store.js'
@@ -53,6 +54,19 @@ export interface WebhooksOptions<S extends SchemaMap = {}> {
    * inline and the answer waits for them.
    */
   queue?: WebhookQueue
+  /**
+   * Where signed events that cannot be handled are parked instead of disappearing once the service stops
+   * retrying: one whose schema refuses it, and one whose handlers fail when it was signed over 71 hours ago (the
+   * service's last tries). With a durable store (`redisDeadLetterStore` from `@payhooks/redis`) the event is
+   * answered 200 `parked` once stored; with `memoryDeadLetterStore()` it is kept for inspection but answered as
+   * before (422, 500), since a restart loses it. Either way the failure is reported to `onError`. Replay with
+   * {@link Webhooks.replay}.
+   *
+   * @example
+   * const webhooks = createWebhooks({ secret, store: redisStore(redis), deadLetters: redisDeadLetterStore(redis) })
+   * @default none: refused events are answered non-2XX and the service retries them for 72 hours
+   */
+  deadLetters?: DeadLetterStore
   /**
    * Where failures go when no `onError` listener is registered: one line each.
    * @default console
@@ -160,6 +174,32 @@ export interface Webhooks<E> {
    * reported to `onError`: the caller decides.
    */
   dispatch(event: QueuedEvent): Promise<DispatchOutcome>
+  /**
+   * The letters of the `deadLetters` store: list, get, replay. Its methods reject when no store was configured,
+   * and with {@link ClosingError} once {@link Webhooks.close} was called.
+   *
+   * @example
+   * const parked = await webhooks.deadLetters.list({ code: 'schema_mismatch', limit: 20 })
+   */
+  readonly deadLetters: DeadLetters
+  /**
+   * Replays a dead letter: verifies its stored bytes against the current secrets and schemas, then runs it under
+   * the store's claim, as a delivery would (so an event already handled is not run again: `duplicate`). The
+   * letter is marked `replayed` once handled. Resolves with what happened; a failure (`status: 'failed'`) leaves
+   * the letter parked and is not reported to `onError`: the caller decides.
+   *
+   * @example
+   * const outcome = await webhooks.replay('evt_123')
+   * if (outcome.status === 'failed') console.error(outcome.error.message)
+   */
+  replay(eventId: string): Promise<ReplayOutcome>
+  /**
+   * Replays every parked letter matching `filter`, oldest first, one at a time.
+   *
+   * @example
+   * const outcomes = await webhooks.replayAll({ eventType: 'transaction_settled', code: 'schema_mismatch' })
+   */
+  replayAll(filter?: DeadLetterFilter): Promise<ReplayOutcome[]>
   /** Reports `error` to the `onError` listeners, or logs it in one line when there are none. */
   report(error: WebhookError): void
   /** Reports `error` to `onError` (or the logger) and returns the answer for it, for transport-level failures. */

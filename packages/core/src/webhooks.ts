@@ -1,11 +1,21 @@
 import { errorAnswer, inProgress, ok } from './answers.js'
+import { checkDeadLetterStore, deadLetterView, onLastTries, type ParkState, park } from './dead-letters/index.js'
 import { type Attempt, type DispatchState, dispatch } from './dispatch.js'
-import { ClosingError, DeadlineError, InternalError, StoreError, WebhookError } from './errors.js'
+import {
+  ClosingError,
+  DeadlineError,
+  HandlerError,
+  InternalError,
+  SchemaError,
+  StoreError,
+  WebhookError,
+} from './errors.js'
 import { createEventHandler, on, onAny, onError, report } from './event-handler/index.js'
 import { eventSchemas, type SchemaMap } from './schemas.js'
 import { memoryStore } from './store.js'
 import type {
   CloseOptions,
+  DispatchOutcome,
   EventMap,
   Handler,
   QueuedEvent,
@@ -20,7 +30,7 @@ import { checkSecrets, type VerifyState, verifyAndParse } from './verify-and-par
 import { receiveWebRequest } from './web.js'
 
 /** One receiver's state, shared by verify-and-parse, dispatch, the deadline and `close`. */
-interface Engine extends VerifyState, DispatchState {
+interface Engine extends VerifyState, DispatchState, ParkState {
   readonly queue: WebhookQueue | undefined
   readonly deadlineMs: number
   /** Deliveries and dispatches not finished yet (handlers included, even past the deadline). */
@@ -51,7 +61,11 @@ function finished(engine: Engine): void {
 async function processDelivery(engine: Engine, raw: RawDelivery, delivery: Delivery): Promise<WebhookResult> {
   let verified = verifyAndParse(engine, raw)
   if (verified instanceof Promise) verified = await verified
-  if (verified instanceof WebhookError) return reject(engine, verified)
+  if (verified instanceof WebhookError) {
+    return engine.deadLetters && verified instanceof SchemaError
+      ? park(engine, raw, verified)
+      : reject(engine, verified)
+  }
   const event = verified as QueuedEvent
   delivery.event = event
   if (engine.queue) {
@@ -62,7 +76,15 @@ async function processDelivery(engine: Engine, raw: RawDelivery, delivery: Deliv
     }
     return ok(event.event_id, 'queued')
   }
-  const outcome = await dispatch(engine, event, delivery)
+  let outcome: DispatchOutcome
+  try {
+    outcome = await dispatch(engine, event, delivery)
+  } catch (error) {
+    // Signed over 71 hours ago: the service's last tries, after which the event would be gone.
+    if (engine.deadLetters && error instanceof HandlerError && onLastTries(event))
+      return park(engine, raw, error, event)
+    throw error
+  }
   if (outcome.status !== 'in_progress') return ok(event.event_id, outcome.status)
   return inProgress(event.event_id, outcome.retryAfterMs)
 }
@@ -109,6 +131,11 @@ async function shutDown(engine: Engine, timeoutMs: number): Promise<void> {
   } catch (cause) {
     report(engine.eventHandler, new StoreError('shutdown', cause))
   }
+  try {
+    await engine.deadLetters?.shutdown?.()
+  } catch (cause) {
+    report(engine.eventHandler, new StoreError('dead-letter shutdown', cause))
+  }
 }
 
 /**
@@ -148,12 +175,21 @@ export function createWebhooks<S extends SchemaMap = {}>(options: WebhooksOption
     storeReady: undefined,
     initialized: !store.init,
     queue: options.queue,
+    deadLetters: options.deadLetters && checkDeadLetterStore(options.deadLetters),
+    deadLettersReady: undefined,
     deadlineMs,
     running: 0,
     closing: undefined,
     idle: undefined,
   }
   const dispatched = () => finished(engine)
+  const deadLetters = deadLetterView(engine, (work) => {
+    if (engine.closing) return Promise.reject(new ClosingError())
+    engine.running++
+    const result = work()
+    result.then(dispatched, dispatched)
+    return result
+  })
 
   const webhooks: Webhooks<EventMap<S>> = {
     on(type, handler) {
@@ -177,6 +213,9 @@ export function createWebhooks<S extends SchemaMap = {}>(options: WebhooksOption
       outcome.then(dispatched, dispatched)
       return outcome
     },
+    deadLetters,
+    replay: deadLetters.replay,
+    replayAll: deadLetters.replayAll,
     report: (error) => report(engine.eventHandler, error),
     reject: (error) => reject(engine, error),
     close(closeOptions: CloseOptions = {}) {

@@ -1,2 +1,3 @@
+export { redisDeadLetterStore } from './dead-letters.js'
 export { redisStore } from './store.js'
-export type { RedisStoreOptions } from './types.js'
+export type { RedisDeadLetterStoreOptions, RedisStoreOptions } from './types.js'

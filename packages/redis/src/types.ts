@@ -21,3 +21,26 @@ export interface RedisStoreOptions {
    */
   commandTimeoutMs?: number
 }
+
+/** Options of `redisDeadLetterStore`. */
+export interface RedisDeadLetterStoreOptions {
+  /**
+   * Prepended to every key of the store (after the client's own `keyPrefix`, if any); the store owns every key
+   * under it. On a Redis Cluster it must hold a hash tag, such as `{shop-dead-letters}:`, so the store's keys
+   * share one slot.
+   * @default '{payhooks-dead-letters}:'
+   */
+  keyPrefix?: string
+  /**
+   * How long a replayed letter is kept (for `list({ status: 'replayed' })`, and so a second replay reads as a
+   * duplicate). Parked letters have no expiry.
+   * @default 604_800_000 (7 days)
+   */
+  replayedRetentionMs?: number
+  /**
+   * Longest a call waits, for the connection to be ready plus the reply, before it rejects (parking then fails
+   * and the delivery is answered non-2XX, as without dead letters).
+   * @default 1000
+   */
+  commandTimeoutMs?: number
+}

@@ -1,5 +1,7 @@
 import { DEFAULT_RETENTION_MS } from '@payhooks/core'
-import type { RedisStoreOptions } from './types.js'
+import { check, nonEmptyString, positiveNumber } from '@payhooks/core/validations'
+import type { Cluster, Redis } from 'ioredis'
+import type { RedisDeadLetterStoreOptions, RedisStoreOptions } from './types.js'
 
 // Every option check of redisStore, with its error message, so a mistake fails at start-up.
 
@@ -24,4 +26,39 @@ export function storeOptions(options: RedisStoreOptions): Required<RedisStoreOpt
 export function leaseMs(value: number): number {
   if (!(value > 0 && Number.isFinite(value))) throw new RangeError('redisStore: leaseMs must be positive')
   return value
+}
+
+/** Whether `prefix` holds a Redis Cluster hash tag: the first `{` followed, later, by a `}` with something between. */
+function hasHashTag(prefix: string): boolean {
+  const open = prefix.indexOf('{')
+  const close = open < 0 ? -1 : prefix.indexOf('}', open + 1)
+  return close > open + 1
+}
+
+/** {@link RedisDeadLetterStoreOptions} with their defaults, checked, for `client`. */
+export function deadLetterStoreOptions(
+  options: RedisDeadLetterStoreOptions,
+  client: Redis | Cluster,
+): Required<RedisDeadLetterStoreOptions> {
+  const where = 'redisDeadLetterStore'
+  const keyPrefix = nonEmptyString(options.keyPrefix ?? '{payhooks-dead-letters}:', where, 'keyPrefix')
+  const replayedRetentionMs = options.replayedRetentionMs ?? 7 * 24 * 60 * 60 * 1000
+  check(
+    Number.isSafeInteger(replayedRetentionMs) && replayedRetentionMs > 0,
+    where,
+    'replayedRetentionMs',
+    'be a positive whole number',
+  )
+  const commandTimeoutMs = positiveNumber(options.commandTimeoutMs ?? 1000, where, 'commandTimeoutMs')
+  if ((client as Cluster).isCluster) {
+    const clientPrefix = (client as Cluster).options.keyPrefix ?? ''
+    check(
+      hasHashTag(clientPrefix + keyPrefix),
+      where,
+      'keyPrefix',
+      "hold a hash tag on a Redis Cluster, such as '{payhooks-dead-letters}:'",
+      TypeError,
+    )
+  }
+  return { keyPrefix, replayedRetentionMs, commandTimeoutMs }
 }

@@ -1,0 +1,71 @@
+import {
+  type DeadLetterFilter,
+  type DeadLetters,
+  deadLetterMatches,
+  deadLetterQuery,
+  type ReplayOutcome,
+} from '@payhooks/core'
+import type { BullmqQueue, DeadLetter } from './queue.js'
+
+/** Failed jobs read per call while filtering. */
+const PAGE = 200
+
+/**
+ * The queue's dead letters (jobs that used all their attempts) as `@payhooks/core`'s {@link DeadLetters}, the
+ * interface `webhooks.deadLetters` has too, so the same tools (`payhooks dead-letters list|show|replay`) serve
+ * both. Listing reads BullMQ's failed set, newest first; `code` is always `handler_failed`, and a replayed job
+ * leaves the set (so `status: 'replayed'` lists nothing). A replay moves the job back to the queue with its
+ * attempts reset (`queued`); the workers then run it under the dedupe store's claim, so an event already
+ * handled is not run again. The queue keeps the verified event, not the signed bytes, so nothing is verified
+ * again.
+ *
+ * @example
+ * import { bullmqDeadLetters, bullmqQueue } from '@payhooks/bullmq'
+ *
+ * const queue = bullmqQueue({ connection: process.env.REDIS_URL! })
+ * export const deadLetters = bullmqDeadLetters(queue) // for `payhooks dead-letters --module`
+ * for (const letter of await deadLetters.list({ eventType: 'transaction_settled' })) console.log(letter.reason)
+ */
+export function bullmqDeadLetters(queue: BullmqQueue): DeadLetters {
+  const where = 'bullmqDeadLetters'
+
+  /** Every dead letter matching `filter`, newest first, reading the failed set page by page. */
+  async function* matching(filter: DeadLetterFilter): AsyncGenerator<DeadLetter> {
+    for (let offset = 0; ; offset += PAGE) {
+      const page = await queue.deadLetters({ offset, limit: PAGE })
+      for (const letter of page) if (deadLetterMatches(letter, { ...filter, status: 'parked' })) yield letter
+      if (page.length < PAGE) return
+    }
+  }
+
+  async function replay(eventId: string): Promise<ReplayOutcome> {
+    return { eventId, status: (await queue.replay(eventId)) ? 'queued' : 'not_found' }
+  }
+
+  return {
+    async list(query) {
+      const { status, limit, offset, ...filter } = deadLetterQuery(query, `${where}.list`)
+      if (status === 'replayed') return []
+      const filtered = Object.values(filter).some((value) => value !== undefined)
+      if (!filtered) return queue.deadLetters({ offset, limit })
+      const found: DeadLetter[] = []
+      let skipped = 0
+      for await (const letter of matching(filter)) {
+        if (skipped++ < offset) continue
+        found.push(letter)
+        if (found.length === limit) break
+      }
+      return found
+    },
+    get: (eventId) => queue.deadLetter(eventId),
+    replay,
+    async replayAll(filter = {}) {
+      deadLetterQuery(filter, `${where}.replayAll`)
+      const letters: DeadLetter[] = []
+      for await (const letter of matching(filter)) letters.push(letter)
+      const outcomes = []
+      for (const { eventId } of letters.reverse()) outcomes.push(await replay(eventId))
+      return outcomes
+    },
+  }
+}

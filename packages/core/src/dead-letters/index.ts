@@ -1,0 +1,21 @@
+export { type MemoryDeadLetterStore, type MemoryDeadLetterStoreOptions, memoryDeadLetterStore } from './memory.js'
+export {
+  checkDeadLetterStore,
+  LAST_TRIES_AFTER_MS,
+  onLastTries,
+  type ParkState,
+  park,
+  readyDeadLetters,
+} from './park.js'
+export { deadLetterMatches, deadLetterQuery, type NormalizedDeadLetterQuery } from './query.js'
+export { deadLetterView, type Guard, type ReplayState, replay, replayAll } from './replay.js'
+export type {
+  DeadLetter,
+  DeadLetterCode,
+  DeadLetterFilter,
+  DeadLetterQuery,
+  DeadLetterStore,
+  DeadLetters,
+  ParkedEvent,
+  ReplayOutcome,
+} from './types.js'

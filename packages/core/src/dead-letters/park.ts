@@ -1,0 +1,123 @@
+import { errorAnswer, ok } from '../answers.js'
+import { type HandlerError, type SchemaError, StoreError } from '../errors.js'
+import { type EventHandler, report } from '../event-handler/index.js'
+import { SIGNATURE_HEADER } from '../signature.js'
+import { isThenable } from '../thenable.js'
+import type { QueuedEvent, RawDelivery, WebhookResult } from '../types.js'
+import { check } from '../validations.js'
+import type { DeadLetterStore, ParkedEvent } from './types.js'
+
+/** What parking and replaying need from the receiver; `deadLettersReady` tracks the store's one-time `init`. */
+export interface ParkState {
+  readonly deadLetters: DeadLetterStore | undefined
+  readonly eventHandler: EventHandler
+  deadLettersReady: Promise<void> | undefined
+}
+
+/**
+ * The service retries hourly for 72 hours: a handler failure on an event signed this long ago may be among its
+ * last tries, so it is parked rather than answered 5XX.
+ */
+export const LAST_TRIES_AFTER_MS = 71 * 60 * 60 * 1000
+
+/** Headers a replay needs: the signature, and the content type for the record. */
+const KEPT_HEADERS = [SIGNATURE_HEADER, 'content-type']
+const encoder = new TextEncoder()
+const decoder = new TextDecoder()
+
+/** `store` when it looks like a {@link DeadLetterStore}, or a `TypeError` naming `createWebhooks`' option. */
+export function checkDeadLetterStore(store: DeadLetterStore): DeadLetterStore {
+  const methods = ['park', 'get', 'list', 'markReplayed'] as const
+  check(
+    typeof store === 'object' &&
+      store !== null &&
+      typeof store.durable === 'boolean' &&
+      methods.every((name) => typeof store[name] === 'function'),
+    'createWebhooks',
+    'deadLetters',
+    'be a dead-letter store (durable, park, get, list, markReplayed)',
+    TypeError,
+  )
+  return store
+}
+
+/** The dead-letter store once its `init` ran (tried again after a failure), or an error when none is configured. */
+export async function readyDeadLetters(state: ParkState): Promise<DeadLetterStore> {
+  const store = state.deadLetters
+  if (!store) throw new Error('no dead-letter store: pass one as createWebhooks({ deadLetters })')
+  if (store.init) {
+    try {
+      state.deadLettersReady ??= Promise.resolve(store.init())
+      await state.deadLettersReady
+    } catch (cause) {
+      state.deadLettersReady = undefined
+      throw new StoreError('dead-letter init', cause)
+    }
+  }
+  return store
+}
+
+/** The event's signed `created_at` as a date, when it is a valid timestamp. */
+function createdAtOf(message: unknown): Date | undefined {
+  const createdAt = (message as { created_at?: unknown } | null)?.created_at
+  if (typeof createdAt !== 'string') return undefined
+  const time = Date.parse(createdAt)
+  return Number.isNaN(time) ? undefined : new Date(time)
+}
+
+/** Whether a handler failure of `event` comes on the service's last tries: signed over 71 hours ago. */
+export function onLastTries(event: QueuedEvent, now = Date.now()): boolean {
+  const createdAt = createdAtOf(event)
+  return createdAt !== undefined && now - createdAt.getTime() > LAST_TRIES_AFTER_MS
+}
+
+function parkedEvent(raw: RawDelivery, error: SchemaError | HandlerError, event: QueuedEvent | undefined): ParkedEvent {
+  const body = typeof raw.body === 'string' ? encoder.encode(raw.body) : new Uint8Array(raw.body)
+  const headers: Record<string, string> = {}
+  for (const name of KEPT_HEADERS) {
+    const value = raw.getHeader(name)
+    if (typeof value === 'string') headers[name] = value
+  }
+  let message: unknown = event
+  if (message === undefined) {
+    try {
+      message = JSON.parse(decoder.decode(body))
+    } catch {}
+  }
+  return {
+    eventId: error.eventId as string,
+    eventType: error.eventType as string,
+    body,
+    headers,
+    code: error.code as ParkedEvent['code'],
+    reason: error.message,
+    createdAt: createdAtOf(message),
+    parkedAt: new Date(),
+  }
+}
+
+/**
+ * Reports `error` (a signed event refused by its schema, or whose handlers failed on the service's last tries),
+ * then parks the event in the dead-letter store. Answers 200 `parked` once a durable store holds it; otherwise
+ * (a store that is not durable, or parking failed: a {@link StoreError} is reported too) the error's own answer,
+ * so the service retries.
+ */
+export async function park(
+  state: ParkState,
+  raw: RawDelivery,
+  error: SchemaError | HandlerError,
+  event?: QueuedEvent,
+): Promise<WebhookResult> {
+  report(state.eventHandler, error)
+  try {
+    const store = await readyDeadLetters(state)
+    const parked = store.park(parkedEvent(raw, error, event))
+    if (isThenable(parked)) await parked
+    return store.durable ? ok(error.eventId as string, 'parked') : errorAnswer(error)
+  } catch (cause) {
+    const failure =
+      cause instanceof StoreError ? cause : new StoreError('dead-letter park', cause, error.eventId, error.eventType)
+    report(state.eventHandler, failure)
+    return errorAnswer(error)
+  }
+}

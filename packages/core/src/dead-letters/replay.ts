@@ -1,0 +1,103 @@
+import { type DispatchState, dispatch } from '../dispatch.js'
+import { InternalError, PayloadError, StoreError, WebhookError } from '../errors.js'
+import { report } from '../event-handler/index.js'
+import { isThenable } from '../thenable.js'
+import { type VerifyState, verifyAndParse } from '../verify-and-parse.js'
+import { type ParkState, readyDeadLetters } from './park.js'
+import { deadLetterQuery } from './query.js'
+import type { DeadLetter, DeadLetterFilter, DeadLetterStore, DeadLetters, ReplayOutcome } from './types.js'
+
+/** What replaying needs from the receiver: verification, dispatch and the dead-letter store. */
+export interface ReplayState extends VerifyState, DispatchState, ParkState {}
+
+/** Runs `work` as running work of the receiver (so `close` waits for it), or rejects once it is closing. */
+export type Guard = <T>(work: () => Promise<T>) => Promise<T>
+
+const PAGE = 500
+
+async function stored<T>(operation: string, eventId: string | undefined, call: () => T | Promise<T>): Promise<T> {
+  try {
+    const value = call()
+    return isThenable(value) ? await value : value
+  } catch (cause) {
+    throw cause instanceof StoreError ? cause : new StoreError(`dead-letter ${operation}`, cause, eventId)
+  }
+}
+
+/**
+ * Verifies the letter's bytes against the receiver's current secrets and schemas, then runs the event under the
+ * store's claim, as a delivery would. Marks it replayed once handled (or found handled already).
+ */
+async function replayLetter(state: ReplayState, store: DeadLetterStore, letter: DeadLetter): Promise<ReplayOutcome> {
+  const { eventId } = letter
+  const failed = (error: WebhookError): ReplayOutcome => ({ eventId, status: 'failed', error })
+  let verified: Awaited<ReturnType<typeof verifyAndParse>>
+  try {
+    verified = await verifyAndParse(state, { body: letter.body, getHeader: (name) => letter.headers[name] })
+  } catch (cause) {
+    return failed(new InternalError(cause, { event_id: eventId, event_type: letter.eventType }))
+  }
+  if (verified instanceof WebhookError) return failed(verified)
+  if (verified.event_id !== eventId) {
+    return failed(
+      new PayloadError('invalid_envelope', `stored body is event ${verified.event_id}, not ${eventId}`, eventId),
+    )
+  }
+  let outcome: Awaited<ReturnType<typeof dispatch>>
+  try {
+    outcome = await dispatch(state, verified, { answered: true })
+  } catch (error) {
+    return failed(error instanceof WebhookError ? error : new InternalError(error, verified))
+  }
+  if (outcome.status === 'in_progress') return { eventId, status: 'in_progress', retryAfterMs: outcome.retryAfterMs }
+  try {
+    await stored('mark', eventId, () => store.markReplayed(eventId, new Date()))
+  } catch (error) {
+    // Handled all the same: the letter still reads parked, and replaying it again answers duplicate.
+    report(state.eventHandler, error as StoreError)
+  }
+  return { eventId, status: outcome.status }
+}
+
+/** Replays the letter of `eventId`: `not_found` when there is none. */
+export async function replay(state: ReplayState, eventId: string): Promise<ReplayOutcome> {
+  if (typeof eventId !== 'string' || eventId === '') throw new TypeError('replay: eventId must be a non-empty string')
+  const store = await readyDeadLetters(state)
+  const letter = await stored('get', eventId, () => store.get(eventId))
+  if (!letter) return { eventId, status: 'not_found' }
+  return replayLetter(state, store, letter)
+}
+
+/** Replays every parked letter matching `filter`, oldest first, one at a time. */
+export async function replayAll(state: ReplayState, filter: DeadLetterFilter = {}): Promise<ReplayOutcome[]> {
+  const store = await readyDeadLetters(state)
+  const letters = new Map<string, DeadLetter>()
+  for (let offset = 0; ; offset += PAGE) {
+    const query = deadLetterQuery({ ...filter, status: 'parked', limit: PAGE, offset }, 'replayAll')
+    const found = await stored('list', undefined, () => store.list(query))
+    for (const letter of found) if (!letters.has(letter.eventId)) letters.set(letter.eventId, letter)
+    if (found.length < PAGE) break
+  }
+  const outcomes: ReplayOutcome[] = []
+  for (const letter of [...letters.values()].reverse()) outcomes.push(await replayLetter(state, store, letter))
+  return outcomes
+}
+
+/** The receiver's {@link DeadLetters}: its dead-letter store's letters, replayed through the receiver itself. */
+export function deadLetterView(state: ReplayState, guard: Guard): DeadLetters {
+  return {
+    list: (query) =>
+      guard(async () => {
+        const store = await readyDeadLetters(state)
+        const checked = deadLetterQuery(query, 'deadLetters.list')
+        return stored('list', undefined, () => store.list(checked))
+      }),
+    get: (eventId) =>
+      guard(async () => {
+        const store = await readyDeadLetters(state)
+        return stored('get', eventId, () => store.get(eventId))
+      }),
+    replay: (eventId) => guard(() => replay(state, eventId)),
+    replayAll: (filter) => guard(() => replayAll(state, filter)),
+  }
+}

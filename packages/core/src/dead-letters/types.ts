@@ -1,0 +1,149 @@
+import type { WebhookError } from '../errors.js'
+
+type MaybePromise<T> = T | Promise<T>
+
+/** Why an event was parked: its schema refused it, or its handlers failed on the service's last tries. */
+export type DeadLetterCode = 'schema_mismatch' | 'handler_failed'
+
+/** What the receiver hands {@link DeadLetterStore.park}: one signed event it could not handle. */
+export interface ParkedEvent {
+  /** The event's `event_id`; a store keeps one dead letter per id. */
+  eventId: string
+  eventType: string
+  /** The exact bytes received, signature-checked; a replay verifies them again. */
+  body: Uint8Array
+  /** The request headers a replay needs (lower-case names): `service-hmac-sha256`, and `content-type` when sent. */
+  headers: Record<string, string>
+  code: DeadLetterCode
+  /** One line, as reported to `onError` (the schema issue, or the handler's error message). */
+  reason: string
+  /** The event's signed `created_at`, when it has a valid one. */
+  createdAt: Date | undefined
+  /** When this parking happened. */
+  parkedAt: Date
+}
+
+/** A parked event as a {@link DeadLetterStore} keeps it. */
+export interface DeadLetter extends ParkedEvent {
+  /** When the event was first parked; `parkedAt` is the latest time. */
+  firstParkedAt: Date
+  /** How many times it was parked (the service may deliver it again before it is parked durably). */
+  parkCount: number
+  /** `parked` until a replay handled it (or found it handled already). */
+  status: 'parked' | 'replayed'
+  /** When a replay handled it. */
+  replayedAt: Date | undefined
+}
+
+/** Which dead letters {@link DeadLetters.replayAll} replays; every given field must match. */
+export interface DeadLetterFilter {
+  eventType?: string
+  code?: DeadLetterCode
+  /** Parked (latest `parkedAt`) at or after this time. */
+  parkedAfter?: Date
+  /** Parked (latest `parkedAt`) before this time. */
+  parkedBefore?: Date
+}
+
+/** A page of dead letters for {@link DeadLetterStore.list}: newest `parkedAt` first. */
+export interface DeadLetterQuery extends DeadLetterFilter {
+  /**
+   * Which letters: still `parked`, already `replayed`, or `all`.
+   * @default 'parked'
+   */
+  status?: 'parked' | 'replayed' | 'all'
+  /**
+   * Most letters returned.
+   * @default 100
+   */
+  limit?: number
+  /**
+   * Matching letters skipped first.
+   * @default 0
+   */
+  offset?: number
+}
+
+/**
+ * Where a receiver parks the signed events it cannot handle, so that none disappears when the service stops
+ * retrying after 72 hours: the exact bytes, the headers a replay needs, the reason and the times. Pass one as
+ * `createWebhooks({ deadLetters })`; `webhooks.replay(eventId)` verifies a letter's bytes again and runs it.
+ *
+ * One letter per `event_id`, so the interface maps onto one SQL table keyed by it (columns `event_id` primary
+ * key, `event_type`, `body` bytea, `headers` jsonb, `code`, `reason`, `created_at`, `first_parked_at`,
+ * `parked_at`, `park_count`, `status`, `replayed_at`): `park` is an `INSERT ... ON CONFLICT (event_id) DO
+ * UPDATE`, `list` a `WHERE ... ORDER BY parked_at DESC, event_id DESC LIMIT ... OFFSET ...`.
+ *
+ * A letter must be stored when `park` resolves: the receiver then answers the service 2XX (when `durable`),
+ * and the service never sends that event again. Any method may throw or reject when the backing service is
+ * unavailable; a failed `park` leaves the answer non-2XX, so the service retries. Parked letters are kept
+ * until replayed; a store may forget replayed ones after a while.
+ *
+ * @example
+ * const webhooks = createWebhooks({ secret, store: redisStore(redis), deadLetters: redisDeadLetterStore(redis) })
+ * // Development: memoryDeadLetterStore(), not durable, so parked events are still answered non-2XX.
+ */
+export interface DeadLetterStore {
+  /**
+   * Whether parked letters survive a restart of this process. Only a durable store lets the receiver answer
+   * 2XX for an event it parked; with a store that is not, the answer stays non-2XX and the service retries.
+   */
+  readonly durable: boolean
+  /** Optional set-up, called once before the first other call (again after a failure). */
+  init?(): MaybePromise<void>
+  /**
+   * Stores `event` under its `eventId`. If a letter exists for it, its body, headers, code, reason, `createdAt`
+   * and `parkedAt` are replaced, `parkCount` goes up by one, `firstParkedAt` stays, and it is `parked` again
+   * (`replayedAt` cleared).
+   */
+  park(event: ParkedEvent): MaybePromise<void>
+  /** The letter of `eventId`, whatever its status, or undefined. */
+  get(eventId: string): MaybePromise<DeadLetter | undefined>
+  /** Letters matching `query`, newest `parkedAt` first (ties: `eventId` descending). */
+  list(query?: DeadLetterQuery): MaybePromise<DeadLetter[]>
+  /**
+   * Marks the letter `replayed` at `at`, after a replay handled it (or found it handled already). Returns false
+   * when there is no letter for `eventId`.
+   */
+  markReplayed(eventId: string, at: Date): MaybePromise<boolean>
+  /** Optional clean-up: close timers or connections the store owns. Called by `webhooks.close()`. */
+  shutdown?(): MaybePromise<void>
+}
+
+/** What a replay of one dead letter did. */
+export type ReplayOutcome =
+  /** Its handlers ran now and succeeded, or it had been handled already (`duplicate`): the letter is `replayed`. */
+  | { eventId: string; status: 'processed' | 'duplicate' }
+  /** Handed back to a queue, whose workers run it (BullMQ dead letters). */
+  | { eventId: string; status: 'queued' }
+  /** Another delivery or worker holds the event's claim: try again after `retryAfterMs`. */
+  | { eventId: string; status: 'in_progress'; retryAfterMs?: number }
+  /** No dead letter for this id (or not parked any more, for a queue's dead letters). */
+  | { eventId: string; status: 'not_found' }
+  /**
+   * The bytes failed verification (`invalid_signature` when they were altered or the secret changed), the schema
+   * still refuses them, a handler failed, or the store did: the letter stays parked.
+   */
+  | { eventId: string; status: 'failed'; error: WebhookError }
+
+/**
+ * Dead letters as tools see them: list, show and replay, whatever keeps them. `webhooks.deadLetters` is one
+ * (over its {@link DeadLetterStore}), `bullmqDeadLetters(queue)` from `@payhooks/bullmq` another (over the
+ * queue's failed jobs), so the same `payhooks dead-letters` commands serve both.
+ *
+ * @example
+ * for (const letter of await webhooks.deadLetters.list({ eventType: 'transaction_settled' })) {
+ *   console.log(letter.eventId, letter.code, letter.reason)
+ * }
+ * const outcome = await webhooks.deadLetters.replay('evt_123') // { eventId, status: 'processed' } once fixed
+ */
+export interface DeadLetters {
+  /** Letters matching `query`, newest first; by default the `parked` ones, 100 at most. */
+  list(query?: DeadLetterQuery): Promise<DeadLetter[]>
+  /** The letter of `eventId`, or undefined. */
+  get(eventId: string): Promise<DeadLetter | undefined>
+  /** Replays one letter. Resolves with what happened; rejects only when the letters cannot be read at all. */
+  replay(eventId: string): Promise<ReplayOutcome>
+  /** Replays every parked letter matching `filter`, one after the other, oldest first. */
+  replayAll(filter?: DeadLetterFilter): Promise<ReplayOutcome[]>
+}

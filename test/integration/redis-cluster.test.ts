@@ -1,0 +1,114 @@
+// payhooks on a real Redis Cluster (three primaries, started by scripts/test.mjs): the dedupe store's contract, the
+// dead-letter store's contract, and the BullMQ queue with a hash-tag prefix, each through an ioredis Cluster client.
+import { bullmqQueue, startWorker } from '@payhooks/bullmq'
+import { createWebhooks, type Webhooks } from '@payhooks/core'
+import { redisDeadLetterStore, redisStore } from '@payhooks/redis'
+import { sampleEvent, signedDelivery } from '@payhooks/testing'
+import { deadLetterContract, deadLetterViewContract } from '@payhooks/testing/dead-letter-contract'
+import { storeContract } from '@payhooks/testing/store-contract'
+import { Cluster } from 'ioredis'
+import { afterAll, describe, expect, it } from 'vitest'
+import { bullmqSubject } from '../fixtures/bullmq-dead-letters.js'
+
+const NODES = process.env.REDIS_CLUSTER_NODES
+if (!NODES) {
+  throw new Error(
+    'REDIS_CLUSTER_NODES is not set: run these tests through `pnpm test` (node scripts/test.mjs), which starts a Redis Cluster',
+  )
+}
+const nodes = NODES.split(',').map((node) => {
+  const [host, port] = node.split(':')
+  return { host: host as string, port: Number(port) }
+})
+
+const clients: Cluster[] = []
+function cluster(): Cluster {
+  const client = new Cluster(nodes)
+  client.on('error', () => {})
+  clients.push(client)
+  return client
+}
+
+afterAll(async () => {
+  const [admin] = clients
+  // The cluster is this file's alone.
+  if (admin) await Promise.all(admin.nodes('master').map((node) => node.flushall()))
+  for (const client of clients) client.disconnect()
+})
+
+storeContract('redisStore on a Redis Cluster', (namespace) =>
+  redisStore(cluster(), { keyPrefix: `payhooks-cluster-store:${namespace}:` }),
+)
+
+deadLetterContract('redisDeadLetterStore on a Redis Cluster', (namespace) =>
+  redisDeadLetterStore(cluster(), { keyPrefix: `{payhooks-cluster-dead-letters-${namespace}}:` }),
+)
+
+deadLetterViewContract('bullmqDeadLetters on a Redis Cluster', (namespace) =>
+  bullmqSubject(cluster(), {
+    name: 'dead-letters',
+    prefix: `{payhooks-cluster-${namespace}}`,
+    storePrefix: `payhooks-cluster-dl-store:${namespace}:`,
+  }),
+)
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+describe('payhooks on a Redis Cluster', () => {
+  it('is a cluster of three primaries, and the dedupe store spreads its keys over all of them', async () => {
+    const client = cluster()
+    const store = redisStore(client, { keyPrefix: 'payhooks-cluster-spread:' })
+    for (let i = 0; i < 30; i++) {
+      const claim = await store.claim(`evt_spread_${i}`, 60_000)
+      if (claim.status !== 'claimed') throw new Error(`evt_spread_${i} was ${claim.status}`)
+      expect(await store.complete(`evt_spread_${i}`, claim.token)).toBe(true)
+    }
+    const masters = client.nodes('master')
+    expect(masters).toHaveLength(3)
+    const counts = await Promise.all(masters.map((node) => node.keys('payhooks-cluster-spread:*')))
+    expect(counts.map((keys) => keys.length).every((n) => n > 0)).toBe(true)
+    expect(counts.flat()).toHaveLength(30)
+  })
+
+  it('refuses a dead-letter key prefix without a hash tag on a Cluster', () => {
+    expect(() => redisDeadLetterStore(cluster(), { keyPrefix: 'payhooks-dead-letters:' })).toThrow(
+      "redisDeadLetterStore: keyPrefix must hold a hash tag on a Redis Cluster, such as '{payhooks-dead-letters}:'",
+    )
+  })
+
+  it('queues events with bullmqQueue under a hash-tag prefix and runs each once with startWorker', async () => {
+    const client = cluster()
+    const names = { name: 'cluster-queue', prefix: '{payhooks}' }
+    const queue = bullmqQueue({ connection: client, ...names })
+    const secret = 'whsec_cluster_queue'
+    const webhooks = createWebhooks({
+      secret,
+      store: redisStore(client, { keyPrefix: 'payhooks-cluster-queue-store:' }),
+      queue,
+      leaseMs: 30_000,
+    })
+    const runs = new Map<string, number>()
+    webhooks.on('transaction_settled', (event) => {
+      runs.set(event.event_id, (runs.get(event.event_id) ?? 0) + 1)
+    })
+    const worker = startWorker(webhooks as Webhooks<unknown>, { connection: client, ...names })
+    try {
+      await worker.ready()
+      const ids = Array.from({ length: 10 }, (_, i) => `evt_cluster_${i}`)
+      for (const id of ids) {
+        const { body, headers } = await signedDelivery(sampleEvent('transaction_settled', { eventId: id }), secret)
+        for (let copy = 0; copy < 2; copy++) {
+          const answer = await webhooks.receive({ method: 'POST', body, getHeader: (name) => headers[name as never] })
+          expect(answer.status).toBe(200)
+          expect(JSON.parse(answer.body)).toMatchObject({ event_id: id, status: 'queued' })
+        }
+      }
+      for (let i = 0; i < 1000 && (await queue.counts()).completed < ids.length; i++) await sleep(20)
+      expect(await queue.counts()).toMatchObject({ completed: ids.length, failed: 0, waiting: 0, active: 0 })
+      expect(ids.map((id) => runs.get(id))).toEqual(ids.map(() => 1))
+    } finally {
+      await worker.close()
+      await queue.close()
+    }
+  })
+})
