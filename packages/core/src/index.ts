@@ -39,6 +39,7 @@ export {
   type MemoryStore,
   type MemoryStoreOptions,
   memoryStore,
+  type TransactionOutcome,
   type WebhookStore,
 } from './store.js'
 export type {
@@ -47,6 +48,8 @@ export type {
   DispatchOutcome,
   EventFor,
   EventMap,
+  Handler,
+  HandlerContext,
   HeaderLookup,
   QueuedEvent,
   RawDelivery,
