@@ -157,19 +157,25 @@ export async function releaseClaim(state: DispatchState, run: Run): Promise<void
 }
 
 /**
- * Renews the run's claim every third of the lease while its handlers run (one timer per run, one renewal in
- * flight at a time). When the claim is lost, or renewal keeps failing until the lease would run out before the
- * next try, the handlers' signal is aborted with the {@link StoreError} (also reported). A store without
- * `extend` cannot renew: the signal is aborted when the lease runs out.
+ * Renews the run's claim every third of the lease while its handlers run (one renewal in flight at a time).
+ * When the claim is lost, renewal keeps failing until the lease would run out before the next try, or a
+ * renewal hangs until the lease has a sixth left, the handlers' signal is aborted with the {@link StoreError}
+ * (also reported). A store without `extend` cannot renew: the signal is aborted when the lease runs out.
  */
 function holdLease(state: DispatchState, run: Run, claimedAt: number): Lease {
   const { store, leaseMs, eventHandler } = state
   const { eventId, eventType, token, controller } = run
   let timer: ReturnType<typeof setTimeout> | undefined
+  let watchdog: ReturnType<typeof setTimeout> | undefined
   let stopped = false
   const schedule = (delay: number, callback: () => void) => {
     timer = setTimeout(callback, delay)
     timer.unref?.()
+  }
+  const watch = (until: number, cause: string) => {
+    if (watchdog !== undefined) clearTimeout(watchdog)
+    watchdog = setTimeout(() => lose(new Error(cause)), until - Date.now())
+    watchdog.unref?.()
   }
   const lose = (cause: unknown) => {
     if (stopped) return
@@ -180,10 +186,12 @@ function holdLease(state: DispatchState, run: Run, claimedAt: number): Lease {
   }
   const extend = store.extend?.bind(store)
   if (!extend) {
-    schedule(leaseMs, () => lose(new Error(`lease of ${leaseMs} ms ran out and the store has no extend() to renew it`)))
+    watch(claimedAt + leaseMs, `lease of ${leaseMs} ms ran out and the store has no extend() to renew it`)
   } else {
     const interval = leaseMs / 3
+    const unanswered = 'renewal got no answer before the lease was nearly over'
     let heldUntil = claimedAt + leaseMs
+    watch(heldUntil - interval / 2, unanswered)
     const renew = async () => {
       timer = undefined
       const startedAt = Date.now()
@@ -193,6 +201,7 @@ function holdLease(state: DispatchState, run: Run, claimedAt: number): Lease {
         if (stopped) return
         if (!renewed) return lose(new Error('claim lost: its lease ran out and another delivery took it'))
         heldUntil = startedAt + leaseMs
+        watch(heldUntil - interval / 2, unanswered)
       } catch (cause) {
         if (stopped) return
         // A store failing once may answer next time, as long as the lease still runs then.
@@ -207,7 +216,9 @@ function holdLease(state: DispatchState, run: Run, claimedAt: number): Lease {
     stop() {
       stopped = true
       if (timer !== undefined) clearTimeout(timer)
+      if (watchdog !== undefined) clearTimeout(watchdog)
       timer = undefined
+      watchdog = undefined
     },
   }
 }

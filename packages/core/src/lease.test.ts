@@ -173,6 +173,26 @@ describe('lease renewal', () => {
     ])
   })
 
+  it('aborts the signal before the lease runs out when a renewal never answers', async () => {
+    const inner = memoryStore()
+    const store: WebhookStore = {
+      ...inner,
+      claim: (id, lease) => inner.claim(id, lease),
+      extend: () => new Promise<boolean>(() => {}), // a pool with no free connection, say
+    }
+    const { webhooks, errors } = setup({ store, leaseMs: 600, deadlineMs: 30 })
+    let claimWhenAborted: string | undefined
+    webhooks.onAny(async (_event, { signal }) => {
+      await new Promise((resolve) => signal.addEventListener('abort', resolve))
+      claimWhenAborted = inner.claim('evt_hung', 1).status
+    })
+    expect((await webhooks.dispatch({ event_type: 'test_event', event_id: 'evt_hung' })).status).toBe('processed')
+    expect(claimWhenAborted).toBe('processing')
+    expect(errors.map((e) => e.message)).toEqual([
+      'store extend failed for evt_hung: renewal got no answer before the lease was nearly over',
+    ])
+  })
+
   it('warns once per store without extend, and aborts the signal when its lease runs out', async () => {
     const inner = memoryStore()
     const legacy: WebhookStore = {
