@@ -1,7 +1,23 @@
+import { check } from '@payhooks/core/validations'
+
 // Every statement of the store, for one table. Times are the database's own (clock_timestamp(), not now(),
 // which inside a transaction is its start), so the receivers' clocks play no part.
 
-/** Where `table` is a checked name (letters, digits, `_`, one optional schema): each part double-quoted. */
+const TABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$/
+
+/** `table`, checked: letters, digits and `_`, with one optional schema, so it never needs escaping. */
+export function checkTable(table: unknown, where: string): string {
+  check(
+    typeof table === 'string' && TABLE_NAME.test(table),
+    where,
+    'table',
+    'be a table name, optionally schema-qualified (letters, digits, _)',
+    TypeError,
+  )
+  return table as string
+}
+
+/** A checked table name with each part double-quoted. */
 export function quoteTable(table: string): string {
   return table
     .split('.')
@@ -9,9 +25,19 @@ export function quoteTable(table: string): string {
     .join('.')
 }
 
-/** `token` holds the owner's token while the event is claimed and is NULL once it is done. */
+/**
+ * The `CREATE TABLE IF NOT EXISTS` statement of the store's table (what `init()` runs and
+ * `sql/001_payhooks_events.sql` holds for the default name), for migrations of a table of another name. `token` is
+ * the owner's token while the event is claimed and NULL once it is done; `expires_at` ends the claim's lease or
+ * the done marker's retention.
+ *
+ * @example
+ * import { createTableSql } from '@payhooks/postgres'
+ *
+ * await migrationClient.query(createTableSql('billing.webhook_events'))
+ */
 export function createTableSql(table: string): string {
-  return `CREATE TABLE IF NOT EXISTS ${quoteTable(table)} (
+  return `CREATE TABLE IF NOT EXISTS ${quoteTable(checkTable(table, 'createTableSql'))} (
   event_id text PRIMARY KEY,
   token text,
   expires_at timestamptz NOT NULL

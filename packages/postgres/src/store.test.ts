@@ -1,5 +1,6 @@
 import pg from 'pg'
 import { describe, expect, it } from 'vitest'
+import { createTableSql } from './sql.js'
 import { postgresStore } from './store.js'
 
 // No server needed: option checks happen at construction (the store's behaviour is tested on a real PostgreSQL
@@ -35,5 +36,14 @@ describe('postgresStore options', () => {
     await expect(postgresStore(pool).claim('evt_1', 0)).rejects.toThrow(
       new RangeError('postgresStore: leaseMs must be positive'),
     )
+  })
+})
+
+describe('createTableSql', () => {
+  it('creates the table under a checked name, quoted', () => {
+    expect(createTableSql('billing.webhook_events')).toMatch(
+      /^CREATE TABLE IF NOT EXISTS "billing"\."webhook_events" \(/,
+    )
+    expect(() => createTableSql('events"; DROP TABLE users; --')).toThrow(TypeError)
   })
 })

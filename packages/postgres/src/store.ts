@@ -2,11 +2,10 @@ import { randomBytes } from 'node:crypto'
 import { type ClaimResult, DEFAULT_RETENTION_MS } from '@payhooks/core'
 import { check, nonNegativeNumber } from '@payhooks/core/validations'
 import type { Pool, PoolClient } from 'pg'
-import { createTableSql, quoteTable, statements } from './sql.js'
+import { checkTable, createTableSql, quoteTable, statements } from './sql.js'
 import type { PostgresHandlerContext, PostgresStore, PostgresStoreOptions } from './types.js'
 
 const RETRY_WINDOW_MS = 72 * 60 * 60 * 1000
-const TABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$/
 
 /** Unique per process (72 random bits) and per claim, without a random draw on the hot path. */
 const tokenPrefix = randomBytes(9).toString('base64url')
@@ -62,14 +61,7 @@ async function inTransaction<T>(pool: Pool, work: (client: PoolClient) => Promis
  */
 export function postgresStore(pool: Pool, options: PostgresStoreOptions = {}): PostgresStore {
   const where = 'postgresStore'
-  const table = options.table ?? 'payhooks_events'
-  check(
-    typeof table === 'string' && TABLE_NAME.test(table),
-    where,
-    'table',
-    'be a table name, optionally schema-qualified (letters, digits, _)',
-    TypeError,
-  )
+  const table = checkTable(options.table ?? 'payhooks_events', where)
   const retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS
   check(
     Number.isSafeInteger(retentionMs) && retentionMs >= RETRY_WINDOW_MS,
