@@ -31,6 +31,10 @@ export function createReceiver({ secret = process.env.WEBHOOK_SECRET || 'whsec_d
   return webhooks
 }
 
+/**
+ * The app, receiving at POST /webhooks with `webhooks` (by default a receiver of its own on `secret`).
+ * @param {{ secret?: string, log?: (line: string) => void, webhooks?: ReturnType<typeof createReceiver> }} [options]
+ */
 export function createApp({ secret, log, webhooks = createReceiver({ secret, log }) } = {}) {
   const app = new Hono()
   app.post('/webhooks', honoWebhooks(webhooks))
