@@ -112,8 +112,9 @@ export function postgresStore(pool: Pool, options: PostgresStoreOptions = {}): P
         if (claimed.rowCount === 1) return { status: 'claimed', token }
         const { rows } = await pool.query<{ done: boolean; remaining_ms: number }>(sql.state, [eventId])
         const row = rows[0]
-        if (row?.done) return { status: 'done' }
-        if (row && row.remaining_ms > 0) return { status: 'processing', retryAfterMs: Math.ceil(row.remaining_ms) }
+        if (row && row.remaining_ms > 0) {
+          return row.done ? { status: 'done' } : { status: 'processing', retryAfterMs: Math.ceil(row.remaining_ms) }
+        }
       }
       return { status: 'processing' }
     },
