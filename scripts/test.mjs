@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Builds the packages, makes sure a real redis-server runs for the Redis tests, then runs vitest.
+// Builds the packages, makes sure a real redis-server and PostgreSQL run for their tests, then runs vitest.
 // REDIS_URL set: that server is used. Otherwise redis-server is started on a free loopback port and
 // stopped afterwards; on a machine without it, the Debian package is installed when we are root.
 // Chromium (for the dashboard test) is installed the same way.
@@ -8,6 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { postgresBinDir, startPostgres } from './postgres-server.mjs'
 
 const run = (cmd, args) => spawnSync(cmd, args, { stdio: 'inherit' }).status ?? 1
 const which = (cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' }).stdout.trim()
@@ -130,6 +131,22 @@ if (!process.env.REDIS_URL) {
 }
 
 await clusterReady
+// The PostgreSQL store's tests need a real server: DATABASE_URL, or a throw-away one (Debian's postgresql package,
+// installed when missing and we are root) on a free loopback port, stopped afterwards.
+if (!process.env.DATABASE_URL) {
+  if (!postgresBinDir() && process.getuid?.() === 0 && which('apt-get')) {
+    console.log('PostgreSQL not found: installing the Debian package postgresql')
+    if (run('apt-get', ['update', '-qq']) === 0) run('apt-get', ['install', '-y', '-qq', 'postgresql'])
+  }
+  if (!postgresBinDir()) {
+    console.error('PostgreSQL is needed by the Postgres tests: apt-get install postgresql, or set DATABASE_URL')
+    process.exit(1)
+  }
+  const postgres = await startPostgres()
+  process.on('exit', postgres.stop)
+  process.env.DATABASE_URL = postgres.url
+  console.log(`postgres ${postgres.binDir} on ${postgres.url}`)
+}
 
 // The sandbox dashboard test drives Debian's Chromium at /usr/bin/chromium through playwright-core.
 if (!existsSync('/usr/bin/chromium') && process.getuid?.() === 0 && which('apt-get')) {

@@ -4,7 +4,8 @@ import { createWebhooks } from '@payhooks/core'
 import { expressWebhooks } from '@payhooks/express'
 import express from 'express'
 
-export function createApp({ secret = process.env.WEBHOOK_SECRET || 'whsec_demo', log = console.log } = {}) {
+/** The receiver and its typed handlers; `createApp` mounts it, the entry point closes it on SIGTERM. */
+export function createReceiver({ secret = process.env.WEBHOOK_SECRET || 'whsec_demo', log = console.log } = {}) {
   const webhooks = createWebhooks({ secret })
   webhooks
     .on('transaction_settled', (event) => {
@@ -26,7 +27,14 @@ export function createApp({ secret = process.env.WEBHOOK_SECRET || 'whsec_demo',
       log(`${event.event_type} ${event.event_id}: sale ${transaction_id} of batch ${batch_id}: ${outcome?.result}`)
     })
     .onError((error) => log(`rejected (${error.status} ${error.code}): ${error.message}`))
+  return webhooks
+}
 
+/**
+ * The app, receiving at POST /webhooks with `webhooks` (by default a receiver of its own on `secret`).
+ * @param {{ secret?: string, log?: (line: string) => void, webhooks?: ReturnType<typeof createReceiver> }} [options]
+ */
+export function createApp({ secret, log, webhooks = createReceiver({ secret, log }) } = {}) {
   const app = express()
   app.post('/webhooks', expressWebhooks(webhooks))
   app.use(express.json()) // the rest of the app parses JSON; the webhook route above still sees the raw bytes
@@ -46,8 +54,17 @@ function secretNotice() {
 if (process.argv[1] && realpathSync(process.argv[1]) === import.meta.filename) {
   const port = Number(process.env.PORT) || 3000
   const host = process.env.HOST || '127.0.0.1'
-  createApp().listen(port, host, () => {
+  const webhooks = createReceiver()
+  const server = createApp({ webhooks }).listen(port, host, () => {
     console.log(`listening on http://${host}:${port}/webhooks`)
     console.log(secretNotice())
+  })
+  // On SIGTERM (a deploy, a scale-down): stop taking connections (deliveries meanwhile are refused or answered 503,
+  // so the service retries them), let running handlers finish for up to 8 s, release the claims of any still
+  // running (their signal is aborted; the retry runs them), then exit.
+  process.once('SIGTERM', async () => {
+    server.close()
+    await webhooks.close({ timeoutMs: 8000 })
+    process.exit(0)
   })
 }

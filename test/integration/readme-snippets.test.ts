@@ -12,6 +12,7 @@ const READMES: { file: string; sections?: string[] }[] = [
   { file: 'packages/core/README.md' },
   { file: 'packages/express/README.md' },
   { file: 'packages/client/README.md' },
+  { file: 'packages/postgres/README.md' },
 ]
 
 interface Snippet {

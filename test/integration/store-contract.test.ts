@@ -1,14 +1,22 @@
 // The store contract of @payhooks/testing against every store payhooks ships, each on its real backing.
 import { memoryStore, type WebhookStore } from '@payhooks/core'
+import { postgresStore } from '@payhooks/postgres'
 import { redisStore } from '@payhooks/redis'
 import { storeContract } from '@payhooks/testing/store-contract'
 import { Redis } from 'ioredis'
+import pg from 'pg'
 import { afterAll } from 'vitest'
 
 const REDIS_URL = process.env.REDIS_URL
 if (!REDIS_URL) {
   throw new Error(
     'REDIS_URL is not set: run these tests through `pnpm test` (node scripts/test.mjs), which starts redis-server',
+  )
+}
+const DATABASE_URL = process.env.DATABASE_URL
+if (!DATABASE_URL) {
+  throw new Error(
+    'DATABASE_URL is not set: run these tests through `pnpm test` (node scripts/test.mjs), which starts PostgreSQL',
   )
 }
 const KEY_PREFIX = 'payhooks-contract:'
@@ -27,6 +35,23 @@ storeContract('redisStore', (namespace) => {
   const client = new Redis(REDIS_URL)
   clients.push(client)
   return redisStore(client, { keyPrefix: `${KEY_PREFIX}${namespace}:` })
+})
+
+// Each instance on its own pool, as in separate processes; each namespace its own table.
+const pools: pg.Pool[] = []
+const tables = new Set<string>()
+storeContract('postgresStore', (namespace) => {
+  const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 4 })
+  pools.push(pool)
+  const table = `contract_${namespace.replace(/\W/g, '_')}`.slice(0, 63)
+  tables.add(table)
+  return postgresStore(pool, { table })
+})
+
+afterAll(async () => {
+  const [adminPool] = pools
+  for (const table of tables) await adminPool?.query(`DROP TABLE IF EXISTS "${table}"`)
+  await Promise.all(pools.map((pool) => pool.end()))
 })
 
 afterAll(async () => {

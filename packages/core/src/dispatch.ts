@@ -1,16 +1,29 @@
-import { HandlerError, StoreError } from './errors.js'
+import { ClosingError, HandlerError, StoreError } from './errors.js'
 import { type EventHandler, report, runHandlers } from './event-handler/index.js'
-import type { ClaimResult, WebhookStore } from './store.js'
+import type { ClaimResult, TransactionOutcome, WebhookStore } from './store.js'
 import { isThenable } from './thenable.js'
 import type { DispatchOutcome, QueuedEvent } from './types.js'
 
+/** A dispatch that holds an event's claim while its handlers run. */
+export interface Run {
+  readonly eventId: string
+  readonly eventType: string
+  readonly token: string
+  /** Aborts the handlers' `context.signal`. */
+  readonly controller: AbortController
+}
+
 /** What dispatch needs from the receiver; `storeReady` and `initialized` track the store's one-time `init`. */
 export interface DispatchState {
-  readonly store: WebhookStore
+  readonly store: WebhookStore<object>
   readonly leaseMs: number
   readonly eventHandler: EventHandler
   storeReady: Promise<void> | undefined
   initialized: boolean
+  /** Dispatches holding a claim now: `close` aborts and releases them when its timeout passes. */
+  readonly runs: Set<Run>
+  /** Set once `close` stopped waiting: a claim taken from then on is released at once. */
+  stopped: boolean
 }
 
 /** Whether the answer already went out (deadline overrun), so a later failure says so. */
@@ -18,15 +31,23 @@ export interface Attempt {
   answered: boolean
 }
 
+/** Stops renewing a claim; idempotent. */
+interface Lease {
+  stop(): void
+}
+
 /**
- * Claims the event in the store, runs its handlers, then completes the claim; when a handler fails, releases
- * the claim and throws {@link HandlerError}. Throws {@link StoreError} when the store cannot init or claim.
- * Store answers that are not promises are used without `await`.
+ * Claims the event in the store, runs its handlers (renewing the claim meanwhile), then completes the claim, or
+ * lets the store commit the handlers' writes with the done marker when it has `transaction`; when a handler
+ * fails, releases the claim and throws {@link HandlerError}. Throws {@link StoreError} when the store cannot
+ * init or claim (or its transaction fails or loses the claim). Store answers that are not promises are used
+ * without `await`.
  */
 export async function dispatch(state: DispatchState, event: QueuedEvent, attempt: Attempt): Promise<DispatchOutcome> {
   const { event_id: eventId, event_type: eventType } = event
   const { store, leaseMs } = state
   let claim: ClaimResult
+  const claimedAt = Date.now()
   try {
     if (!state.initialized) {
       state.storeReady ??= Promise.resolve(store.init?.())
@@ -41,23 +62,43 @@ export async function dispatch(state: DispatchState, event: QueuedEvent, attempt
   }
   if (claim.status === 'done') return { status: 'duplicate' }
   if (claim.status === 'processing') return { status: 'in_progress', retryAfterMs: claim.retryAfterMs }
-  const token = claim.token
-  const errors = await runHandlers(state.eventHandler, event)
+  const run: Run = { eventId, eventType, token: claim.token, controller: new AbortController() }
+  if (state.stopped) {
+    await releaseClaim(state, run)
+    throw new ClosingError()
+  }
+  state.runs.add(run)
+  const lease = holdLease(state, run, claimedAt)
+  try {
+    return store.transaction
+      ? await runInTransaction(state, event, run, lease, attempt)
+      : await runThenComplete(state, event, run, lease, attempt)
+  } finally {
+    lease.stop()
+    state.runs.delete(run)
+  }
+}
+
+async function runThenComplete(
+  state: DispatchState,
+  event: QueuedEvent,
+  run: Run,
+  lease: Lease,
+  attempt: Attempt,
+): Promise<DispatchOutcome> {
+  const { eventId, eventType, token } = run
+  const errors = await runHandlers(state.eventHandler, event, { signal: run.controller.signal })
+  lease.stop()
   if (errors.length > 0) {
-    try {
-      const released = store.release(eventId, token)
-      if (isThenable(released)) await released
-    } catch (cause) {
-      report(state.eventHandler, new StoreError('release', cause, eventId, eventType))
-    }
+    await releaseClaim(state, run)
     throw new HandlerError(eventId, eventType, errors, attempt.answered)
   }
   try {
-    let completed = store.complete(eventId, token)
+    let completed = state.store.complete(eventId, token)
     if (isThenable(completed)) completed = await completed
     if (!completed) {
       const lost = new Error(
-        `claim lost before completion (handlers outlived leaseMs ${leaseMs}); a retry may run them again`,
+        'claim lost before completion (its renewal failed, or close() released it); a retry may run the handlers again',
       )
       report(state.eventHandler, new StoreError('complete', lost, eventId, eventType))
     }
@@ -66,4 +107,118 @@ export async function dispatch(state: DispatchState, event: QueuedEvent, attempt
     report(state.eventHandler, new StoreError('complete', cause, eventId, eventType))
   }
   return { status: 'processed' }
+}
+
+/** The store runs the handlers inside its transaction and commits the done marker with their writes. */
+async function runInTransaction(
+  state: DispatchState,
+  event: QueuedEvent,
+  run: Run,
+  lease: Lease,
+  attempt: Attempt,
+): Promise<DispatchOutcome> {
+  const { eventId, eventType, token } = run
+  let errors: unknown[] | undefined
+  let outcome: TransactionOutcome
+  try {
+    outcome = await state.store.transaction!(eventId, token, async (context) => {
+      errors = await runHandlers(state.eventHandler, event, Object.assign(context, { signal: run.controller.signal }))
+      // The marker is written next, in the transaction: renewing now would only wait on its row lock.
+      lease.stop()
+      return errors.length === 0
+    })
+  } catch (cause) {
+    // Rolled back, or the commit's outcome is unknown: releasing never touches a done marker, so either way
+    // the retry finds the truth.
+    lease.stop()
+    await releaseClaim(state, run)
+    if (errors !== undefined && errors.length > 0) throw new HandlerError(eventId, eventType, errors, attempt.answered)
+    throw new StoreError('transaction', cause, eventId, eventType)
+  }
+  if (outcome === 'committed') return { status: 'processed' }
+  if (outcome === 'rolled_back') {
+    await releaseClaim(state, run)
+    throw new HandlerError(eventId, eventType, errors ?? [], attempt.answered)
+  }
+  const lost = new Error(
+    "claim lost before commit (its renewal failed, or close() released it); the handlers' writes were rolled back and a retry runs them again",
+  )
+  throw new StoreError('complete', lost, eventId, eventType)
+}
+
+/** Releases the run's claim; a failure is reported (the lease then ends on its own). */
+export async function releaseClaim(state: DispatchState, run: Run): Promise<void> {
+  try {
+    const released = state.store.release(run.eventId, run.token)
+    if (isThenable(released)) await released
+  } catch (cause) {
+    report(state.eventHandler, new StoreError('release', cause, run.eventId, run.eventType))
+  }
+}
+
+/**
+ * Renews the run's claim every third of the lease while its handlers run (one renewal in flight at a time).
+ * When the claim is lost, renewal keeps failing until the lease would run out before the next try, or a
+ * renewal hangs until the lease has a sixth left, the handlers' signal is aborted with the {@link StoreError}
+ * (also reported). A store without `extend` cannot renew: the signal is aborted when the lease runs out.
+ */
+function holdLease(state: DispatchState, run: Run, claimedAt: number): Lease {
+  const { store, leaseMs, eventHandler } = state
+  const { eventId, eventType, token, controller } = run
+  let timer: ReturnType<typeof setTimeout> | undefined
+  let watchdog: ReturnType<typeof setTimeout> | undefined
+  let stopped = false
+  const schedule = (delay: number, callback: () => void) => {
+    timer = setTimeout(callback, delay)
+    timer.unref?.()
+  }
+  const watch = (until: number, cause: string) => {
+    if (watchdog !== undefined) clearTimeout(watchdog)
+    watchdog = setTimeout(() => lose(new Error(cause)), until - Date.now())
+    watchdog.unref?.()
+  }
+  const lose = (cause: unknown) => {
+    if (stopped) return
+    stopped = true
+    const error = new StoreError('extend', cause, eventId, eventType)
+    report(eventHandler, error)
+    controller.abort(error)
+  }
+  const extend = store.extend?.bind(store)
+  if (!extend) {
+    watch(claimedAt + leaseMs, `lease of ${leaseMs} ms ran out and the store has no extend() to renew it`)
+  } else {
+    const interval = leaseMs / 3
+    const unanswered = 'renewal got no answer before the lease was nearly over'
+    let heldUntil = claimedAt + leaseMs
+    watch(heldUntil - interval / 2, unanswered)
+    const renew = async () => {
+      timer = undefined
+      const startedAt = Date.now()
+      try {
+        let renewed = extend(eventId, token, leaseMs)
+        if (isThenable(renewed)) renewed = await renewed
+        if (stopped) return
+        if (!renewed) return lose(new Error('claim lost: its lease ran out and another delivery took it'))
+        heldUntil = startedAt + leaseMs
+        watch(heldUntil - interval / 2, unanswered)
+      } catch (cause) {
+        if (stopped) return
+        // A store failing once may answer next time, as long as the lease still runs then.
+        if (Date.now() + interval >= heldUntil) return lose(cause)
+        report(eventHandler, new StoreError('extend', cause, eventId, eventType))
+      }
+      if (!stopped) schedule(interval, renew)
+    }
+    schedule(interval, renew)
+  }
+  return {
+    stop() {
+      stopped = true
+      if (timer !== undefined) clearTimeout(timer)
+      if (watchdog !== undefined) clearTimeout(watchdog)
+      timer = undefined
+      watchdog = undefined
+    },
+  }
 }

@@ -56,6 +56,7 @@ export {
   type MemoryStore,
   type MemoryStoreOptions,
   memoryStore,
+  type TransactionOutcome,
   type WebhookStore,
 } from './store.js'
 export type {
@@ -64,6 +65,8 @@ export type {
   DispatchOutcome,
   EventFor,
   EventMap,
+  Handler,
+  HandlerContext,
   HeaderLookup,
   QueuedEvent,
   RawDelivery,

@@ -58,7 +58,7 @@ describe('memoryStore', () => {
   })
 
   it('stays within maxEntries and always remembers the most recent half', () => {
-    const store = memoryStore({ maxEntries: 100 })
+    const store = memoryStore({ maxEntries: 100, logger: { error: () => {} } })
     for (let i = 0; i < 1000; i++) {
       const claim = store.claim(`evt_${i}`, 60_000)
       if (claim.status === 'claimed') store.complete(`evt_${i}`, claim.token)
@@ -68,13 +68,74 @@ describe('memoryStore', () => {
     expect(store.claim('evt_0', 60_000).status).toBe('claimed')
   })
 
-  it('keeps an in-flight claim across a generation change while it is recent', () => {
-    const store = memoryStore({ maxEntries: 10 })
-    const claim = store.claim('evt_slow', 60_000)
-    for (let i = 0; i < 4; i++) store.claim(`evt_${i}`, 60_000)
-    expect(store.claim('evt_slow', 60_000).status).toBe('processing')
+  it('extends a live claim for its holder only, from now', () => {
+    const time = clock()
+    const store = memoryStore({ now: time.now })
+    const claim = store.claim('evt_1', 60_000)
     if (claim.status !== 'claimed') throw new Error('expected a claim')
-    expect(store.complete('evt_slow', claim.token)).toBe(true)
+    time.t += 50_000
+    expect(store.extend('evt_1', 'someone-else', 60_000)).toBe(false)
+    expect(store.extend('evt_1', claim.token, 60_000)).toBe(true)
+    time.t += 50_000
+    expect(store.claim('evt_1', 60_000)).toEqual({ status: 'processing', retryAfterMs: 10_000 })
+    time.t += 10_000
+    expect(store.extend('evt_1', claim.token, 60_000)).toBe(false) // ran out: the claim is gone
+    expect(store.claim('evt_1', 60_000).status).toBe('claimed')
+  })
+
+  it('never forgets a claim in progress, however many events pass through a tiny store', () => {
+    const warnings: string[] = []
+    const store = memoryStore({ maxEntries: 2, logger: { error: (line) => warnings.push(line) } })
+    const slow = store.claim('evt_slow', 60_000)
+    if (slow.status !== 'claimed') throw new Error('expected a claim')
+    for (let i = 0; i < 1000; i++) {
+      const claim = store.claim(`evt_${i}`, 60_000)
+      if (claim.status !== 'claimed') throw new Error(`expected evt_${i} to be claimed`)
+      expect(store.complete(`evt_${i}`, claim.token)).toBe(true)
+      // A retry of the slow event, meanwhile, finds it in progress: it does not run a second time.
+      if (i % 100 === 0) expect(store.claim('evt_slow', 60_000).status).toBe('processing')
+    }
+    expect(store.extend('evt_slow', slow.token, 60_000)).toBe(true)
+    expect(store.complete('evt_slow', slow.token)).toBe(true)
     expect(store.claim('evt_slow', 60_000)).toEqual({ status: 'done' })
+    // Done markers stay within maxEntries (plus nothing in progress now).
+    expect(store.size).toBeLessThanOrEqual(2)
+  })
+
+  it('says once, through its logger, when done markers are forgotten before their retention ends', () => {
+    const warnings: string[] = []
+    const store = memoryStore({ maxEntries: 4, logger: { warn: (line) => warnings.push(line), error: () => {} } })
+    const handle = (eventId: string) => {
+      const claim = store.claim(eventId, 60_000)
+      if (claim.status === 'claimed') store.complete(eventId, claim.token)
+    }
+    for (let i = 0; i < 4; i++) handle(`evt_${i}`)
+    expect(warnings).toEqual([])
+    for (let i = 4; i < 40; i++) handle(`evt_${i}`)
+    expect(warnings).toEqual([
+      '[payhooks] memoryStore: maxEntries (4) reached, so done markers were forgotten before their retention ended; a retry of those events would run their handlers again. Raise maxEntries or use a shared store.',
+    ])
+  })
+
+  it('forgets done markers past their retention silently', () => {
+    const time = clock()
+    const warnings: string[] = []
+    const store = memoryStore({ maxEntries: 4, now: time.now, logger: { error: (line) => warnings.push(line) } })
+    for (let i = 0; i < 40; i++) {
+      const claim = store.claim(`evt_${i}`, 60_000)
+      if (claim.status === 'claimed') store.complete(`evt_${i}`, claim.token)
+      time.t += DEFAULT_RETENTION_MS / 2
+    }
+    expect(warnings).toEqual([])
+  })
+
+  it('sweeps claims whose lease ran out and that nobody completed, so they do not pile up', () => {
+    const time = clock()
+    const store = memoryStore({ maxEntries: 10, now: time.now })
+    for (let i = 0; i < 1000; i++) {
+      store.claim(`evt_${i}`, 1000) // never completed nor released
+      time.t += 100
+      expect(store.size).toBeLessThanOrEqual(20)
+    }
   })
 })

@@ -11,15 +11,28 @@ export type ClaimResult =
 
 type MaybePromise<T> = T | Promise<T>
 
+/** Outcome of {@link WebhookStore.transaction}. */
+export type TransactionOutcome =
+  /** The handlers succeeded; their writes and the done marker were committed together. */
+  | 'committed'
+  /** `work` resolved false (a handler failed): everything was rolled back; the claim is still held. */
+  | 'rolled_back'
+  /** The token no longer held the claim when the marker was to be written: everything was rolled back. */
+  | 'lost'
+
 /**
  * Where payhooks records which events it has handled, so each `event_id` runs its handlers once.
  *
- * A claim is a lease with an owner token: only the holder may `complete` or `release` it, and if the
- * holder dies the lease expires so the service's next retry is processed. Implementations must make
+ * A claim is a lease with an owner token: only the holder may `extend`, `complete` or `release` it, and if
+ * the holder dies the lease expires so the service's next retry is processed. Implementations must make
  * `claim` atomic across everything that shares the store. Any method may throw or reject when the
  * backing service is unavailable; payhooks then answers 503 and acknowledges nothing.
+ *
+ * `Context` is what the store adds to the context handlers receive (besides `signal`): `{}` for a plain
+ * dedupe store, `{ db: PoolClient }` for `@payhooks/postgres`, whose handlers write inside the store's
+ * transaction. {@link createWebhooks} infers it from its `store` option.
  */
-export interface WebhookStore {
+export interface WebhookStore<Context extends object = {}> {
   /** Optional set-up, called once before the first claim. */
   init?(): MaybePromise<void>
   /**
@@ -28,12 +41,34 @@ export interface WebhookStore {
    */
   claim(eventId: string, leaseMs: number): MaybePromise<ClaimResult>
   /**
+   * Renews the claim for `leaseMs` milliseconds from now if `token` still holds it; returns false when
+   * it no longer does (the lease ran out and another delivery claimed the event, or it was released or
+   * completed). The receiver calls it while handlers run, every third of the lease, so a slow handler
+   * keeps its claim. Optional only for stores written before it existed: without it the receiver warns
+   * once, and handlers outliving `leaseMs` may run twice.
+   */
+  extend?(eventId: string, token: string, leaseMs: number): MaybePromise<boolean>
+  /**
    * Marks the event done (kept for the store's retention, at least the service's 72-hour retry
    * window) if `token` still holds its claim. Returns false when the claim was lost.
    */
   complete(eventId: string, token: string): MaybePromise<boolean>
   /** Drops the claim, if `token` still holds it, so a later delivery runs the handlers again. */
   release(eventId: string, token: string): MaybePromise<boolean>
+  /**
+   * Optional, for stores whose engine has transactions: runs `work` (the event's handlers) inside one, and
+   * writes the done marker in it, if `token` still holds the claim, once `work` resolves true; so the
+   * handlers' writes and the marker commit together or not at all. The receiver calls it after a
+   * successful `claim`, instead of `complete`. `work` gets a fresh object each call, the store's part of
+   * the handler context (the receiver adds `signal` to it); it resolves false when a handler failed, and
+   * never rejects. Rejects when the store failed, after rolling back (or when the commit's own outcome
+   * is unknown): the receiver then releases the claim and answers 503.
+   */
+  transaction?: (
+    eventId: string,
+    token: string,
+    work: (context: Context) => Promise<boolean>,
+  ) => Promise<TransactionOutcome>
   /** Optional clean-up: close timers or connections the store owns. */
   shutdown?(): MaybePromise<void>
 }
@@ -41,9 +76,10 @@ export interface WebhookStore {
 /** The store {@link memoryStore} returns: synchronous, and it tells its size. */
 export interface MemoryStore extends WebhookStore {
   claim(eventId: string, leaseMs: number): ClaimResult
+  extend(eventId: string, token: string, leaseMs: number): boolean
   complete(eventId: string, token: string): boolean
   release(eventId: string, token: string): boolean
-  /** Events currently remembered, done or in progress. */
+  /** Events currently remembered: done markers and claims in progress. */
   readonly size: number
 }
 
@@ -56,12 +92,20 @@ export interface MemoryStoreOptions {
    */
   retentionMs?: number
   /**
-   * Most events remembered at once, so memory stays bounded whatever the traffic (about 200 bytes per
-   * entry). At least the `maxEntries / 2` most recent events are always remembered; older ones are
-   * forgotten in bulk, oldest half first.
+   * Most done markers remembered at once, so memory stays bounded whatever the traffic (about 200 bytes
+   * per entry). At least the `maxEntries / 2` most recent are always remembered; older ones are forgotten
+   * in bulk, oldest half first, and the `logger` is told once if that happens before their retention
+   * ends. Claims in progress are counted apart and never forgotten while their lease runs.
    * @default 100_000
    */
   maxEntries?: number
+  /**
+   * Told once (with `warn`, else `error`) when done markers are forgotten before their retention ends:
+   * `maxEntries` is then too small for the traffic, and a retry of such an event would run it again.
+   * `createWebhooks` passes its own `logger` to the store it makes by default.
+   * @default console
+   */
+  logger?: { warn?(message: string): void; error(message: string): void }
   /** Clock, for tests. @default Date.now */
   now?: () => number
 }
@@ -70,9 +114,8 @@ export interface MemoryStoreOptions {
 export const DEFAULT_RETENTION_MS = 73 * 60 * 60 * 1000
 const RETRY_WINDOW_MS = 72 * 60 * 60 * 1000
 
-interface Entry {
-  /** Owner token while processing; undefined once done. */
-  token: string | undefined
+interface Claim {
+  token: string
   expiresAt: number
 }
 
@@ -80,8 +123,8 @@ interface Entry {
 let tokenCounter = 0
 
 /**
- * The embedded dedupe store: one process, bounded memory, O(1) per operation. Use `@payhooks/redis`
- * when several processes receive the same subscription's events.
+ * The embedded dedupe store: one process, bounded memory, O(1) per operation (amortized). Use
+ * `@payhooks/redis` or `@payhooks/postgres` when several processes receive the same subscription's events.
  *
  * @example
  * const webhooks = createWebhooks({ secret, store: memoryStore({ maxEntries: 50_000 }) })
@@ -90,64 +133,104 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   const retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS
   const maxEntries = options.maxEntries ?? 100_000
   const now = options.now ?? Date.now
+  const logger = options.logger ?? console
   check(retentionMs >= RETRY_WINDOW_MS, 'memoryStore', 'retentionMs', 'cover the 72-hour retry window')
   inRange(maxEntries, 'memoryStore', 'maxEntries', { min: 1 })
-  // Two generations instead of one Map evicted from the front: V8 leaves deleted slots at the front of
-  // a Map, so FIFO eviction through `keys().next()` slows to O(n) per call once the store is full.
-  // When the young generation fills half the budget it becomes the old one and the old one is dropped.
-  let young = new Map<string, Entry>()
-  let old = new Map<string, Entry>()
+  // Claims in progress live apart from done markers and are never evicted: forgetting one would let a
+  // retry run the handlers while the first run continues.
+  const claims = new Map<string, Claim>()
+  // Past this many claims, expired ones (handlers that never returned) are swept; it doubles with the live
+  // ones, so sweeping stays O(1) amortized.
+  let sweepAt = maxEntries
+  // Done markers (event id to expiry) in two generations instead of one Map evicted from the front: V8
+  // leaves deleted slots at the front of a Map, so FIFO eviction through `keys().next()` slows to O(n)
+  // per call once the store is full. When the young generation fills half the budget it becomes the old
+  // one and the old one is dropped. Markers expire in the order they are written, so the newest one
+  // tells whether a dropped generation still held markers within their retention.
+  let young = new Map<string, number>()
+  let old = new Map<string, number>()
+  let youngNewest = 0
+  let oldNewest = 0
+  let warned = false
   const generationSize = Math.max(1, Math.floor(maxEntries / 2))
 
-  const live = (eventId: string, at: number): Entry | undefined => {
+  const isDone = (eventId: string, at: number): boolean => {
     let map = young
-    let entry = young.get(eventId)
-    if (entry === undefined) {
+    let expiresAt = young.get(eventId)
+    if (expiresAt === undefined) {
       map = old
-      entry = old.get(eventId)
+      expiresAt = old.get(eventId)
+      if (expiresAt === undefined) return false
     }
-    if (entry !== undefined && entry.expiresAt <= at) {
-      map.delete(eventId)
+    if (expiresAt > at) return true
+    map.delete(eventId)
+    return false
+  }
+  const liveClaim = (eventId: string, at: number): Claim | undefined => {
+    const claim = claims.get(eventId)
+    if (claim !== undefined && claim.expiresAt <= at) {
+      claims.delete(eventId)
       return undefined
     }
-    return entry
+    return claim
   }
   const held = (eventId: string, token: string, at: number) => {
-    const entry = live(eventId, at)
-    return entry !== undefined && entry.token === token ? entry : undefined
+    const claim = liveClaim(eventId, at)
+    return claim !== undefined && claim.token === token ? claim : undefined
+  }
+  const sweepClaims = (at: number) => {
+    for (const [eventId, claim] of claims) if (claim.expiresAt <= at) claims.delete(eventId)
+    sweepAt = Math.max(maxEntries, claims.size * 2)
+  }
+  const remember = (eventId: string, at: number) => {
+    if (young.size >= generationSize) {
+      if (old.size > 0 && oldNewest > at && !warned) {
+        warned = true
+        const warn = logger.warn ?? logger.error
+        warn.call(
+          logger,
+          `[payhooks] memoryStore: maxEntries (${maxEntries}) reached, so done markers were forgotten before their retention ended; a retry of those events would run their handlers again. Raise maxEntries or use a shared store.`,
+        )
+      }
+      old = young
+      oldNewest = youngNewest
+      young = new Map()
+    }
+    youngNewest = at + retentionMs
+    young.set(eventId, youngNewest)
   }
 
   return {
     get size() {
-      return young.size + old.size
+      return claims.size + young.size + old.size
     },
     claim(eventId, leaseMs) {
       const at = now()
-      const entry = live(eventId, at)
-      if (entry) {
-        return entry.token === undefined
-          ? { status: 'done' }
-          : { status: 'processing', retryAfterMs: entry.expiresAt - at }
-      }
-      if (young.size >= generationSize) {
-        old = young
-        young = new Map()
-      }
+      const claim = liveClaim(eventId, at)
+      if (claim !== undefined) return { status: 'processing', retryAfterMs: claim.expiresAt - at }
+      if (isDone(eventId, at)) return { status: 'done' }
+      if (claims.size >= sweepAt) sweepClaims(at)
       const token = `${++tokenCounter}`
-      young.set(eventId, { token, expiresAt: at + leaseMs })
+      claims.set(eventId, { token, expiresAt: at + leaseMs })
       return { status: 'claimed', token }
+    },
+    extend(eventId, token, leaseMs) {
+      const at = now()
+      const claim = held(eventId, token, at)
+      if (claim === undefined) return false
+      claim.expiresAt = at + leaseMs
+      return true
     },
     complete(eventId, token) {
       const at = now()
-      const entry = held(eventId, token, at)
-      if (entry === undefined) return false
-      entry.token = undefined
-      entry.expiresAt = at + retentionMs
+      if (held(eventId, token, at) === undefined) return false
+      claims.delete(eventId)
+      remember(eventId, at)
       return true
     },
     release(eventId, token) {
-      if (!held(eventId, token, now())) return false
-      if (!young.delete(eventId)) old.delete(eventId)
+      if (held(eventId, token, now()) === undefined) return false
+      claims.delete(eventId)
       return true
     },
   }

@@ -13,8 +13,8 @@ export type SecretOption =
   | readonly string[]
   | ((request: { getHeader: HeaderLookup }) => string | readonly string[] | Promise<string | readonly string[]>)
 
-/** Options of {@link createWebhooks}. */
-export interface WebhooksOptions<S extends SchemaMap = {}> {
+/** Options of {@link createWebhooks}. `C` is the store's part of the handler context, inferred from `store`. */
+export interface WebhooksOptions<S extends SchemaMap = {}, C extends object = {}> {
   /**
    * The subscription's `signature_secret`. Several secrets are tried in turn (rotation, or several
    * subscriptions posting to one route); a function may pick them per request.
@@ -24,7 +24,7 @@ export interface WebhooksOptions<S extends SchemaMap = {}> {
    * Where handled `event_id`s are recorded.
    * @default memoryStore()
    */
-  store?: WebhookStore
+  store?: WebhookStore<C>
   /**
    * Schemas for further event types, or replacements for built-in ones, keyed by `event_type`.
    * Handlers for these types receive the schema's output type.
@@ -43,8 +43,9 @@ export interface WebhooksOptions<S extends SchemaMap = {}> {
   maxBodyBytes?: number
   /**
    * How long a claim protects an event being handled. A crashed process's claim expires after this,
-   * so keep it below the service's one-hour retry interval. Handlers still running after it may
-   * run again on the next retry: move work that long to the queue mode.
+   * so keep it below the service's one-hour retry interval. While handlers run, the receiver renews
+   * the claim every third of it (`store.extend`), so slow handlers keep it; if renewal fails, their
+   * `context.signal` is aborted.
    * @default 900_000 (15 minutes)
    */
   leaseMs?: number
@@ -68,10 +69,11 @@ export interface WebhooksOptions<S extends SchemaMap = {}> {
    */
   deadLetters?: DeadLetterStore
   /**
-   * Where failures go when no `onError` listener is registered: one line each.
+   * Where failures go when no `onError` listener is registered: one line each. Warnings (a store
+   * without `extend`, a default `memoryStore` too small for the traffic) go to `warn`, else `error`.
    * @default console
    */
-  logger?: { error(message: string): void }
+  logger?: { error(message: string): void; warn?(message: string): void }
 }
 
 /** A verified event as it travels through a queue: the parsed message. */
@@ -120,7 +122,8 @@ export interface RawDelivery {
 /** Options of {@link Webhooks.close}. */
 export interface CloseOptions {
   /**
-   * How long to wait for deliveries and dispatches still running before the store is shut down anyway.
+   * How long to wait for deliveries and dispatches still running. Then handlers still running are told
+   * to stop (`context.signal` aborted), their claims are released, and the store is shut down anyway.
    * @default 10_000
    */
   timeoutMs?: number
@@ -134,25 +137,39 @@ export type EventFor<E, T extends string> = T extends keyof E ? E[T] : UnknownEv
 /** Any event a receiver can see. */
 export type AnyEvent<E> = E[keyof E] | UnknownEvent
 
-/** A handler registered with `on` or `onAny`. */
-export type Handler<Event> = (event: Event) => unknown
+/**
+ * The second argument of every handler. `Extra` is what the receiver's store adds, such as `db` (the
+ * transaction's client) with `@payhooks/postgres`.
+ */
+export type HandlerContext<Extra extends object = {}> = {
+  /**
+   * Aborted when this run no longer holds the event's claim (its renewal failed: the store is down,
+   * or the lease ran out and another delivery took it) or the receiver shut down (`close` timed out;
+   * the claim is then released so the service's retry runs the event). Pass it to `fetch`, database
+   * calls and loops, so work stops once another run may take over.
+   */
+  readonly signal: AbortSignal
+} & Extra
+
+/** A handler registered with `on` or `onAny`: the event, and the {@link HandlerContext}. */
+export type Handler<Event, Context = HandlerContext> = (event: Event, context: Context) => unknown
 /** A listener registered with `onError`. */
 export type ErrorListener = (error: WebhookError) => void
 
-/** A webhook receiver built by {@link createWebhooks}. */
-export interface Webhooks<E> {
+/** A webhook receiver built by {@link createWebhooks}; `C` is its store's part of the handler context. */
+export interface Webhooks<E, C extends object = {}> {
   /**
    * Runs `handler` for every event of `type`. Handlers of one event run concurrently; the event is
-   * acknowledged only once all of them succeed.
+   * acknowledged only once all of them succeed. The second argument is the {@link HandlerContext}.
    *
    * @example
-   * webhooks.on('transaction_settled', async (event) => {
-   *   await ledger.credit(event.data.transaction_id, event.data.settlement_amount)
+   * webhooks.on('transaction_settled', async (event, { signal }) => {
+   *   await ledger.credit(event.data.transaction_id, event.data.settlement_amount, { signal })
    * })
    */
-  on<T extends (keyof E & string) | (string & {})>(type: T, handler: Handler<EventFor<E, T>>): this
+  on<T extends (keyof E & string) | (string & {})>(type: T, handler: Handler<EventFor<E, T>, HandlerContext<C>>): this
   /** Runs `handler` for every event, whatever its type. */
-  onAny(handler: Handler<AnyEvent<E>>): this
+  onAny(handler: Handler<AnyEvent<E>, HandlerContext<C>>): this
   /** Receives every failure as a typed {@link WebhookError}. Without one, failures are logged. */
   onError(listener: ErrorListener): this
   /**
@@ -207,9 +224,11 @@ export interface Webhooks<E> {
   /**
    * Shuts the receiver down: from now on deliveries are answered 503 `closing` (with `retry-after`, so the
    * service retries later) and `dispatch` rejects with {@link ClosingError}. Waits for the deliveries and
-   * dispatches already running, at most `timeoutMs`, then calls the store's `shutdown()`. Calling it again
-   * returns the same promise. It never rejects: a failing `shutdown()` is reported to `onError` as a
-   * {@link StoreError}. Stop queue workers first, so they do not dispatch into a closed receiver.
+   * dispatches already running, at most `timeoutMs`; handlers still running then have their
+   * `context.signal` aborted and their claims released (so the service's retry runs those events), and
+   * the store's `shutdown()` is called. Calling it again returns the same promise. It never rejects: a
+   * failing release or `shutdown()` is reported to `onError` as a {@link StoreError}. Stop queue workers
+   * first, so they do not dispatch into a closed receiver.
    *
    * @example
    * process.once('SIGTERM', async () => {

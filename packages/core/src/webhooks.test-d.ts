@@ -1,5 +1,7 @@
 import * as v from 'valibot'
 import { describe, expectTypeOf, it } from 'vitest'
+import { memoryStore, type WebhookStore } from './store.js'
+import type { EventMap, HandlerContext, Webhooks } from './types.js'
 import { createWebhooks } from './webhooks.js'
 
 const webhooks = createWebhooks({ secret: 'whsec_types' })
@@ -61,5 +63,62 @@ describe('handler types come from the schemas', () => {
     custom.on('transaction_settled', (event) => {
       expectTypeOf(event.data.settlement_amount).toEqualTypeOf<number>()
     })
+  })
+})
+
+describe('handlers get a context typed from the store', () => {
+  it('gives every handler a signal, and nothing a plain store does not add', () => {
+    webhooks.on('transaction_settled', (event, context) => {
+      expectTypeOf(event.data.settlement_amount).toEqualTypeOf<number>()
+      expectTypeOf(context.signal).toEqualTypeOf<AbortSignal>()
+      expectTypeOf(context).toEqualTypeOf<HandlerContext>()
+      // @ts-expect-error only a store with transactions adds db
+      context.db
+    })
+    webhooks.onAny((_event, { signal }) => {
+      expectTypeOf(signal).toEqualTypeOf<AbortSignal>()
+    })
+    createWebhooks({ secret: 'whsec_types', store: memoryStore() }).on('transaction_returned', (_event, context) => {
+      expectTypeOf(context).toEqualTypeOf<HandlerContext>()
+    })
+    // Handlers written before the context existed still fit.
+    const legacy = (event: { event_id: string }) => event.event_id
+    webhooks.onAny(legacy)
+  })
+
+  it("infers the store's context from options.store", () => {
+    interface Ledger {
+      credit(id: string, amount: number): Promise<void>
+    }
+    const store = {} as WebhookStore<{ ledger: Ledger }>
+    const custom = createWebhooks({ secret: 'whsec_types', store })
+    custom.on('transaction_settled', async (event, context) => {
+      expectTypeOf(context.ledger).toEqualTypeOf<Ledger>()
+      expectTypeOf(context.signal).toEqualTypeOf<AbortSignal>()
+      await context.ledger.credit(event.data.transaction_id, event.data.settlement_amount)
+      // @ts-expect-error not in the store's context
+      context.db
+    })
+    custom.onAny((_event, context) => {
+      expectTypeOf(context).toEqualTypeOf<HandlerContext<{ ledger: Ledger }>>()
+    })
+    // With schemas too, both are inferred.
+    const both = createWebhooks({
+      secret: 'whsec_types',
+      store,
+      schemas: {
+        payment_created: v.looseObject({
+          event_type: v.literal('payment_created'),
+          event_id: v.string(),
+          data: v.object({ amount: v.number() }),
+        }),
+      },
+    })
+    both.on('payment_created', (event, { ledger }) => {
+      expectTypeOf(event.data.amount).toEqualTypeOf<number>()
+      expectTypeOf(ledger).toEqualTypeOf<Ledger>()
+    })
+    // A receiver with a store context still goes where a plain receiver is expected (adapters, queues).
+    expectTypeOf(custom).toExtend<Webhooks<EventMap>>()
   })
 })

@@ -1,6 +1,6 @@
 import { errorAnswer, inProgress, ok } from './answers.js'
 import { checkDeadLetterStore, deadLetterView, onLastTries, type ParkState, park } from './dead-letters/index.js'
-import { type Attempt, type DispatchState, dispatch } from './dispatch.js'
+import { type Attempt, type DispatchState, dispatch, releaseClaim } from './dispatch.js'
 import {
   ClosingError,
   DeadlineError,
@@ -10,9 +10,9 @@ import {
   StoreError,
   WebhookError,
 } from './errors.js'
-import { createEventHandler, on, onAny, onError, report } from './event-handler/index.js'
+import { createEventHandler, on, onAny, onError, report, warn } from './event-handler/index.js'
 import { eventSchemas, type SchemaMap } from './schemas.js'
-import { memoryStore } from './store.js'
+import { memoryStore, type WebhookStore } from './store.js'
 import type {
   CloseOptions,
   DispatchOutcome,
@@ -115,7 +115,10 @@ function receive(engine: Engine, raw: RawDelivery): Promise<WebhookResult> {
   })
 }
 
-/** Waits for running work, at most `timeoutMs`, then shuts the store down. */
+/**
+ * Waits for running work, at most `timeoutMs`; then aborts the signals of handlers still running and releases
+ * their claims, so the service's retry runs those events; then shuts the store down.
+ */
 async function shutDown(engine: Engine, timeoutMs: number): Promise<void> {
   if (engine.running > 0) {
     await new Promise<void>((resolve) => {
@@ -125,6 +128,13 @@ async function shutDown(engine: Engine, timeoutMs: number): Promise<void> {
         resolve()
       }
     })
+  }
+  engine.stopped = true
+  if (engine.runs.size > 0) {
+    const runs = [...engine.runs]
+    const reason = new ClosingError()
+    for (const run of runs) run.controller.abort(reason)
+    await Promise.all(runs.map((run) => releaseClaim(engine, run)))
   }
   try {
     await engine.store.shutdown?.()
@@ -138,8 +148,12 @@ async function shutDown(engine: Engine, timeoutMs: number): Promise<void> {
   }
 }
 
+/** Stores already warned about lacking `extend`, so a store shared by several receivers warns once. */
+const warnedStores = new WeakSet<object>()
+
 /**
- * Creates a webhook receiver for the payment service.
+ * Creates a webhook receiver for the payment service. Handlers get the event and a context: `signal`, plus
+ * what the store adds (`db` with `@payhooks/postgres`), typed from the `store` option.
  *
  * @example
  * const webhooks = createWebhooks({ secret: process.env.WEBHOOK_SECRET!, store: memoryStore() })
@@ -149,7 +163,9 @@ async function shutDown(engine: Engine, timeoutMs: number): Promise<void> {
  * // Any fetch-style runtime:
  * export default { fetch: (req: Request) => webhooks.handle(req) }
  */
-export function createWebhooks<S extends SchemaMap = {}>(options: WebhooksOptions<S>): Webhooks<EventMap<S>> {
+export function createWebhooks<S extends SchemaMap = {}, C extends object = {}>(
+  options: WebhooksOptions<S, C>,
+): Webhooks<EventMap<S>, C> {
   const where = 'createWebhooks'
   const deadlineMs = inRange(
     options.deadlineMs ?? 5000,
@@ -163,7 +179,8 @@ export function createWebhooks<S extends SchemaMap = {}>(options: WebhooksOption
   const leaseMs = options.leaseMs ?? 900_000
   check(leaseMs > deadlineMs, where, 'leaseMs', 'be longer than deadlineMs')
   const secretOption = options.secret
-  const store = options.store ?? memoryStore()
+  const logger = options.logger ?? console
+  const store: WebhookStore<object> = options.store ?? memoryStore({ logger })
   const engine: Engine = {
     maxBodyBytes,
     secrets: typeof secretOption === 'function' ? undefined : checkSecrets(secretOption),
@@ -171,7 +188,7 @@ export function createWebhooks<S extends SchemaMap = {}>(options: WebhooksOption
     schemas: { ...eventSchemas, ...options.schemas },
     store,
     leaseMs,
-    eventHandler: createEventHandler(options.logger ?? console),
+    eventHandler: createEventHandler(logger),
     storeReady: undefined,
     initialized: !store.init,
     queue: options.queue,
@@ -181,6 +198,15 @@ export function createWebhooks<S extends SchemaMap = {}>(options: WebhooksOption
     running: 0,
     closing: undefined,
     idle: undefined,
+    runs: new Set(),
+    stopped: false,
+  }
+  if (!store.extend && !warnedStores.has(store)) {
+    warnedStores.add(store)
+    warn(
+      engine.eventHandler,
+      `the store has no extend(): claims cannot be renewed, so handlers running longer than leaseMs (${leaseMs} ms) may run twice. Add extend() to the store (see "Writing a store").`,
+    )
   }
   const dispatched = () => finished(engine)
   const deadLetters = deadLetterView(engine, (work) => {
@@ -191,13 +217,13 @@ export function createWebhooks<S extends SchemaMap = {}>(options: WebhooksOption
     return result
   })
 
-  const webhooks: Webhooks<EventMap<S>> = {
+  const webhooks: Webhooks<EventMap<S>, C> = {
     on(type, handler) {
-      on(engine.eventHandler, type, handler as Handler<never>)
+      on(engine.eventHandler, type, handler as Handler<never, never>)
       return this
     },
     onAny(handler) {
-      onAny(engine.eventHandler, handler as Handler<never>)
+      onAny(engine.eventHandler, handler as Handler<never, never>)
       return this
     },
     onError(listener) {

@@ -41,6 +41,7 @@ describe('redisStore without a reachable Redis', () => {
     })
     const store = redisStore(client(port, false), { commandTimeoutMs: 200 })
     await expect(store.claim('evt_1', 60_000)).rejects.toThrow(/not ready within 200 ms/)
+    await expect(store.extend?.('evt_1', 'token', 60_000)).rejects.toThrow(/not ready/)
     await expect(store.complete('evt_1', 'token')).rejects.toThrow(/not ready/)
     await expect(store.release('evt_1', 'token')).rejects.toThrow(/not ready/)
   })

@@ -21,6 +21,12 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0`
 
+const EXTEND_SCRIPT = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0`
+
 const RELEASE_SCRIPT = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   return redis.call('DEL', KEYS[1])
@@ -29,6 +35,7 @@ return 0`
 
 interface StoreCommands {
   payhooksClaim(key: string, token: string, leaseMs: number): Promise<'claimed' | 'done' | number>
+  payhooksExtend(key: string, token: string, leaseMs: number): Promise<number>
   payhooksComplete(key: string, token: string, retentionMs: number): Promise<number>
   payhooksRelease(key: string, token: string): Promise<number>
 }
@@ -41,8 +48,8 @@ const noop = () => {}
 
 /**
  * Dedupe store on Redis for receivers running as many processes: a claim is one atomic script on
- * one key, `complete` and `release` only succeed for the claim's owner, and a crashed owner's claim
- * expires with its lease. Takes any `ioredis` client (standalone, Sentinel or Cluster) and never
+ * one key, `extend`, `complete` and `release` only succeed for the claim's owner, and a crashed owner's
+ * claim expires with its lease. Takes any `ioredis` client (standalone, Sentinel or Cluster) and never
  * closes it. Calls reject within `commandTimeoutMs` when Redis is down or slow, so the receiver
  * answers 503; the client's own reconnection brings the store back.
  *
@@ -57,6 +64,7 @@ export function redisStore(client: Redis | Cluster, options: RedisStoreOptions =
   const { keyPrefix, retentionMs, commandTimeoutMs } = storeOptions(options)
 
   client.defineCommand('payhooksClaim', { numberOfKeys: 1, lua: CLAIM_SCRIPT })
+  client.defineCommand('payhooksExtend', { numberOfKeys: 1, lua: EXTEND_SCRIPT })
   client.defineCommand('payhooksComplete', { numberOfKeys: 1, lua: COMPLETE_SCRIPT })
   client.defineCommand('payhooksRelease', { numberOfKeys: 1, lua: RELEASE_SCRIPT })
   const commands = client as unknown as StoreCommands
@@ -77,6 +85,11 @@ export function redisStore(client: Redis | Cluster, options: RedisStoreOptions =
       if (reply === 'claimed') return { status: 'claimed', token }
       if (reply === 'done') return { status: 'done' }
       return reply >= 0 ? { status: 'processing', retryAfterMs: reply } : { status: 'processing' }
+    },
+    async extend(eventId, token, leaseMs) {
+      const lease = Math.ceil(checkLeaseMs(leaseMs))
+      const key = keyPrefix + eventId
+      return (await call(() => commands.payhooksExtend(key, token, lease), 'extend got no reply from Redis')) === 1
     },
     async complete(eventId, token) {
       const key = keyPrefix + eventId

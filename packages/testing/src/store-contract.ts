@@ -44,7 +44,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /**
  * The behaviour payhooks relies on from a {@link WebhookStore}, as a vitest suite: claim atomicity,
- * owner tokens, lease expiry, done markers, release, `processing` with `retryAfterMs`, and `init`.
+ * owner tokens, lease expiry, lease renewal (`extend`, required here), done markers, release,
+ * `processing` with `retryAfterMs`, and `init`.
  * Run it from a test file against each store, with the store's real backing service. Tests of
  * methods a later `WebhookStore` gains join this suite, so every store keeps meeting them.
  *
@@ -105,6 +106,13 @@ export function storeContract(name: string, makeStore: StoreFactory, options: St
     if (result.status !== 'claimed') throw new Error(`expected ${eventId} to be claimed, got ${result.status}`)
     expect(typeof result.token).toBe('string')
     return result.token
+  }
+
+  /** The store's `extend`, which the contract requires (the receiver renews claims with it). */
+  function extend(store: WebhookStore, eventId: string, token: string, leaseMs: number) {
+    if (!store.extend)
+      throw new Error(`${name} has no extend(eventId, token, leaseMs): the receiver renews claims with it`)
+    return store.extend(eventId, token, leaseMs)
   }
 
   /** Claims `eventId` as soon as the lease holding it runs out. */
@@ -208,6 +216,59 @@ export function storeContract(name: string, makeStore: StoreFactory, options: St
       expect(await first.complete('evt_released', old)).toBe(false)
       expect(await second.complete('evt_released', fresh)).toBe(true)
       expect(await first.claim('evt_released', LEASE_MS)).toEqual({ status: 'done' })
+    })
+
+    it('renews a claim with extend: renewed in time, the holder keeps it well past its first lease', async () => {
+      const instance = fleet()
+      const [holder, other] = [await instance(0), await instance(1)]
+      const token = await claimed(holder, 'evt_renewed', shortLeaseMs)
+      const until = Date.now() + shortLeaseMs * 3
+      while (Date.now() < until) {
+        await sleep(shortLeaseMs / 3)
+        expect(await extend(holder, 'evt_renewed', token, shortLeaseMs)).toBe(true)
+        expect((await other.claim('evt_renewed', LEASE_MS)).status).toBe('processing')
+      }
+      // Any instance may renew for the token's holder, and a renewal may lengthen the lease.
+      expect(await extend(other, 'evt_renewed', token, LEASE_MS)).toBe(true)
+      await sleep(shortLeaseMs + 100)
+      const result = await other.claim('evt_renewed', LEASE_MS)
+      expect(result.status).toBe('processing')
+      if (result.status === 'processing' && (retryAfter || result.retryAfterMs !== undefined)) {
+        expect(result.retryAfterMs).toBeGreaterThan(shortLeaseMs)
+      }
+      expect(await holder.complete('evt_renewed', token)).toBe(true)
+      expect(await other.claim('evt_renewed', LEASE_MS)).toEqual({ status: 'done' })
+    })
+
+    it('refuses extend for a wrong token, an unclaimed, released or completed event, and a lease another took over', async () => {
+      const instance = fleet()
+      const [first, second] = [await instance(0), await instance(1)]
+      const token = await claimed(first, 'evt_extend_owned')
+      for (const wrong of [`${token}x`, '']) {
+        expect(await extend(second, 'evt_extend_owned', wrong, LEASE_MS)).toBe(false)
+      }
+      expect(await extend(second, 'evt_extend_never_claimed', token, LEASE_MS)).toBe(false)
+      expect((await second.claim('evt_extend_never_claimed', LEASE_MS)).status).toBe('claimed')
+
+      const released = await claimed(first, 'evt_extend_released')
+      expect(await first.release('evt_extend_released', released)).toBe(true)
+      expect(await extend(first, 'evt_extend_released', released, LEASE_MS)).toBe(false)
+      expect((await second.claim('evt_extend_released', LEASE_MS)).status).toBe('claimed')
+
+      // A done marker stays done: extend neither revives the claim nor shortens the retention.
+      const done = await claimed(first, 'evt_extend_done')
+      expect(await first.complete('evt_extend_done', done)).toBe(true)
+      expect(await extend(first, 'evt_extend_done', done, shortLeaseMs)).toBe(false)
+      await sleep(shortLeaseMs + 100)
+      expect(await second.claim('evt_extend_done', LEASE_MS)).toEqual({ status: 'done' })
+
+      const stale = await claimed(first, 'evt_extend_taken', shortLeaseMs)
+      const fresh = await claimAfterExpiry(second, 'evt_extend_taken')
+      expect(await extend(first, 'evt_extend_taken', stale, LEASE_MS)).toBe(false)
+      expect(await first.complete('evt_extend_taken', stale)).toBe(false)
+      expect(await second.complete('evt_extend_taken', fresh)).toBe(true)
+
+      expect(await first.complete('evt_extend_owned', token)).toBe(true)
     })
 
     it('lets an instance join later (init, when present, run again too) and see the claims and done markers made', async () => {

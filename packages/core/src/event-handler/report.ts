@@ -16,3 +16,9 @@ export function report(state: EventHandler, error: WebhookError): void {
     }
   }
 }
+
+/** Logs a one-line warning (`logger.warn`, else `logger.error`); warnings do not go to `onError`. */
+export function warn(state: EventHandler, message: string): void {
+  const { logger } = state
+  ;(logger.warn ?? logger.error).call(logger, `[payhooks] ${message}`)
+}

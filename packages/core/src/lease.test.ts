@@ -1,0 +1,367 @@
+import { sampleEvent, signedDelivery } from '@payhooks/testing'
+import { describe, expect, it, vi } from 'vitest'
+import { HandlerError, StoreError, type WebhookError } from './errors.js'
+import { memoryStore, type TransactionOutcome, type WebhookStore } from './store.js'
+import type { HandlerContext, QueuedEvent, WebhooksOptions } from './types.js'
+import { createWebhooks } from './webhooks.js'
+
+const secret = 'whsec_lease_test'
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+function setup<C extends object = {}>(options: Partial<WebhooksOptions<{}, C>> = {}) {
+  const errors: WebhookError[] = []
+  const warnings: string[] = []
+  const logger = { error: (line: string) => warnings.push(line), warn: (line: string) => warnings.push(line) }
+  const webhooks = createWebhooks<{}, C>({ secret, logger, ...options })
+  webhooks.onError((error) => errors.push(error))
+  return { webhooks, errors, warnings }
+}
+
+async function deliver(webhooks: ReturnType<typeof setup>['webhooks'], eventId: string) {
+  const { body, headers } = await signedDelivery(sampleEvent('transaction_settled', { eventId }), secret)
+  return webhooks.receive({ method: 'POST', body, getHeader: (name) => (headers as Record<string, string>)[name] })
+}
+
+function gate() {
+  let open!: () => void
+  const promise = new Promise<void>((resolve) => {
+    open = resolve
+  })
+  return { promise, open }
+}
+
+describe('handler context', () => {
+  it('gives every handler of an event the same context, with a live signal', async () => {
+    const { webhooks } = setup()
+    const contexts: HandlerContext[] = []
+    webhooks.on('transaction_settled', (_event, context) => {
+      contexts.push(context)
+    })
+    webhooks.onAny((_event, context) => {
+      contexts.push(context)
+    })
+    expect((await deliver(webhooks, 'evt_context')).status).toBe(200)
+    expect(contexts).toHaveLength(2)
+    expect(contexts[0]).toBe(contexts[1])
+    expect(contexts[0]?.signal).toBeInstanceOf(AbortSignal)
+    expect(contexts[0]?.signal.aborted).toBe(false)
+  })
+
+  it('gives queue-worker dispatches a context too', async () => {
+    const { webhooks } = setup()
+    let signal: AbortSignal | undefined
+    webhooks.onAny((_event, context) => {
+      signal = context.signal
+    })
+    expect(await webhooks.dispatch({ event_type: 'test_event', event_id: 'evt_worker' })).toEqual({
+      status: 'processed',
+    })
+    expect(signal).toBeInstanceOf(AbortSignal)
+  })
+})
+
+describe('lease renewal', () => {
+  it('keeps the claim of a handler running three times its lease: retries meanwhile get 409, it runs once', async () => {
+    const store = memoryStore()
+    const extend = vi.spyOn(store, 'extend')
+    const { webhooks, errors } = setup({ store, leaseMs: 150, deadlineMs: 50 })
+    let runs = 0
+    let signal: AbortSignal | undefined
+    let startedAt = Number.POSITIVE_INFINITY
+    const release = gate()
+    const finished = gate()
+    webhooks.on('transaction_settled', async (_event, context) => {
+      runs++
+      startedAt = Date.now()
+      signal = context.signal
+      await release.promise
+      finished.open()
+    })
+    const first = deliver(webhooks, 'evt_slow')
+    const answers: number[] = []
+    await vi.waitFor(() => expect(runs).toBe(1))
+    // Retries for three leases, all while the handler still runs.
+    while (Date.now() < startedAt + 450) {
+      await sleep(40)
+      answers.push((await deliver(webhooks, 'evt_slow')).status)
+    }
+    release.open()
+    expect((await first).status).toBe(503) // its deadline passed; the handler kept running
+    expect(answers.length).toBeGreaterThan(3)
+    expect(new Set(answers)).toEqual(new Set([409]))
+    await finished.promise
+    await vi.waitFor(async () => expect((await deliver(webhooks, 'evt_slow')).status).toBe(200))
+    expect(runs).toBe(1)
+    expect(signal?.aborted).toBe(false)
+    expect(extend.mock.calls.length).toBeGreaterThanOrEqual(2)
+    expect(errors.map((e) => e.code)).toEqual(['deadline_exceeded'])
+  })
+
+  it('stops renewing once the handlers finish', async () => {
+    const store = memoryStore()
+    const extend = vi.spyOn(store, 'extend')
+    const { webhooks } = setup({ store, leaseMs: 90, deadlineMs: 30 })
+    webhooks.onAny(() => sleep(100))
+    expect((await webhooks.dispatch({ event_type: 'test_event', event_id: 'evt_short' })).status).toBe('processed')
+    const calls = extend.mock.calls.length
+    expect(calls).toBeGreaterThanOrEqual(1)
+    await sleep(200)
+    expect(extend.mock.calls.length).toBe(calls)
+  })
+
+  it('aborts the signal and reports a StoreError when the claim was taken over', async () => {
+    const inner = memoryStore()
+    const store: WebhookStore = { ...inner, claim: (id, lease) => inner.claim(id, lease), extend: () => false }
+    const { webhooks, errors } = setup({ store, leaseMs: 60, deadlineMs: 30 })
+    const stopped = gate()
+    let reason: unknown
+    webhooks.onAny(async (_event, { signal }) => {
+      signal.addEventListener('abort', () => {
+        reason = signal.reason
+        stopped.open()
+      })
+      await stopped.promise
+      throw new Error('stopped on abort')
+    })
+    await expect(webhooks.dispatch({ event_type: 'test_event', event_id: 'evt_taken' })).rejects.toBeInstanceOf(
+      HandlerError,
+    )
+    expect(reason).toBeInstanceOf(StoreError)
+    expect((reason as StoreError).message).toBe(
+      'store extend failed for evt_taken: claim lost: its lease ran out and another delivery took it',
+    )
+    expect(errors).toEqual([reason])
+  })
+
+  it('keeps the signal live through a passing store failure, and aborts it before the lease runs out otherwise', async () => {
+    const inner = memoryStore()
+    let failures = 1
+    let renewals = 0
+    const store: WebhookStore = {
+      ...inner,
+      claim: (id, lease) => inner.claim(id, lease),
+      extend: async (id, token, lease) => {
+        if (failures-- > 0) throw new Error('connection reset')
+        renewals++
+        return inner.extend(id, token, lease)
+      },
+    }
+    const { webhooks, errors } = setup({ store, leaseMs: 300, deadlineMs: 30 })
+    let signal: AbortSignal | undefined
+    webhooks.onAny(async (_event, context) => {
+      signal = context.signal
+      await vi.waitFor(() => expect(renewals).toBe(2), { timeout: 5000, interval: 10 })
+    })
+    expect((await webhooks.dispatch({ event_type: 'test_event', event_id: 'evt_blip' })).status).toBe('processed')
+    expect(signal?.aborted).toBe(false)
+    expect(errors.map((e) => e.message)).toEqual(['store extend failed for evt_blip: connection reset'])
+
+    failures = Number.POSITIVE_INFINITY
+    errors.length = 0
+    const down = setup({ store, leaseMs: 600, deadlineMs: 30 })
+    let claimWhenAborted: string | undefined
+    down.webhooks.onAny(async (_event, context) => {
+      await new Promise((resolve) => context.signal.addEventListener('abort', resolve))
+      claimWhenAborted = inner.claim('evt_down', 1).status
+    })
+    expect((await down.webhooks.dispatch({ event_type: 'test_event', event_id: 'evt_down' })).status).toBe('processed')
+    // Told to stop while the claim still held: the next renewal would have come too late.
+    expect(claimWhenAborted).toBe('processing')
+    expect(down.errors.map((e) => e.message)).toEqual([
+      'store extend failed for evt_down: connection reset',
+      'store extend failed for evt_down: connection reset',
+    ])
+  })
+
+  it('aborts the signal before the lease runs out when a renewal never answers', async () => {
+    const inner = memoryStore()
+    const store: WebhookStore = {
+      ...inner,
+      claim: (id, lease) => inner.claim(id, lease),
+      extend: () => new Promise<boolean>(() => {}), // a pool with no free connection, say
+    }
+    const { webhooks, errors } = setup({ store, leaseMs: 600, deadlineMs: 30 })
+    let claimWhenAborted: string | undefined
+    webhooks.onAny(async (_event, { signal }) => {
+      await new Promise((resolve) => signal.addEventListener('abort', resolve))
+      claimWhenAborted = inner.claim('evt_hung', 1).status
+    })
+    expect((await webhooks.dispatch({ event_type: 'test_event', event_id: 'evt_hung' })).status).toBe('processed')
+    expect(claimWhenAborted).toBe('processing')
+    expect(errors.map((e) => e.message)).toEqual([
+      'store extend failed for evt_hung: renewal got no answer before the lease was nearly over',
+    ])
+  })
+
+  it('warns once per store without extend, and aborts the signal when its lease runs out', async () => {
+    const inner = memoryStore()
+    const legacy: WebhookStore = {
+      claim: (id, lease) => inner.claim(id, lease),
+      complete: (id, token) => inner.complete(id, token),
+      release: (id, token) => inner.release(id, token),
+    }
+    const { webhooks, warnings, errors } = setup({ store: legacy, leaseMs: 60, deadlineMs: 30 })
+    setup({ store: legacy, leaseMs: 60, deadlineMs: 30 })
+    expect(warnings).toEqual([
+      '[payhooks] the store has no extend(): claims cannot be renewed, so handlers running longer than leaseMs (60 ms) may run twice. Add extend() to the store (see "Writing a store").',
+    ])
+    expect(setup({ store: memoryStore() }).warnings).toEqual([])
+
+    let aborted = false
+    webhooks.onAny(async (_event, { signal }) => {
+      await sleep(120)
+      aborted = signal.aborted
+    })
+    expect((await webhooks.dispatch({ event_type: 'test_event', event_id: 'evt_legacy' })).status).toBe('processed')
+    expect(aborted).toBe(true)
+    expect(errors.map((e) => e.message)).toEqual([
+      'store extend failed for evt_legacy: lease of 60 ms ran out and the store has no extend() to renew it',
+      'store complete failed for evt_legacy: claim lost before completion (its renewal failed, or close() released it); a retry may run the handlers again',
+    ])
+  })
+})
+
+describe('stores with transaction', () => {
+  /** A memory store whose handlers write into a journal that only reaches `committed` with the done marker. */
+  function journalStore(outcome?: TransactionOutcome | 'throw') {
+    const inner = memoryStore()
+    const committed: string[] = []
+    const released: string[] = []
+    const store: WebhookStore<{ journal: string[] }> = {
+      ...inner,
+      claim: (id, lease) => inner.claim(id, lease),
+      release: (id, token) => {
+        released.push(id)
+        return inner.release(id, token)
+      },
+      async transaction(eventId, token, work) {
+        const journal: string[] = []
+        if (!(await work({ journal }))) return 'rolled_back'
+        if (outcome === 'throw') throw new Error('commit failed')
+        if (outcome) return outcome
+        if (!inner.complete(eventId, token)) return 'lost'
+        committed.push(...journal)
+        return 'committed'
+      },
+    }
+    return { store, committed, released }
+  }
+
+  it("runs the handlers inside it with the store's context and signal, and commits their writes with the marker", async () => {
+    const { store, committed } = journalStore()
+    const { webhooks } = setup({ store })
+    webhooks.on('transaction_settled', (event, { journal, signal }) => {
+      expect(signal.aborted).toBe(false)
+      journal.push(event.event_id)
+    })
+    expect((await deliver(webhooks, 'evt_tx')).status).toBe(200)
+    expect(committed).toEqual(['evt_tx'])
+    const duplicate = await deliver(webhooks, 'evt_tx')
+    expect(JSON.parse(duplicate.body).status).toBe('duplicate')
+    expect(committed).toEqual(['evt_tx'])
+  })
+
+  it('answers 500 and releases the claim when a handler fails (rolled back)', async () => {
+    const { store, committed, released } = journalStore()
+    const { webhooks, errors } = setup({ store })
+    webhooks.onAny((event, { journal }) => {
+      journal.push(event.event_id)
+      throw new Error('ledger down')
+    })
+    expect((await deliver(webhooks, 'evt_fail')).status).toBe(500)
+    expect(committed).toEqual([])
+    expect(released).toEqual(['evt_fail'])
+    expect(errors[0]).toBeInstanceOf(HandlerError)
+  })
+
+  it('answers 503 without releasing when the claim was lost before the commit (nothing committed)', async () => {
+    const { store, released } = journalStore('lost')
+    const { webhooks, errors } = setup({ store })
+    webhooks.onAny(() => {})
+    expect((await deliver(webhooks, 'evt_lost')).status).toBe(503)
+    expect(released).toEqual([])
+    expect(errors[0]?.message).toBe(
+      "store complete failed for evt_lost: claim lost before commit (its renewal failed, or close() released it); the handlers' writes were rolled back and a retry runs them again",
+    )
+  })
+
+  it('answers 503 and releases the claim when the transaction itself fails', async () => {
+    const { store, released } = journalStore('throw')
+    const { webhooks, errors } = setup({ store })
+    webhooks.onAny(() => {})
+    expect((await deliver(webhooks, 'evt_broken')).status).toBe(503)
+    expect(released).toEqual(['evt_broken'])
+    expect(errors[0]?.message).toBe('store transaction failed for evt_broken: commit failed')
+  })
+})
+
+describe('close() and running handlers', () => {
+  it('aborts the signals of handlers still running at its timeout and releases their claims for the retry', async () => {
+    const store = memoryStore()
+    const shutdown = vi.fn()
+    const { webhooks, errors } = setup({ store: { ...store, shutdown }, deadlineMs: 20 })
+    let reason: unknown
+    webhooks.onAny(
+      (_event, { signal }) =>
+        new Promise((_resolve, reject) => {
+          signal.addEventListener('abort', () => {
+            reason = signal.reason
+            reject(signal.reason)
+          })
+        }),
+    )
+    webhooks.onAny(() => new Promise(() => {})) // ignores its signal
+    expect((await deliver(webhooks, 'evt_stuck')).status).toBe(503)
+    await webhooks.close({ timeoutMs: 30 })
+    expect(reason).toMatchObject({ code: 'closing' })
+    expect(shutdown).toHaveBeenCalledOnce()
+    expect(errors.map((e) => e.code)).toEqual(['deadline_exceeded'])
+
+    // The claim is free: the service's retry, reaching another receiver on the same store, runs the event.
+    const { webhooks: next } = setup({ store })
+    const handled: string[] = []
+    next.onAny((event: QueuedEvent) => {
+      handled.push(event.event_id)
+    })
+    expect((await deliver(next, 'evt_stuck')).status).toBe(200)
+    expect(handled).toEqual(['evt_stuck'])
+  })
+
+  it('leaves the signals of handlers that finish in time alone', async () => {
+    const { webhooks } = setup()
+    let signal: AbortSignal | undefined
+    webhooks.onAny(async (_event, context) => {
+      signal = context.signal
+      await sleep(20)
+    })
+    const delivery = deliver(webhooks, 'evt_quick')
+    await vi.waitFor(() => expect(signal).toBeDefined())
+    await webhooks.close({ timeoutMs: 1000 })
+    expect((await delivery).status).toBe(200)
+    expect(signal?.aborted).toBe(false)
+  })
+
+  it('releases at once a claim taken after its timeout, answering 503 closing', async () => {
+    const inner = memoryStore()
+    const claimGate = gate()
+    const store: WebhookStore = {
+      ...inner,
+      claim: async (id, lease) => {
+        await claimGate.promise
+        return inner.claim(id, lease)
+      },
+    }
+    const { webhooks } = setup({ store, deadlineMs: 200 })
+    const handler = vi.fn()
+    webhooks.onAny(handler)
+    const delivery = deliver(webhooks, 'evt_late_claim')
+    await sleep(10)
+    await webhooks.close({ timeoutMs: 10 })
+    claimGate.open()
+    const answer = await delivery
+    expect(answer.status).toBe(503)
+    expect(JSON.parse(answer.body).error).toBe('closing')
+    expect(handler).not.toHaveBeenCalled()
+    expect(inner.claim('evt_late_claim', 60_000).status).toBe('claimed')
+  })
+})

@@ -1,0 +1,77 @@
+import { check } from '@payhooks/core/validations'
+
+// Every statement of the store, for one table. Times are the database's own (clock_timestamp(), not now(),
+// which inside a transaction is its start), so the receivers' clocks play no part.
+
+const TABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$/
+
+/** `table`, checked: letters, digits and `_`, with one optional schema, so it never needs escaping. */
+export function checkTable(table: unknown, where: string): string {
+  check(
+    typeof table === 'string' && TABLE_NAME.test(table),
+    where,
+    'table',
+    'be a table name, optionally schema-qualified (letters, digits, _)',
+    TypeError,
+  )
+  return table as string
+}
+
+/** A checked table name with each part double-quoted. */
+export function quoteTable(table: string): string {
+  return table
+    .split('.')
+    .map((part) => `"${part}"`)
+    .join('.')
+}
+
+/**
+ * The `CREATE TABLE IF NOT EXISTS` statement of the store's table (what `init()` runs and
+ * `sql/001_payhooks_events.sql` holds for the default name), for migrations of a table of another name. `token` is
+ * the owner's token while the event is claimed and NULL once it is done; `expires_at` ends the claim's lease or
+ * the done marker's retention.
+ *
+ * @example
+ * import { createTableSql } from '@payhooks/postgres'
+ *
+ * await migrationClient.query(createTableSql('billing.webhook_events'))
+ */
+export function createTableSql(table: string): string {
+  return `CREATE TABLE IF NOT EXISTS ${quoteTable(checkTable(table, 'createTableSql'))} (
+  event_id text PRIMARY KEY,
+  token text,
+  expires_at timestamptz NOT NULL
+)`
+}
+
+const later = (param: string) => `clock_timestamp() + ${param}::float8 * interval '1 millisecond'`
+
+export interface Statements {
+  /** $1 event id, $2 token, $3 lease ms: one row when claimed. */
+  claim: string
+  /** $1 event id: `done` and `remaining_ms` of the row holding it, if any. */
+  state: string
+  /** $1 event id, $2 token, $3 lease ms. */
+  extend: string
+  /** $1 event id, $2 token, $3 retention ms. */
+  complete: string
+  /** $1 event id, $2 token. */
+  release: string
+  sweep: string
+}
+
+export function statements(table: string): Statements {
+  const t = quoteTable(table)
+  return {
+    claim: `INSERT INTO ${t} AS e (event_id, token, expires_at) VALUES ($1, $2, ${later('$3')})
+ON CONFLICT (event_id) DO UPDATE SET token = EXCLUDED.token, expires_at = EXCLUDED.expires_at
+WHERE e.expires_at <= clock_timestamp()
+RETURNING 1`,
+    state: `SELECT token IS NULL AS done, extract(epoch FROM expires_at - clock_timestamp())::float8 * 1000 AS remaining_ms
+FROM ${t} WHERE event_id = $1`,
+    extend: `UPDATE ${t} SET expires_at = ${later('$3')} WHERE event_id = $1 AND token = $2`,
+    complete: `UPDATE ${t} SET token = NULL, expires_at = ${later('$3')} WHERE event_id = $1 AND token = $2`,
+    release: `DELETE FROM ${t} WHERE event_id = $1 AND token = $2`,
+    sweep: `DELETE FROM ${t} WHERE expires_at < clock_timestamp()`,
+  }
+}

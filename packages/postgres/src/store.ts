@@ -1,0 +1,179 @@
+import { randomBytes } from 'node:crypto'
+import { type ClaimResult, DEFAULT_RETENTION_MS } from '@payhooks/core'
+import { check, nonNegativeNumber } from '@payhooks/core/validations'
+import type { Pool, PoolClient } from 'pg'
+import { checkTable, createTableSql, quoteTable, statements } from './sql.js'
+import type { PostgresHandlerContext, PostgresStore, PostgresStoreOptions } from './types.js'
+
+const RETRY_WINDOW_MS = 72 * 60 * 60 * 1000
+
+/** Unique per process (72 random bits) and per claim, without a random draw on the hot path. */
+const tokenPrefix = randomBytes(9).toString('base64url')
+let tokenCounter = 0
+const newToken = () => `${tokenPrefix}.${(++tokenCounter).toString(36)}`
+const noop = () => {}
+
+function leaseMs(value: number): number {
+  check(value > 0 && Number.isFinite(value), 'postgresStore', 'leaseMs', 'be positive')
+  return Math.ceil(value)
+}
+
+/** Runs `work` in a transaction of its own on one client, released (destroyed after a failure) afterwards. */
+async function inTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect()
+  let failure: Error | undefined
+  try {
+    await client.query('BEGIN')
+    const result = await work(client)
+    await client.query('COMMIT')
+    return result
+  } catch (error) {
+    failure = error instanceof Error ? error : new Error(String(error))
+    await client.query('ROLLBACK').catch(noop)
+    throw error
+  } finally {
+    client.release(failure)
+  }
+}
+
+/**
+ * Dedupe store on PostgreSQL (node-postgres) whose handlers write in the same transaction as the event's done
+ * marker, so a handler's effects and "handled" commit together or not at all: exactly-once effects, even when a
+ * process dies between its write and its commit. A claim is a committed row with an owner token and a lease
+ * (other deliveries answer 409 meanwhile, and `extend` renews it on another connection of the pool); then the
+ * handlers run with `context.db`, a client inside `BEGIN`, and the row is marked done by that transaction, only
+ * if the token still holds it, before `COMMIT`. Handlers that never use `context.db` make it a plain dedupe
+ * store: no transaction is opened for them. Takes your `pg.Pool` and never ends it.
+ *
+ * @example
+ * import { createWebhooks } from '@payhooks/core'
+ * import { postgresStore } from '@payhooks/postgres'
+ * import pg from 'pg'
+ *
+ * const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL })
+ * const webhooks = createWebhooks({ secret: process.env.WEBHOOK_SECRET!, store: postgresStore(pool) })
+ * webhooks.on('transaction_settled', async (event, { db }) => {
+ *   await db.query('INSERT INTO settlements (transaction_id, amount) VALUES ($1, $2)', [
+ *     event.data.transaction_id,
+ *     event.data.settlement_amount,
+ *   ])
+ * })
+ */
+export function postgresStore(pool: Pool, options: PostgresStoreOptions = {}): PostgresStore {
+  const where = 'postgresStore'
+  const table = checkTable(options.table ?? 'payhooks_events', where)
+  const retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS
+  check(
+    Number.isSafeInteger(retentionMs) && retentionMs >= RETRY_WINDOW_MS,
+    where,
+    'retentionMs',
+    'be a whole number covering the 72-hour retry window',
+  )
+  const createTable = options.createTable ?? true
+  const sweepIntervalMs = nonNegativeNumber(options.sweepIntervalMs ?? 3_600_000, where, 'sweepIntervalMs')
+  const logger = options.logger ?? console
+  const sql = statements(table)
+  let sweeper: ReturnType<typeof setInterval> | undefined
+
+  const sweep = async () => (await pool.query(sql.sweep)).rowCount ?? 0
+
+  return {
+    async init() {
+      if (createTable) {
+        // Concurrent CREATE TABLE IF NOT EXISTS can fail on PostgreSQL's catalog: instances starting together
+        // take turns.
+        await inTransaction(pool, async (client) => {
+          await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`payhooks:${table}`])
+          await client.query(createTableSql(table))
+        })
+      } else {
+        await pool.query(`SELECT 1 FROM ${quoteTable(table)} LIMIT 0`)
+      }
+      if (sweepIntervalMs > 0 && sweeper === undefined) {
+        sweeper = setInterval(() => {
+          sweep().catch((error: unknown) => {
+            const detail = error instanceof Error ? error.message : String(error)
+            ;(logger.warn ?? logger.error).call(
+              logger,
+              `[payhooks] postgresStore: sweep of ${table} failed: ${detail.split('\n')[0]}`,
+            )
+          })
+        }, sweepIntervalMs)
+        sweeper.unref()
+      }
+    },
+
+    async claim(eventId, lease): Promise<ClaimResult> {
+      const ms = leaseMs(lease)
+      // The row may change between the claim and the look at it (released, or its lease ending): try again.
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const token = newToken()
+        const claimed = await pool.query(sql.claim, [eventId, token, ms])
+        if (claimed.rowCount === 1) return { status: 'claimed', token }
+        const { rows } = await pool.query<{ done: boolean; remaining_ms: number }>(sql.state, [eventId])
+        const row = rows[0]
+        if (row && row.remaining_ms > 0) {
+          return row.done ? { status: 'done' } : { status: 'processing', retryAfterMs: Math.ceil(row.remaining_ms) }
+        }
+      }
+      return { status: 'processing' }
+    },
+
+    async extend(eventId, token, lease) {
+      return (await pool.query(sql.extend, [eventId, token, leaseMs(lease)])).rowCount === 1
+    },
+
+    async complete(eventId, token) {
+      return (await pool.query(sql.complete, [eventId, token, retentionMs])).rowCount === 1
+    },
+
+    async release(eventId, token) {
+      return (await pool.query(sql.release, [eventId, token])).rowCount === 1
+    },
+
+    async transaction(eventId, token, work) {
+      const client = await pool.connect()
+      let begun: Promise<unknown> | undefined
+      let failure: Error | undefined
+      const context: PostgresHandlerContext = {
+        get db() {
+          // BEGIN is queued on the client before any query a handler sends through it.
+          if (begun === undefined) {
+            begun = client.query('BEGIN')
+            begun.catch(noop)
+          }
+          return client
+        },
+      }
+      try {
+        const succeeded = await work(context)
+        if (begun !== undefined) await begun
+        if (!succeeded) {
+          if (begun !== undefined) await client.query('ROLLBACK')
+          return 'rolled_back'
+        }
+        const marked = await client.query(sql.complete, [eventId, token, retentionMs])
+        if (marked.rowCount !== 1) {
+          if (begun !== undefined) await client.query('ROLLBACK')
+          return 'lost'
+        }
+        if (begun !== undefined) await client.query('COMMIT')
+        return 'committed'
+      } catch (error) {
+        failure = error instanceof Error ? error : new Error(String(error))
+        if (begun !== undefined) await client.query('ROLLBACK').catch(noop)
+        throw error
+      } finally {
+        // A client that failed mid-transaction is destroyed rather than reused.
+        client.release(failure)
+      }
+    },
+
+    sweep,
+
+    shutdown() {
+      if (sweeper !== undefined) clearInterval(sweeper)
+      sweeper = undefined
+    },
+  }
+}

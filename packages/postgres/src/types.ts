@@ -1,0 +1,69 @@
+import type { ClaimResult, TransactionOutcome, WebhookStore } from '@payhooks/core'
+import type { PoolClient } from 'pg'
+
+/** Options of `postgresStore`. */
+export interface PostgresStoreOptions {
+  /**
+   * The store's table, optionally schema-qualified (`webhooks.events`): letters, digits and `_` only. Give each
+   * receiver fleet its own; the store owns every row in it.
+   * @default 'payhooks_events'
+   */
+  table?: string
+  /**
+   * How long a done marker is kept. At least the service's 72-hour retry window, so every retry of a handled
+   * event is recognised.
+   * @default 262_800_000 (73 hours)
+   */
+  retentionMs?: number
+  /**
+   * Whether `init()` creates the table when it is missing (`CREATE TABLE IF NOT EXISTS`, serialised by an
+   * advisory lock). Set false when migrations create it (`sql/001_payhooks_events.sql`) and the receiver's role
+   * may not create tables: `init()` then only checks that the table can be read.
+   * @default true
+   */
+  createTable?: boolean
+  /**
+   * How often the store deletes rows past their expiry (done markers older than `retentionMs`, claims whose
+   * lease ran out long ago), one `DELETE` from one instance at a time being enough. 0 turns it off: call
+   * `store.sweep()` from your own scheduler instead.
+   * @default 3_600_000 (hourly)
+   */
+  sweepIntervalMs?: number
+  /**
+   * Where a failed background sweep is logged (one line, `warn` else `error`).
+   * @default console
+   */
+  logger?: { warn?(message: string): void; error(message: string): void }
+}
+
+/** What `postgresStore` adds to the handler context: the transaction the done marker commits in. */
+export interface PostgresHandlerContext {
+  /**
+   * The `pg` client of this event's transaction: write with it, and the writes commit together with the
+   * event's done marker, or not at all. It is opened (`BEGIN`) on first use; handlers of one event share
+   * it. Do not `COMMIT`, `ROLLBACK` or `release()` it, nor use it once the handler returned: use
+   * `SAVEPOINT`s for partial rollbacks.
+   */
+  readonly db: PoolClient
+}
+
+/** The store `postgresStore` returns: a {@link WebhookStore} whose handlers get `context.db`. */
+export interface PostgresStore extends WebhookStore<PostgresHandlerContext> {
+  init(): Promise<void>
+  claim(eventId: string, leaseMs: number): Promise<ClaimResult>
+  extend(eventId: string, token: string, leaseMs: number): Promise<boolean>
+  complete(eventId: string, token: string): Promise<boolean>
+  release(eventId: string, token: string): Promise<boolean>
+  transaction: (
+    eventId: string,
+    token: string,
+    work: (context: PostgresHandlerContext) => Promise<boolean>,
+  ) => Promise<TransactionOutcome>
+  /**
+   * Deletes the rows past their expiry now and resolves with how many: for a scheduler of your own when
+   * `sweepIntervalMs` is 0.
+   */
+  sweep(): Promise<number>
+  /** Stops the background sweep. The pool is yours: the store never ends it. */
+  shutdown(): void
+}

@@ -1,0 +1,109 @@
+// A throw-away PostgreSQL server on a free loopback port, in a temporary data directory: for `pnpm test`
+// (scripts/test.mjs) and the benchmarks. Debian's binaries (/usr/lib/postgresql/<version>/bin); PostgreSQL
+// refuses to run as root, so as root the server runs as the `postgres` user, which owns the directory.
+// Tuned for tests, not durability: fsync, synchronous_commit and full_page_writes are off.
+import { spawn, spawnSync } from 'node:child_process'
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+
+const which = (cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' }).stdout.trim()
+
+/** The directory holding `initdb` and `postgres`: POSTGRES_BIN_DIR, Debian's newest, or the one on PATH. */
+export function postgresBinDir() {
+  if (process.env.POSTGRES_BIN_DIR) return process.env.POSTGRES_BIN_DIR
+  const root = '/usr/lib/postgresql'
+  const versions = existsSync(root)
+    ? readdirSync(root)
+        .filter((version) => existsSync(join(root, version, 'bin', 'initdb')))
+        .sort((a, b) => Number(b) - Number(a))
+    : []
+  if (versions.length > 0) return join(root, versions[0], 'bin')
+  const initdb = which('initdb')
+  return initdb ? dirname(initdb) : undefined
+}
+
+function freePort() {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address()
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+/** uid/gid of the `postgres` user when we are root (the server refuses root), else nothing to change. */
+function serverUser() {
+  if (process.getuid?.() !== 0) return {}
+  const id = (flag) => Number(spawnSync('id', [flag, 'postgres'], { encoding: 'utf8' }).stdout.trim())
+  const uid = id('-u')
+  const gid = id('-g')
+  if (!Number.isInteger(uid) || uid === 0) throw new Error('running as root needs a `postgres` user to run PostgreSQL')
+  return { uid, gid }
+}
+
+/**
+ * Starts PostgreSQL from `binDir` and resolves once it accepts connections, with its `url`
+ * (postgres://postgres@127.0.0.1:PORT/postgres, trust authentication) and `stop()`, synchronous so it can run
+ * in an 'exit' handler (immediate shutdown, then the data directory is removed).
+ */
+export async function startPostgres(binDir = postgresBinDir()) {
+  if (!binDir)
+    throw new Error('PostgreSQL not found: apt-get install postgresql, or set POSTGRES_BIN_DIR or DATABASE_URL')
+  const user = serverUser()
+  const dir = mkdtempSync(join(tmpdir(), 'payhooks-postgres-'))
+  if (user.uid !== undefined) chownSync(dir, user.uid, user.gid)
+  const data = join(dir, 'data')
+  const initdb = spawnSync(
+    join(binDir, 'initdb'),
+    ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync', '--no-instructions'],
+    { encoding: 'utf8', ...user },
+  )
+  if (initdb.status !== 0) {
+    rmSync(dir, { recursive: true, force: true })
+    throw new Error(`initdb failed: ${initdb.stderr || initdb.error}`)
+  }
+  const port = await freePort()
+  const settings = {
+    listen_addresses: '127.0.0.1',
+    unix_socket_directories: '',
+    fsync: 'off',
+    synchronous_commit: 'off',
+    full_page_writes: 'off',
+    max_connections: '200',
+  }
+  const args = ['-D', data, '-p', String(port), ...Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`])]
+  const proc = spawn(join(binDir, 'postgres'), args, { stdio: ['ignore', 'ignore', 'pipe'], ...user })
+  let stopped = false
+  const stop = () => {
+    if (stopped) return
+    stopped = true
+    if (proc.exitCode === null && proc.signalCode === null) {
+      spawnSync(join(binDir, 'pg_ctl'), ['stop', '-D', data, '-m', 'immediate', '-w', '-s'], { ...user })
+    }
+    rmSync(dir, { recursive: true, force: true })
+  }
+  try {
+    await new Promise((resolve, reject) => {
+      let log = ''
+      const timer = setTimeout(() => reject(new Error(`postgres did not start: ${log}`)), 20_000)
+      proc.stderr.on('data', (chunk) => {
+        log += chunk
+        if (log.includes('ready to accept connections')) {
+          clearTimeout(timer)
+          resolve()
+        }
+      })
+      proc.on('exit', (code) => {
+        clearTimeout(timer)
+        reject(new Error(`postgres exited with ${code}: ${log}`))
+      })
+    })
+  } catch (error) {
+    stop()
+    throw error
+  }
+  proc.stderr.resume()
+  return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, binDir, stop }
+}
