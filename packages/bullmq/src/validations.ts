@@ -1,4 +1,5 @@
 import type { Webhooks } from '@payhooks/core'
+import * as core from '@payhooks/core/validations'
 import { isClient, isCluster, type QueueConnection } from './connection.js'
 import type { JobRetention } from './types.js'
 
@@ -24,14 +25,11 @@ export function connection(value: QueueConnection, caller: string): void {
 }
 
 export function positiveInteger(value: number, name: string, caller: string): number {
-  if (!(Number.isSafeInteger(value) && value >= 1))
-    throw new RangeError(`${caller}: ${name} must be a positive integer`)
-  return value
+  return core.positiveInteger(value, caller, name)
 }
 
 export function positiveMs(value: number, name: string, caller: string): number {
-  if (!(value > 0 && Number.isFinite(value))) throw new RangeError(`${caller}: ${name} must be a positive number`)
-  return value
+  return core.positiveNumber(value, caller, name)
 }
 
 export function retention(value: JobRetention, name: string, caller: string): JobRetention {

@@ -16,15 +16,13 @@ export function storeOptions(options: RedisStoreOptions): Required<RedisStoreOpt
   if (!(retentionMs >= RETRY_WINDOW_MS && Number.isSafeInteger(retentionMs))) {
     throw new RangeError('redisStore: retentionMs must be a whole number covering the 72-hour retry window')
   }
-  if (!(commandTimeoutMs > 0 && Number.isFinite(commandTimeoutMs))) {
-    throw new RangeError('redisStore: commandTimeoutMs must be a positive number')
-  }
+  positiveNumber(commandTimeoutMs, 'redisStore', 'commandTimeoutMs')
   return { keyPrefix, retentionMs, commandTimeoutMs }
 }
 
 /** The `leaseMs` of a claim. */
 export function leaseMs(value: number): number {
-  if (!(value > 0 && Number.isFinite(value))) throw new RangeError('redisStore: leaseMs must be positive')
+  check(value > 0 && Number.isFinite(value), 'redisStore', 'leaseMs', 'be positive')
   return value
 }
 
