@@ -1,3 +1,11 @@
+export { createDeadLetterTableSql } from './dead-letter-sql.js'
+export { postgresDeadLetterStore } from './dead-letters.js'
 export { createTableSql } from './sql.js'
 export { postgresStore } from './store.js'
-export type { PostgresHandlerContext, PostgresStore, PostgresStoreOptions } from './types.js'
+export type {
+  PostgresDeadLetterStore,
+  PostgresDeadLetterStoreOptions,
+  PostgresHandlerContext,
+  PostgresStore,
+  PostgresStoreOptions,
+} from './types.js'

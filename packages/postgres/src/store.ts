@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import { type ClaimResult, DEFAULT_RETENTION_MS } from '@payhooks/core'
 import { check, nonNegativeNumber } from '@payhooks/core/validations'
-import type { Pool, PoolClient } from 'pg'
+import type { Pool } from 'pg'
+import { createOnce, startSweeper } from './maintenance.js'
 import { checkTable, createTableSql, quoteTable, statements } from './sql.js'
 import type { PostgresHandlerContext, PostgresStore, PostgresStoreOptions } from './types.js'
 
@@ -16,24 +17,6 @@ const noop = () => {}
 function leaseMs(value: number): number {
   check(value > 0 && Number.isFinite(value), 'postgresStore', 'leaseMs', 'be positive')
   return Math.ceil(value)
-}
-
-/** Runs `work` in a transaction of its own on one client, released (destroyed after a failure) afterwards. */
-async function inTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect()
-  let failure: Error | undefined
-  try {
-    await client.query('BEGIN')
-    const result = await work(client)
-    await client.query('COMMIT')
-    return result
-  } catch (error) {
-    failure = error instanceof Error ? error : new Error(String(error))
-    await client.query('ROLLBACK').catch(noop)
-    throw error
-  } finally {
-    client.release(failure)
-  }
 }
 
 /**
@@ -73,33 +56,16 @@ export function postgresStore(pool: Pool, options: PostgresStoreOptions = {}): P
   const sweepIntervalMs = nonNegativeNumber(options.sweepIntervalMs ?? 3_600_000, where, 'sweepIntervalMs')
   const logger = options.logger ?? console
   const sql = statements(table)
-  let sweeper: ReturnType<typeof setInterval> | undefined
+  let sweeper: { stop(): void } | undefined
 
   const sweep = async () => (await pool.query(sql.sweep)).rowCount ?? 0
 
   return {
     async init() {
-      if (createTable) {
-        // Concurrent CREATE TABLE IF NOT EXISTS can fail on PostgreSQL's catalog: instances starting together
-        // take turns.
-        await inTransaction(pool, async (client) => {
-          await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`payhooks:${table}`])
-          await client.query(createTableSql(table))
-        })
-      } else {
-        await pool.query(`SELECT 1 FROM ${quoteTable(table)} LIMIT 0`)
-      }
+      if (createTable) await createOnce(pool, table, createTableSql(table))
+      else await pool.query(`SELECT 1 FROM ${quoteTable(table)} LIMIT 0`)
       if (sweepIntervalMs > 0 && sweeper === undefined) {
-        sweeper = setInterval(() => {
-          sweep().catch((error: unknown) => {
-            const detail = error instanceof Error ? error.message : String(error)
-            ;(logger.warn ?? logger.error).call(
-              logger,
-              `[payhooks] postgresStore: sweep of ${table} failed: ${detail.split('\n')[0]}`,
-            )
-          })
-        }, sweepIntervalMs)
-        sweeper.unref()
+        sweeper = startSweeper(sweep, sweepIntervalMs, logger, `postgresStore: sweep of ${table}`)
       }
     },
 
@@ -172,7 +138,7 @@ export function postgresStore(pool: Pool, options: PostgresStoreOptions = {}): P
     sweep,
 
     shutdown() {
-      if (sweeper !== undefined) clearInterval(sweeper)
+      sweeper?.stop()
       sweeper = undefined
     },
   }

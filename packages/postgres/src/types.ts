@@ -1,4 +1,12 @@
-import type { ClaimResult, TransactionOutcome, WebhookStore } from '@payhooks/core'
+import type {
+  ClaimResult,
+  DeadLetter,
+  DeadLetterQuery,
+  DeadLetterStore,
+  ParkedEvent,
+  TransactionOutcome,
+  WebhookStore,
+} from '@payhooks/core'
 import type { PoolClient } from 'pg'
 
 /** Options of `postgresStore`. */
@@ -62,6 +70,58 @@ export interface PostgresStore extends WebhookStore<PostgresHandlerContext> {
   /**
    * Deletes the rows past their expiry now and resolves with how many: for a scheduler of your own when
    * `sweepIntervalMs` is 0.
+   */
+  sweep(): Promise<number>
+  /** Stops the background sweep. The pool is yours: the store never ends it. */
+  shutdown(): void
+}
+
+/** Options of `postgresDeadLetterStore`. */
+export interface PostgresDeadLetterStoreOptions {
+  /**
+   * The dead-letter table, optionally schema-qualified (`webhooks.dead_letters`): letters, digits and `_` only.
+   * The store owns every row in it; receivers sharing one see the same letters.
+   * @default 'payhooks_dead_letters'
+   */
+  table?: string
+  /**
+   * Whether `init()` creates the table and its list index when missing (`IF NOT EXISTS`, serialised by an
+   * advisory lock). Set false when migrations create them (`sql/002_payhooks_dead_letters.sql`) and the
+   * receiver's role may not: `init()` then only checks that the table's columns can be read.
+   * @default true
+   */
+  createTable?: boolean
+  /**
+   * How long a replayed letter is kept after its `replayedAt` (for `list({ status: 'replayed' })`, and so a second
+   * replay reads as a duplicate), before the sweep deletes it. Parked letters are never deleted.
+   * @default 604_800_000 (7 days)
+   */
+  replayedRetentionMs?: number
+  /**
+   * How often the store deletes replayed letters past `replayedRetentionMs` (one `DELETE`). 0 turns it off: call
+   * `deadLetters.sweep()` from your own scheduler instead.
+   * @default 3_600_000 (hourly)
+   */
+  sweepIntervalMs?: number
+  /**
+   * Where a failed background sweep is logged (one line, `warn` else `error`).
+   * @default console
+   */
+  logger?: { warn?(message: string): void; error(message: string): void }
+}
+
+/** The store `postgresDeadLetterStore` returns: a durable {@link DeadLetterStore} with a retention sweep. */
+export interface PostgresDeadLetterStore extends DeadLetterStore {
+  readonly durable: true
+  /** Creates the table and index if missing (or checks them, with `createTable: false`), starts the sweep. */
+  init(): Promise<void>
+  park(event: ParkedEvent): Promise<void>
+  get(eventId: string): Promise<DeadLetter | undefined>
+  list(query?: DeadLetterQuery): Promise<DeadLetter[]>
+  markReplayed(eventId: string, at: Date): Promise<boolean>
+  /**
+   * Deletes the replayed letters past `replayedRetentionMs` now and resolves with how many: for a scheduler of
+   * your own when `sweepIntervalMs` is 0.
    */
   sweep(): Promise<number>
   /** Stops the background sweep. The pool is yours: the store never ends it. */

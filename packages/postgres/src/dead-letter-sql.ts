@@ -1,0 +1,113 @@
+import { createHash } from 'node:crypto'
+import type { NormalizedDeadLetterQuery } from '@payhooks/core'
+import { checkTable, quoteTable } from './sql.js'
+
+// Every statement of the dead-letter store, for one table. The times are the receiver's (`parkedAt`, `replayedAt`
+// are given to park and markReplayed), except the retention sweep's "now", which is the database's.
+
+const MAX_IDENTIFIER = 63
+
+/** The list index's name, in the table's schema: `<table>_list_idx`, shortened with a hash beyond 63 bytes. */
+function listIndexName(table: string): string {
+  const name = table.split('.').pop() as string
+  const suffix = '_list_idx'
+  if (name.length + suffix.length <= MAX_IDENTIFIER) return `${name}${suffix}`
+  const hash = createHash('sha256').update(table).digest('hex').slice(0, 8)
+  return `${name.slice(0, MAX_IDENTIFIER - suffix.length - hash.length - 1)}_${hash}${suffix}`
+}
+
+/**
+ * The statements creating the dead-letter table and its list index, `IF NOT EXISTS` (what `init()` runs and
+ * `sql/002_payhooks_dead_letters.sql` holds for the default name), for migrations of a table of another name.
+ * One row per `event_id`; `body` holds the exact bytes received.
+ *
+ * @example
+ * import { createDeadLetterTableSql } from '@payhooks/postgres'
+ *
+ * await migrationClient.query(createDeadLetterTableSql('billing.webhook_dead_letters'))
+ */
+export function createDeadLetterTableSql(table: string): string {
+  const t = quoteTable(checkTable(table, 'createDeadLetterTableSql'))
+  return `CREATE TABLE IF NOT EXISTS ${t} (
+  event_id text COLLATE "C" PRIMARY KEY,
+  event_type text NOT NULL,
+  body bytea NOT NULL,
+  headers jsonb NOT NULL,
+  code text NOT NULL CHECK (code IN ('schema_mismatch', 'handler_failed')),
+  reason text NOT NULL,
+  created_at timestamptz,
+  first_parked_at timestamptz NOT NULL,
+  parked_at timestamptz NOT NULL,
+  park_count integer NOT NULL,
+  status text NOT NULL CHECK (status IN ('parked', 'replayed')),
+  replayed_at timestamptz
+);
+CREATE INDEX IF NOT EXISTS "${listIndexName(table)}" ON ${t} (status, parked_at DESC, event_id DESC)`
+}
+
+const COLUMNS =
+  'event_id, event_type, body, headers, code, reason, created_at, first_parked_at, parked_at, park_count, status, replayed_at'
+
+/** A row of the table, as node-postgres parses it. */
+export interface DeadLetterRow {
+  event_id: string
+  event_type: string
+  body: Buffer
+  headers: Record<string, string>
+  code: 'schema_mismatch' | 'handler_failed'
+  reason: string
+  created_at: Date | null
+  first_parked_at: Date
+  parked_at: Date
+  park_count: number
+  status: 'parked' | 'replayed'
+  replayed_at: Date | null
+}
+
+export interface DeadLetterStatements {
+  /** Reads every column and nothing else: what `init()` runs when it does not create the table. */
+  probe: string
+  /** $1 event id, $2 event type, $3 body, $4 headers (JSON text), $5 code, $6 reason, $7 created at, $8 parked at. */
+  park: string
+  /** $1 event id. */
+  get: string
+  /** $1 event id, $2 replayed at: one row when there was a letter. */
+  markReplayed: string
+  /** $1 retention ms. */
+  sweep: string
+  /** The list query and its parameters. */
+  list(query: NormalizedDeadLetterQuery): { text: string; values: unknown[] }
+}
+
+export function deadLetterStatements(table: string): DeadLetterStatements {
+  const t = quoteTable(table)
+  return {
+    probe: `SELECT ${COLUMNS} FROM ${t} LIMIT 0`,
+    park: `INSERT INTO ${t} AS d (${COLUMNS})
+VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7, $8, $8, 1, 'parked', NULL)
+ON CONFLICT (event_id) DO UPDATE SET event_type = EXCLUDED.event_type, body = EXCLUDED.body,
+  headers = EXCLUDED.headers, code = EXCLUDED.code, reason = EXCLUDED.reason, created_at = EXCLUDED.created_at,
+  parked_at = EXCLUDED.parked_at, park_count = d.park_count + 1, status = 'parked', replayed_at = NULL`,
+    get: `SELECT ${COLUMNS} FROM ${t} WHERE event_id = $1`,
+    markReplayed: `UPDATE ${t} SET status = 'replayed', replayed_at = $2 WHERE event_id = $1`,
+    sweep: `DELETE FROM ${t}
+WHERE status = 'replayed' AND replayed_at < clock_timestamp() - $1::float8 * interval '1 millisecond'`,
+    list(query) {
+      const values: unknown[] = []
+      const param = (value: unknown) => {
+        values.push(value)
+        return `$${values.length}`
+      }
+      const where: string[] = []
+      if (query.status !== 'all') where.push(`status = ${param(query.status)}`)
+      if (query.eventType !== undefined) where.push(`event_type = ${param(query.eventType)}`)
+      if (query.code !== undefined) where.push(`code = ${param(query.code)}`)
+      if (query.parkedAfter !== undefined) where.push(`parked_at >= ${param(query.parkedAfter)}`)
+      if (query.parkedBefore !== undefined) where.push(`parked_at < ${param(query.parkedBefore)}`)
+      const filter = where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''
+      const text = `SELECT ${COLUMNS} FROM ${t}${filter}
+ORDER BY parked_at DESC, event_id DESC LIMIT ${param(query.limit)} OFFSET ${param(query.offset)}`
+      return { text, values }
+    },
+  }
+}

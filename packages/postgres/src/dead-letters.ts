@@ -1,0 +1,120 @@
+import { type DeadLetter, deadLetterQuery } from '@payhooks/core'
+import { check, nonNegativeNumber } from '@payhooks/core/validations'
+import type { Pool } from 'pg'
+import { createDeadLetterTableSql, type DeadLetterRow, deadLetterStatements } from './dead-letter-sql.js'
+import { createOnce, startSweeper } from './maintenance.js'
+import { checkTable } from './sql.js'
+import type { PostgresDeadLetterStore, PostgresDeadLetterStoreOptions } from './types.js'
+
+const WEEK_MS = 7 * 24 * 60 * 60 * 1000
+
+function toLetter(row: DeadLetterRow): DeadLetter {
+  return {
+    eventId: row.event_id,
+    eventType: row.event_type,
+    body: new Uint8Array(row.body),
+    headers: row.headers,
+    code: row.code,
+    reason: row.reason,
+    createdAt: row.created_at ?? undefined,
+    parkedAt: row.parked_at,
+    firstParkedAt: row.first_parked_at,
+    parkCount: row.park_count,
+    status: row.status,
+    replayedAt: row.replayed_at ?? undefined,
+  }
+}
+
+/**
+ * Dead letters on PostgreSQL (node-postgres), shared by every receiver instance on the database: one row per
+ * `event_id` in one table, the exact bytes received in a `bytea` column, the headers as `jsonb`. `park` is one
+ * atomic `INSERT ... ON CONFLICT (event_id) DO UPDATE` (a letter parked again keeps `firstParkedAt`, counts up
+ * `parkCount` and is `parked` again); `list` one indexed `SELECT ... ORDER BY parked_at DESC, event_id DESC`.
+ * `durable`, so a receiver answers 200 `parked` once the row is committed. Replayed letters are kept
+ * `replayedRetentionMs`, then swept; parked letters are kept until replayed.
+ *
+ * Takes your `pg.Pool` and never ends it. Calls reject when PostgreSQL is down or slow (set the pool's
+ * `connectionTimeoutMillis` and `query_timeout`): parking then fails, and the delivery is answered non-2XX as
+ * without dead letters.
+ *
+ * @example
+ * import { createWebhooks } from '@payhooks/core'
+ * import { postgresDeadLetterStore, postgresStore } from '@payhooks/postgres'
+ * import pg from 'pg'
+ *
+ * const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL })
+ * const webhooks = createWebhooks({
+ *   secret: process.env.WEBHOOK_SECRET!,
+ *   store: postgresStore(pool),
+ *   deadLetters: postgresDeadLetterStore(pool),
+ * })
+ */
+export function postgresDeadLetterStore(
+  pool: Pool,
+  options: PostgresDeadLetterStoreOptions = {},
+): PostgresDeadLetterStore {
+  const where = 'postgresDeadLetterStore'
+  const table = checkTable(options.table ?? 'payhooks_dead_letters', where)
+  const createTable = options.createTable ?? true
+  const replayedRetentionMs = options.replayedRetentionMs ?? WEEK_MS
+  check(
+    Number.isSafeInteger(replayedRetentionMs) && replayedRetentionMs > 0,
+    where,
+    'replayedRetentionMs',
+    'be a positive whole number',
+  )
+  const sweepIntervalMs = nonNegativeNumber(options.sweepIntervalMs ?? 3_600_000, where, 'sweepIntervalMs')
+  const logger = options.logger ?? console
+  const sql = deadLetterStatements(table)
+  let sweeper: { stop(): void } | undefined
+
+  const sweep = async () => (await pool.query(sql.sweep, [replayedRetentionMs])).rowCount ?? 0
+
+  return {
+    durable: true,
+
+    async init() {
+      if (createTable) await createOnce(pool, table, createDeadLetterTableSql(table))
+      else await pool.query(sql.probe)
+      if (sweepIntervalMs > 0 && sweeper === undefined) {
+        sweeper = startSweeper(sweep, sweepIntervalMs, logger, `${where}: sweep of ${table}`)
+      }
+    },
+
+    async park(event) {
+      await pool.query(sql.park, [
+        event.eventId,
+        event.eventType,
+        Buffer.from(event.body.buffer, event.body.byteOffset, event.body.byteLength),
+        JSON.stringify(event.headers),
+        event.code,
+        // PostgreSQL text cannot hold NUL, which a handler's error message might: the letter matters more.
+        event.reason.replaceAll('\u0000', '\uFFFD'),
+        event.createdAt ?? null,
+        event.parkedAt,
+      ])
+    },
+
+    async get(eventId) {
+      const { rows } = await pool.query<DeadLetterRow>(sql.get, [eventId])
+      return rows[0] && toLetter(rows[0])
+    },
+
+    async list(query) {
+      const { text, values } = sql.list(deadLetterQuery(query, `${where}.list`))
+      const { rows } = await pool.query<DeadLetterRow>(text, values)
+      return rows.map(toLetter)
+    },
+
+    async markReplayed(eventId, at) {
+      return (await pool.query(sql.markReplayed, [eventId, at])).rowCount === 1
+    },
+
+    sweep,
+
+    shutdown() {
+      sweeper?.stop()
+      sweeper = undefined
+    },
+  }
+}

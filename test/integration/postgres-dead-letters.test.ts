@@ -1,0 +1,436 @@
+// postgresDeadLetterStore on a real PostgreSQL: the shared dead-letter contract, the table's set-up (init, the
+// shipped migration), what is stored how, the list index, the retention sweep, a database that cannot be reached,
+// and end to end with postgresStore: parked with a 2XX, replayed once the schema is fixed, written through
+// context.db exactly once.
+import { createHash, randomUUID } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import {
+  createWebhooks,
+  type DeadLetter,
+  memoryDeadLetterStore,
+  type ParkedEvent,
+  SchemaError,
+  SIGNATURE_HEADER,
+  StoreError,
+  transactionSettledSchema,
+  type WebhookError,
+} from '@payhooks/core'
+import { postgresDeadLetterStore, postgresStore } from '@payhooks/postgres'
+import { sampleEvent, signedDelivery } from '@payhooks/testing'
+import { deadLetterContract } from '@payhooks/testing/dead-letter-contract'
+import pg from 'pg'
+import * as v from 'valibot'
+import { afterAll, describe, expect, it, vi } from 'vitest'
+import { freePort } from '../fixtures/own-redis.js'
+
+const DATABASE_URL = process.env.DATABASE_URL
+if (!DATABASE_URL) {
+  throw new Error(
+    'DATABASE_URL is not set: run these tests through `pnpm test` (node scripts/test.mjs), which starts PostgreSQL',
+  )
+}
+const secret = 'whsec_postgres_dead_letters'
+const admin = new pg.Pool({ connectionString: DATABASE_URL, max: 2 })
+const pools: pg.Pool[] = []
+const tables: string[] = []
+const schemas: string[] = []
+
+function newPool(max = 4) {
+  const pool = new pg.Pool({ connectionString: DATABASE_URL, max })
+  pools.push(pool)
+  return pool
+}
+
+/** A fresh table name of this test (dropped after the file). */
+function tableName(prefix = 'dl', seed: string = randomUUID()) {
+  const table = `${prefix}_${createHash('sha256').update(seed).digest('hex').slice(0, 16)}`
+  if (!tables.includes(table)) tables.push(table)
+  return table
+}
+
+async function freshSchema() {
+  const schema = `dlmig_${randomUUID().replaceAll('-', '').slice(0, 12)}`
+  await admin.query(`CREATE SCHEMA ${schema}`)
+  schemas.push(schema)
+  return schema
+}
+
+afterAll(async () => {
+  for (const table of tables) await admin.query(`DROP TABLE IF EXISTS ${table}`)
+  for (const schema of schemas) await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
+  await Promise.all([...pools, admin].map((pool) => pool.end()))
+})
+
+// The instances of a namespace share one table: separate store objects, as in separate processes.
+const contractPool = newPool()
+deadLetterContract('postgresDeadLetterStore', (namespace) =>
+  postgresDeadLetterStore(contractPool, { table: tableName('dl_contract', namespace) }),
+)
+
+function parked(id: string, overrides: Partial<ParkedEvent> = {}): ParkedEvent {
+  return {
+    eventId: id,
+    eventType: 'transaction_settled',
+    body: new TextEncoder().encode(`{"event_id":"${id}"}`),
+    headers: { [SIGNATURE_HEADER]: 'A'.repeat(64), 'content-type': 'application/json' },
+    code: 'schema_mismatch',
+    reason: `transaction_settled ${id} does not match its schema`,
+    createdAt: new Date('2026-11-03T08:00:00.000Z'),
+    parkedAt: new Date('2026-11-04T08:00:00.000Z'),
+    ...overrides,
+  }
+}
+
+/** Columns (name, type, nullability, collation), check constraints and index definitions of `schema.table`. */
+async function shapeOf(schema: string, table: string) {
+  const columns = await admin.query(
+    `SELECT column_name, data_type, is_nullable, collation_name FROM information_schema.columns
+     WHERE table_schema = $1 AND table_name = $2 ORDER BY ordinal_position`,
+    [schema, table],
+  )
+  const checks = await admin.query(
+    `SELECT pg_get_constraintdef(c.oid) AS def FROM pg_constraint c JOIN pg_class t ON t.oid = c.conrelid
+     JOIN pg_namespace n ON n.oid = t.relnamespace WHERE n.nspname = $1 AND t.relname = $2 ORDER BY 1`,
+    [schema, table],
+  )
+  const indexes = await admin.query(
+    'SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename = $2 ORDER BY indexname',
+    [schema, table],
+  )
+  const rename = (text: string) => text.replaceAll(table, '<table>')
+  return {
+    columns: columns.rows,
+    checks: checks.rows.map((row) => row.def),
+    indexes: indexes.rows.map((row) => ({ name: rename(row.indexname), def: rename(row.indexdef) })),
+  }
+}
+
+describe('postgresDeadLetterStore: table', () => {
+  it('works on the table the shipped migration creates, with createTable: false, and init() makes the same table', async () => {
+    const schema = await freshSchema()
+    const migration = readFileSync(
+      join(import.meta.dirname, '../../packages/postgres/sql/002_payhooks_dead_letters.sql'),
+      'utf8',
+    )
+    const client = await admin.connect()
+    try {
+      await client.query(`SET search_path TO ${schema}`)
+      await client.query(migration)
+    } finally {
+      await client.query('RESET search_path')
+      client.release()
+    }
+    const migrated = postgresDeadLetterStore(newPool(), {
+      table: `${schema}.payhooks_dead_letters`,
+      createTable: false,
+      sweepIntervalMs: 0,
+    })
+    await migrated.init()
+    await migrated.park(parked('evt_migrated'))
+    expect((await migrated.get('evt_migrated'))?.parkCount).toBe(1)
+
+    await postgresDeadLetterStore(newPool(), { table: `${schema}.created_by_init`, sweepIntervalMs: 0 }).init()
+    const shape = await shapeOf(schema, 'payhooks_dead_letters')
+    expect(shape).toEqual(await shapeOf(schema, 'created_by_init'))
+    expect(shape.columns).toHaveLength(12)
+    expect(shape.columns[0]).toMatchObject({ column_name: 'event_id', collation_name: 'C' })
+    expect(shape.indexes.map((index) => index.name)).toEqual(['<table>_list_idx', '<table>_pkey'])
+
+    await expect(
+      postgresDeadLetterStore(newPool(), { table: `${schema}.missing`, createTable: false }).init(),
+    ).rejects.toThrow(/does not exist/)
+    // A table from an older or hand-written migration, missing a column, is refused at init, not at the first park.
+    await admin.query(`CREATE TABLE ${schema}.incomplete (event_id text PRIMARY KEY, body bytea)`)
+    await expect(
+      postgresDeadLetterStore(newPool(), { table: `${schema}.incomplete`, createTable: false }).init(),
+    ).rejects.toThrow(/column "event_type" does not exist/)
+  })
+
+  it('creates the table once when many instances start together', async () => {
+    const table = tableName()
+    const pool = newPool(8)
+    const stores = Array.from({ length: 6 }, () => postgresDeadLetterStore(pool, { table, sweepIntervalMs: 0 }))
+    await Promise.all(stores.map((store) => store.init()))
+    await stores[0]?.park(parked('evt_once'))
+    expect((await stores[5]?.get('evt_once'))?.eventId).toBe('evt_once')
+  })
+
+  it('keeps the body as bytea, byte for byte, and the headers as jsonb', async () => {
+    const table = tableName()
+    const store = postgresDeadLetterStore(newPool(), { table, sweepIntervalMs: 0 })
+    await store.init()
+    const body = new Uint8Array([...new TextEncoder().encode('{"amount":"10.30"}'), 0xff, 0x00, 0xc3])
+    await store.park(parked('evt_bytes', { body }))
+    const { rows } = await admin.query(
+      `SELECT body = $1 AS same, octet_length(body) AS length, pg_typeof(body)::text AS body_type,
+       pg_typeof(headers)::text AS headers_type, headers->>'content-type' AS content_type FROM ${table}`,
+      [Buffer.from(body)],
+    )
+    expect(rows).toEqual([
+      { same: true, length: body.length, body_type: 'bytea', headers_type: 'jsonb', content_type: 'application/json' },
+    ])
+  })
+
+  it('parks one event from many instances at once as one letter, counting every parking', async () => {
+    const table = tableName()
+    const pool = newPool(8)
+    const store = postgresDeadLetterStore(pool, { table, sweepIntervalMs: 0 })
+    await store.init()
+    const others = Array.from({ length: 10 }, () => postgresDeadLetterStore(pool, { table, sweepIntervalMs: 0 }))
+    await Promise.all(
+      others.map((other, i) => other.park(parked('evt_raced', { parkedAt: new Date(Date.UTC(2026, 10, 4, 8, i)) }))),
+    )
+    const { rows } = await admin.query(`SELECT event_id, park_count FROM ${table}`)
+    expect(rows).toEqual([{ event_id: 'evt_raced', park_count: 10 }])
+  })
+
+  it('keeps a reason holding a NUL character (which PostgreSQL text refuses), replaced', async () => {
+    const table = tableName()
+    const store = postgresDeadLetterStore(newPool(), { table, sweepIntervalMs: 0 })
+    await store.init()
+    await store.park(parked('evt_nul', { code: 'handler_failed', reason: 'ledger said a\u0000b' }))
+    expect((await store.get('evt_nul'))?.reason).toBe('ledger said a\uFFFDb')
+  })
+
+  it('orders letters parked at the same time by event_id descending, in byte order, as memoryDeadLetterStore', async () => {
+    const table = tableName()
+    const store = postgresDeadLetterStore(newPool(), { table, sweepIntervalMs: 0 })
+    await store.init()
+    const memory = memoryDeadLetterStore()
+    for (const id of ['evt_tie_B', 'evt_tie_a', 'evt_tie_c', 'evt_tie_Ä', 'evt_tie_10', 'evt_tie_9']) {
+      await store.park(parked(id))
+      memory.park(parked(id))
+    }
+    const ids = (letters: DeadLetter[]) => letters.map((letter) => letter.eventId)
+    expect(ids(await store.list())).toEqual(ids(memory.list()))
+    expect(ids(await store.list())).toEqual([
+      'evt_tie_Ä',
+      'evt_tie_c',
+      'evt_tie_a',
+      'evt_tie_B',
+      'evt_tie_9',
+      'evt_tie_10',
+    ])
+    expect(ids(await store.list({ limit: 2, offset: 2 }))).toEqual(['evt_tie_a', 'evt_tie_B'])
+  })
+
+  it('reads the list in index order, without sorting, for parked and replayed letters', async () => {
+    const table = tableName()
+    const pool = newPool()
+    const store = postgresDeadLetterStore(pool, { table, sweepIntervalMs: 0 })
+    await store.init()
+    for (let i = 0; i < 20; i++) {
+      await store.park(parked(`evt_plan_${i}`, { parkedAt: new Date(Date.UTC(2026, 10, 4, 8, i)) }))
+    }
+    const sent = vi.spyOn(pool, 'query')
+    const queries = [
+      { limit: 5 },
+      { status: 'replayed' as const, eventType: 'transaction_settled', code: 'schema_mismatch' as const },
+      { parkedAfter: new Date(Date.UTC(2026, 10, 4, 8, 3)), parkedBefore: new Date(Date.UTC(2026, 10, 4, 8, 9)) },
+    ]
+    for (const query of queries) await store.list(query)
+    const listed = sent.mock.calls.map(([text, values]) => ({ text: text as unknown as string, values }))
+    sent.mockRestore()
+    expect(listed).toHaveLength(queries.length)
+
+    const client = await admin.connect()
+    try {
+      await client.query('BEGIN')
+      // With scans and sorts priced out, the plan shows whether the index alone gives the order.
+      await client.query('SET LOCAL enable_seqscan = off')
+      await client.query('SET LOCAL enable_sort = off')
+      for (const { text, values } of listed) {
+        const { rows } = await client.query(`EXPLAIN (FORMAT JSON) ${text}`, values as unknown[])
+        const plan = JSON.stringify(rows[0]['QUERY PLAN'])
+        expect(plan).toContain(`"Index Name":"${table}_list_idx"`)
+        expect(plan).toContain('"Node Type":"Index Scan"')
+        expect(plan).not.toMatch(/"Node Type":"[^"]*Sort"/) // Sort, Incremental Sort
+      }
+    } finally {
+      await client.query('ROLLBACK')
+      client.release()
+    }
+  })
+})
+
+describe('postgresDeadLetterStore: retention', () => {
+  it('sweeps replayed letters past replayedRetentionMs, keeping parked ones however old, and recent replays', async () => {
+    const table = tableName()
+    const store = postgresDeadLetterStore(newPool(), { table, replayedRetentionMs: 60_000, sweepIntervalMs: 0 })
+    await store.init()
+    const longAgo = new Date(Date.now() - 30 * 24 * 60 * 60 * 1000)
+    await store.park(parked('evt_parked_long_ago', { parkedAt: longAgo }))
+    await store.park(parked('evt_replayed_long_ago'))
+    await store.park(parked('evt_replayed_now'))
+    await store.park(parked('evt_parked_again'))
+    expect(await store.markReplayed('evt_replayed_long_ago', new Date(Date.now() - 120_000))).toBe(true)
+    expect(await store.markReplayed('evt_replayed_now', new Date())).toBe(true)
+    expect(await store.markReplayed('evt_parked_again', new Date(Date.now() - 120_000))).toBe(true)
+    await store.park(parked('evt_parked_again', { parkedAt: new Date() }))
+
+    expect(await store.sweep()).toBe(1)
+    expect(await store.get('evt_replayed_long_ago')).toBeUndefined()
+    const left = (await store.list({ status: 'all' })).map((letter) => [letter.eventId, letter.status]).sort()
+    expect(left).toEqual([
+      ['evt_parked_again', 'parked'],
+      ['evt_parked_long_ago', 'parked'],
+      ['evt_replayed_now', 'replayed'],
+    ])
+    expect(await store.sweep()).toBe(0)
+  })
+
+  it('sweeps in the background every sweepIntervalMs once initialised, until shutdown, which leaves the pool open', async () => {
+    const table = tableName()
+    const pool = newPool()
+    const store = postgresDeadLetterStore(pool, { table, replayedRetentionMs: 1, sweepIntervalMs: 50 })
+    await store.init()
+    await store.park(parked('evt_swept'))
+    await store.markReplayed('evt_swept', new Date(Date.now() - 1000))
+    await vi.waitFor(async () => expect((await admin.query(`SELECT 1 FROM ${table}`)).rowCount).toBe(0))
+    store.shutdown()
+    await store.park(parked('evt_after_shutdown'))
+    await store.markReplayed('evt_after_shutdown', new Date(Date.now() - 1000))
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    expect((await admin.query(`SELECT event_id FROM ${table}`)).rows).toEqual([{ event_id: 'evt_after_shutdown' }])
+    expect((await pool.query('SELECT 1 AS open')).rows).toEqual([{ open: 1 }])
+  })
+
+  it('logs a failed background sweep as one line and keeps sweeping', async () => {
+    const table = tableName()
+    const lines: string[] = []
+    const store = postgresDeadLetterStore(newPool(), {
+      table,
+      sweepIntervalMs: 50,
+      logger: { warn: (line) => lines.push(line), error: (line) => lines.push(`error: ${line}`) },
+    })
+    await store.init()
+    await admin.query(`ALTER TABLE ${table} RENAME TO ${table}_away`)
+    try {
+      await vi.waitFor(() => expect(lines.length).toBeGreaterThan(0))
+    } finally {
+      await admin.query(`ALTER TABLE ${table}_away RENAME TO ${table}`)
+      store.shutdown()
+    }
+    expect(lines[0]).toBe(
+      `[payhooks] postgresDeadLetterStore: sweep of ${table} failed: relation "${table}" does not exist`,
+    )
+  })
+})
+
+/** `transaction_settled` with `settlement_amount` as a decimal string, which the built-in schema refuses. */
+const amountAsString = (id: string) =>
+  sampleEvent('transaction_settled', { eventId: id, data: { settlement_amount: '10.30' } })
+
+/** The release that fixes it: the amount as a number or a decimal string. */
+const fixedSchemas = {
+  transaction_settled: v.looseObject({
+    ...transactionSettledSchema.entries,
+    data: v.looseObject({
+      ...transactionSettledSchema.entries.data.entries,
+      settlement_amount: v.union([v.number(), v.pipe(v.string(), v.decimal(), v.transform(Number))]),
+    }),
+  }),
+}
+
+describe('postgresStore + postgresDeadLetterStore, end to end', () => {
+  it('parks a schema mismatch with a 200; the fixed release replays it and its handler writes through context.db once', async () => {
+    const events = tableName('events')
+    const letters = tableName('letters')
+    const ledger = tableName('ledger')
+    await admin.query(`CREATE TABLE ${ledger} (event_id text NOT NULL, amount numeric NOT NULL)`)
+    const { body, headers } = await signedDelivery(amountAsString('evt_e2e'), secret)
+    const deliver = async (webhooks: { receive: ReturnType<typeof createWebhooks>['receive'] }) => {
+      const answer = await webhooks.receive({
+        method: 'POST',
+        body,
+        getHeader: (name) => (headers as Record<string, string>)[name],
+      })
+      return { status: answer.status, body: JSON.parse(answer.body) as Record<string, unknown> }
+    }
+    const ledgerRows = async () => (await admin.query(`SELECT event_id, amount::text FROM ${ledger}`)).rows
+
+    // The release in production: its schema refuses the amount as a string.
+    const firstPool = newPool()
+    const errors: WebhookError[] = []
+    const broken = createWebhooks({
+      secret,
+      store: postgresStore(firstPool, { table: events, sweepIntervalMs: 0 }),
+      deadLetters: postgresDeadLetterStore(firstPool, { table: letters, sweepIntervalMs: 0 }),
+    }).onError((error) => errors.push(error))
+    let brokenRuns = 0
+    broken.on('transaction_settled', async (event, { db }) => {
+      brokenRuns++
+      await db.query(`INSERT INTO ${ledger} (event_id, amount) VALUES ($1, $2)`, [
+        event.event_id,
+        event.data.settlement_amount,
+      ])
+    })
+    expect(await deliver(broken)).toEqual({ status: 200, body: { ok: true, event_id: 'evt_e2e', status: 'parked' } })
+    expect(errors.map((error) => error.constructor)).toEqual([SchemaError])
+    const stored = await admin.query(`SELECT body, status, park_count FROM ${letters} WHERE event_id = 'evt_e2e'`)
+    expect(stored.rows).toEqual([{ body: Buffer.from(body), status: 'parked', park_count: 1 }])
+    expect((await broken.replay('evt_e2e')).status).toBe('failed') // not fixed yet: stays parked
+    expect(brokenRuns).toBe(0)
+    expect(await ledgerRows()).toEqual([])
+    await broken.close()
+
+    // The fixed release, another process on the same database.
+    const fixedPool = newPool()
+    const fixed = createWebhooks({
+      secret,
+      schemas: fixedSchemas,
+      store: postgresStore(fixedPool, { table: events, sweepIntervalMs: 0 }),
+      deadLetters: postgresDeadLetterStore(fixedPool, { table: letters, sweepIntervalMs: 0 }),
+    })
+    let fixedRuns = 0
+    fixed.on('transaction_settled', async (event, { db }) => {
+      fixedRuns++
+      await db.query(`INSERT INTO ${ledger} (event_id, amount) VALUES ($1, $2)`, [
+        event.event_id,
+        event.data.settlement_amount,
+      ])
+    })
+    expect((await fixed.deadLetters.list()).map((letter) => letter.eventId)).toEqual(['evt_e2e'])
+    expect(await fixed.replay('evt_e2e')).toEqual({ eventId: 'evt_e2e', status: 'processed' })
+    expect(await ledgerRows()).toEqual([{ event_id: 'evt_e2e', amount: '10.3' }])
+    const after = await admin.query(`SELECT status, replayed_at IS NOT NULL AS replayed FROM ${letters}`)
+    expect(after.rows).toEqual([{ status: 'replayed', replayed: true }])
+    expect(await fixed.deadLetters.list()).toEqual([])
+
+    // Nothing runs twice: another replay, a replay of everything, the same bytes delivered again.
+    expect(await fixed.replay('evt_e2e')).toEqual({ eventId: 'evt_e2e', status: 'duplicate' })
+    expect(await fixed.replayAll()).toEqual([])
+    expect(await deliver(fixed)).toMatchObject({ status: 200, body: { status: 'duplicate' } })
+    expect(fixedRuns).toBe(1)
+    expect(await ledgerRows()).toEqual([{ event_id: 'evt_e2e', amount: '10.3' }])
+    await fixed.close()
+    expect((await fixedPool.query('SELECT 1 AS open')).rows).toEqual([{ open: 1 }]) // close() left the pool open
+  })
+})
+
+describe('postgresDeadLetterStore without a reachable database', () => {
+  it('answers a schema mismatch 422 as without dead letters, and reports a StoreError', async () => {
+    const pool = new pg.Pool({
+      host: '127.0.0.1',
+      port: await freePort(),
+      user: 'postgres',
+      connectionTimeoutMillis: 500,
+    })
+    pools.push(pool)
+    const errors: WebhookError[] = []
+    const webhooks = createWebhooks({ secret, deadLetters: postgresDeadLetterStore(pool) }).onError((error) =>
+      errors.push(error),
+    )
+    const { body, headers } = await signedDelivery(amountAsString('evt_down'), secret)
+    const answer = await webhooks.receive({
+      method: 'POST',
+      body,
+      getHeader: (name) => (headers as Record<string, string>)[name],
+    })
+    expect(answer.status).toBe(422)
+    expect(JSON.parse(answer.body).error).toBe('schema_mismatch')
+    expect(errors.map((error) => error.constructor)).toEqual([SchemaError, StoreError])
+    expect(errors[1]?.message).toMatch(/^store dead-letter init failed/)
+  })
+})
