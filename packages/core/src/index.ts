@@ -1,7 +1,10 @@
 export {
+  BodyTimeoutError,
   ClosingError,
   DeadlineError,
+  FutureEventError,
   HandlerError,
+  IncompleteBodyError,
   InternalError,
   MethodNotAllowedError,
   PayloadError,
@@ -10,6 +13,7 @@ export {
   SchemaError,
   type SchemaIssue,
   SignatureError,
+  StaleEventError,
   StoreError,
   WebhookError,
   type WebhookErrorCode,
@@ -57,5 +61,12 @@ export type {
   WebhooksOptions,
 } from './types.js'
 export { isQueuedEvent } from './verify-and-parse.js'
-export { readBody, receiveWebRequest, toResponse, type WebReceiver, type WebRequestOptions } from './web.js'
+export {
+  decodedTextBody,
+  readBody,
+  receiveWebRequest,
+  toResponse,
+  type WebReceiver,
+  type WebRequestOptions,
+} from './web.js'
 export { createWebhooks } from './webhooks.js'

@@ -1,9 +1,11 @@
 import { errorAnswer, inProgress, ok } from './answers.js'
 import { type Attempt, type DispatchState, dispatch } from './dispatch.js'
-import { ClosingError, DeadlineError, InternalError, StoreError, WebhookError } from './errors.js'
+import { BodyTimeoutError, ClosingError, DeadlineError, InternalError, StoreError, WebhookError } from './errors.js'
 import { createEventHandler, on, onAny, onError, report } from './event-handler/index.js'
 import { eventSchemas, type SchemaMap } from './schemas.js'
-import { memoryStore } from './store.js'
+import type { RawBody } from './signature.js'
+import { DEFAULT_RETENTION_MS, memoryStore } from './store.js'
+import { isThenable } from './thenable.js'
 import type {
   CloseOptions,
   EventMap,
@@ -34,7 +36,18 @@ interface Engine extends VerifyState, DispatchState {
 /** A delivery under way: whether it was answered (the deadline may come first) and the event, once parsed. */
 interface Delivery extends Attempt {
   event: QueuedEvent | undefined
+  /** True while the body is still arriving. */
+  reading: boolean
+  /** True once the deadline passed during the read: the delivery is over, whenever the read settles. */
+  timedOut: boolean
 }
+
+/** What `processDelivery` resolves with once the deadline answered first: never sent. */
+const UNSENT: WebhookResult = { status: 0, headers: {}, body: '' }
+const ignore = () => {}
+
+/** The service retries for 72 hours: an age limit below it would refuse genuine retries. */
+const RETRY_WINDOW_MS = 72 * 60 * 60 * 1000
 
 function reject(engine: Engine, error: WebhookError): WebhookResult {
   report(engine.eventHandler, error)
@@ -49,7 +62,19 @@ function finished(engine: Engine): void {
 }
 
 async function processDelivery(engine: Engine, raw: RawDelivery, delivery: Delivery): Promise<WebhookResult> {
-  let verified = verifyAndParse(engine, raw)
+  let body = raw.body
+  if (isThenable(body)) {
+    delivery.reading = true
+    try {
+      body = await body
+    } catch (error) {
+      if (delivery.answered) return UNSENT // the read was stopped (or broke) after the deadline answered
+      throw error
+    }
+    delivery.reading = false
+    if (delivery.answered) return UNSENT
+  }
+  let verified = verifyAndParse(engine, raw, body as RawBody)
   if (verified instanceof Promise) verified = await verified
   if (verified instanceof WebhookError) return reject(engine, verified)
   const event = verified as QueuedEvent
@@ -67,29 +92,49 @@ async function processDelivery(engine: Engine, raw: RawDelivery, delivery: Deliv
   return inProgress(event.event_id, outcome.retryAfterMs)
 }
 
-/** Answers `raw` when its processing finishes or at the deadline, whichever comes first. */
+/**
+ * Answers `raw` when its processing finishes or at the deadline, whichever comes first. The one timer counts from
+ * the request's arrival, so it covers a body still arriving too.
+ */
 function receive(engine: Engine, raw: RawDelivery): Promise<WebhookResult> {
-  if (engine.closing) return Promise.resolve(reject(engine, new ClosingError()))
-  const delivery: Delivery = { answered: false, event: undefined }
+  if (engine.closing) {
+    const body = raw.body
+    if (isThenable(body)) {
+      raw.stopReading?.()
+      body.then(undefined, ignore)
+    }
+    return Promise.resolve(reject(engine, new ClosingError()))
+  }
+  const delivery: Delivery = { answered: false, event: undefined, reading: false, timedOut: false }
   engine.running++
   return new Promise((resolve) => {
-    // Whatever the work is waiting on (handlers, store, secret resolver), the answer goes out at the deadline.
+    // Whatever the work is waiting on (the body, handlers, store, secret resolver), the answer goes out at the deadline.
     const timer = setTimeout(() => {
       delivery.answered = true
+      if (delivery.reading) {
+        // Nothing of this delivery runs after this: count it out now, even if the read never settles.
+        delivery.timedOut = true
+        finished(engine)
+        raw.stopReading?.()
+        resolve(reject(engine, new BodyTimeoutError(engine.deadlineMs)))
+        return
+      }
       const event = delivery.event
       resolve(reject(engine, new DeadlineError(engine.deadlineMs, event?.event_id, event?.event_type)))
     }, engine.deadlineMs)
     // Called once processing finishes, before or after the deadline.
     const settle = (result: WebhookResult) => {
+      if (delivery.timedOut) return
       finished(engine)
       if (delivery.answered) return
       delivery.answered = true
       clearTimeout(timer)
       resolve(result)
     }
-    processDelivery(engine, raw, delivery).then(settle, (error: unknown) =>
-      settle(reject(engine, error instanceof WebhookError ? error : new InternalError(error, delivery.event))),
-    )
+    processDelivery(engine, raw, delivery).then(settle, (error: unknown) => {
+      if (delivery.timedOut) return
+      settle(reject(engine, error instanceof WebhookError ? error : new InternalError(error, delivery.event)))
+    })
   })
 }
 
@@ -135,6 +180,14 @@ export function createWebhooks<S extends SchemaMap = {}>(options: WebhooksOption
   check(maxBodyBytes > 0, where, 'maxBodyBytes', 'be positive')
   const leaseMs = options.leaseMs ?? 900_000
   check(leaseMs > deadlineMs, where, 'leaseMs', 'be longer than deadlineMs')
+  const maxEventAgeMs = inRange(
+    options.maxEventAgeMs ?? DEFAULT_RETENTION_MS,
+    where,
+    'maxEventAgeMs',
+    { min: RETRY_WINDOW_MS },
+    'the service retries for 72 hours',
+  )
+  const maxClockSkewMs = inRange(options.maxClockSkewMs ?? 300_000, where, 'maxClockSkewMs', { min: 0 })
   const secretOption = options.secret
   const store = options.store ?? memoryStore()
   const engine: Engine = {
@@ -142,6 +195,8 @@ export function createWebhooks<S extends SchemaMap = {}>(options: WebhooksOption
     secrets: typeof secretOption === 'function' ? undefined : checkSecrets(secretOption),
     secretOption,
     schemas: { ...eventSchemas, ...options.schemas },
+    maxEventAgeMs,
+    maxClockSkewMs,
     store,
     leaseMs,
     eventHandler: createEventHandler(options.logger ?? console),
