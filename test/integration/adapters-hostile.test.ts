@@ -2,12 +2,22 @@
 // @hono/node-server, Fastify): slow bodies, floods past the size limit, thrown errors carrying secrets, replays,
 // and bodies whose bytes are not plain ASCII. Raw node:net clients, so nothing smooths over what the server does.
 // Then the Lambda handler, whose body arrives whole, on the faults that still apply to it.
+import http2 from 'node:http2'
+import type { AddressInfo } from 'node:net'
+import { getRequestListener } from '@hono/node-server'
+import Router from '@koa/router'
 import { StaleEventError } from '@payhooks/core'
+import { fastifyWebhooks } from '@payhooks/fastify'
+import { honoWebhooks } from '@payhooks/hono'
+import { koaWebhooks } from '@payhooks/koa'
 import { lambdaWebhooks } from '@payhooks/lambda'
 import { sampleEvent, signedDelivery } from '@payhooks/testing'
+import Fastify from 'fastify'
+import { Hono } from 'hono'
+import Koa from 'koa'
 import request from 'supertest'
 import { afterEach, describe, expect, it } from 'vitest'
-import { adapterApps, listen, SECRET, testWebhooks } from '../fixtures/apps.js'
+import { adapterApps, listen, SECRET, type TestWebhooks, testWebhooks } from '../fixtures/apps.js'
 import { bomDelivery, eventAged, LEAKS, leakFragments, REPLAY_AGE_MS, thrownErrorSources } from '../fixtures/hostile.js'
 import { lambdaEvent, lambdaEventKinds, resultHeader } from '../fixtures/lambda-events.js'
 import { chunk, rawPost } from '../fixtures/requests.js'
@@ -224,5 +234,91 @@ describe.each(lambdaEventKinds)('lambda adapter under hostile input, $name event
     expect(res.statusCode).toBe(413)
     expect(resultHeader(res, 'content-type')).toMatch(/^application\/json/)
     expect(resultHeader(res, 'connection')).toBeUndefined()
+  })
+})
+
+/** One request over a cleartext HTTP/2 connection: status, headers and body. */
+function h2Request(
+  url: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+  return new Promise((resolve, reject) => {
+    const session = http2.connect(url)
+    session.on('error', reject)
+    const stream = session.request({ ':path': '/webhooks', ...headers })
+    let text = ''
+    let head: Record<string, unknown> = {}
+    stream.setEncoding('utf8')
+    stream.on('response', (h) => {
+      head = h
+    })
+    stream.on('data', (chunk: string) => {
+      text += chunk
+    })
+    stream.on('close', () => {
+      session.close()
+      resolve({ status: Number(head[':status'] ?? 0), headers: head, body: text })
+    })
+    stream.on('error', () => {})
+    if (body === undefined) stream.end()
+    else stream.write(body) // left unfinished: the answer comes without the rest
+  })
+}
+
+const h2Servers: { name: string; start(webhooks: TestWebhooks): Promise<{ url: string; close(): Promise<void> }> }[] = [
+  {
+    name: 'koa',
+    async start(webhooks) {
+      const app = new Koa()
+      const router = new Router()
+      router.all('/webhooks', koaWebhooks(webhooks))
+      app.use(router.routes())
+      return listenH2(http2.createServer(app.callback()))
+    },
+  },
+  {
+    name: 'hono on @hono/node-server',
+    async start(webhooks) {
+      const app = new Hono()
+      app.all('/webhooks', honoWebhooks(webhooks))
+      return listenH2(http2.createServer(getRequestListener(app.fetch)))
+    },
+  },
+  {
+    name: 'fastify',
+    async start(webhooks) {
+      const app = Fastify({ http2: true })
+      await app.register(fastifyWebhooks, { webhooks, path: '/webhooks' })
+      const url = await app.listen({ port: 0, host: '127.0.0.1' })
+      return { url, close: () => app.close() }
+    },
+  },
+]
+
+async function listenH2(server: http2.Http2Server) {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  return { url: `http://127.0.0.1:${port}`, close: () => new Promise<void>((resolve) => server.close(() => resolve())) }
+}
+
+describe.each(h2Servers)('$name over HTTP/2', ({ start }) => {
+  it('answers 405 and 413 all the same: the HTTP/1 connection header they carry never reaches the client', async () => {
+    const { webhooks, errors } = testWebhooks({ maxBodyBytes: 1024 })
+    const served = await start(webhooks)
+    closers.push(served.close)
+    const { body, headers } = await signedDelivery(sampleEvent('transaction_settled'), SECRET)
+
+    const empty = await h2Request(served.url, { ':method': 'POST', ...headers })
+    const put = await h2Request(served.url, { ':method': 'PUT' })
+    const big = await h2Request(served.url, { ':method': 'POST', ...headers, 'content-length': '100000' }, body)
+
+    expect(empty.status).toBe(401) // an empty body does not match the signature
+    expect(put.status).toBe(405)
+    expect(put.headers.allow).toBe('POST')
+    expect(big.status).toBe(413)
+    expect(JSON.parse(big.body).error).toBe('payload_too_large')
+    for (const answer of [put, big]) expect(answer.headers.connection).toBeUndefined()
+    expect(errors.map((e) => e.code)).toEqual(['invalid_signature', 'method_not_allowed', 'payload_too_large'])
   })
 })

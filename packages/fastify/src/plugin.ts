@@ -54,16 +54,15 @@ export const fastifyWebhooks: FastifyPluginAsync<FastifyWebhooksOptions> = async
   instance.removeAllContentTypeParsers()
   instance.addContentTypeParser('*', (request, payload, done) => {
     const length = request.headers['content-length']
-    if (length !== undefined && Number(length) > limit) {
-      done(new PayloadTooLargeError(limit), undefined)
-      return
-    }
-    const read = readNodeBody(payload, limit)
+    // Refused unread, as the route's answer (Fastify's own error path would add its own connection header).
+    const read: NodeBodyRead =
+      length !== undefined && Number(length) > limit
+        ? { body: Promise.reject(new PayloadTooLargeError(limit)), stop: ignore }
+        : readNodeBody(payload, limit)
     read.body.then(undefined, ignore) // the route awaits it; an app hook that answers first leaves it alone
     done(null, read)
   })
   instance.setErrorHandler(async (error, request, reply) => {
-    if (error instanceof PayloadTooLargeError) return send(reply, webhooks.reject(error))
     const code = (error as { code?: unknown } | null)?.code
     // A Content-Type header that is no media type at all: Fastify refuses it before any parser, but
     // the signature does not cover it, so the bytes are read and verified all the same.
