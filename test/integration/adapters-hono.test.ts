@@ -7,6 +7,7 @@ import { type Context, Hono, type Next } from 'hono'
 import request from 'supertest'
 import { afterEach, describe, expect, it } from 'vitest'
 import { listen, SECRET, type TestWebhooks, testWebhooks } from '../fixtures/apps.js'
+import { bomDelivery } from '../fixtures/hostile.js'
 
 const closers: (() => Promise<void>)[] = []
 afterEach(async () => {
@@ -57,6 +58,27 @@ describe('hono adapter after middleware that read the body', () => {
     expect(tampered.status).toBe(401)
     expect(seen).toEqual([event.event_id])
   })
+
+  it.each([
+    ['c.req.text()', (c: Context) => c.req.text()],
+    ['c.req.json()', (c: Context) => c.req.json()],
+  ])(
+    'verifies a body with a byte order mark and non-ASCII letters after %s, which keeps only text',
+    async (_name, read) => {
+      const { agent, seen, errors } = await start(async (c, next) => {
+        await read(c)
+        await next()
+      })
+      const { event, bytes, headers } = await bomDelivery()
+
+      // Hono decoded the bytes and dropped the BOM; content-length says it was there, so it is put back.
+      const res = await agent.post('/webhooks').set(headers).send(bytes.toString('utf8'))
+
+      expect(errors).toEqual([])
+      expect(res.status).toBe(200)
+      expect(seen).toEqual([event.event_id])
+    },
+  )
 
   it.each([
     // What older Hono's c.req.json() left: the parsed value only, never the text.

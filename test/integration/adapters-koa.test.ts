@@ -9,6 +9,7 @@ import getRawBody from 'raw-body'
 import request from 'supertest'
 import { afterEach, describe, expect, it } from 'vitest'
 import { koaVersions, listen, SECRET, type TestWebhooks, testWebhooks } from '../fixtures/apps.js'
+import { bomDelivery } from '../fixtures/hostile.js'
 
 const closers: (() => Promise<void>)[] = []
 afterEach(async () => {
@@ -54,6 +55,21 @@ describe.each(koaVersions)('$name: adapter behind body parsers', ({ Koa }) => {
     expect(tampered.status).toBe(401)
     expect(seen).toEqual([event.event_id])
     expect(echo.body).toEqual({ parsed: { hello: 'world' } })
+  })
+
+  it('verifies a body with a byte order mark and non-ASCII letters behind @koa/bodyparser, which kept only text', async () => {
+    const { agent, seen, errors } = await start((app, router, webhooks) => {
+      app.use(bodyParser())
+      router.post('/webhooks', koaWebhooks(webhooks))
+    })
+    const { event, bytes, headers } = await bomDelivery()
+
+    // The parser decoded the bytes and dropped the BOM; content-length says it was there, so it is put back.
+    const res = await agent.post('/webhooks').set(headers).send(bytes.toString('utf8'))
+
+    expect(errors).toEqual([])
+    expect(res.status).toBe(200)
+    expect(seen).toEqual([event.event_id])
   })
 
   it('reads the stream itself when @koa/bodyparser skipped the content type', async () => {

@@ -180,6 +180,7 @@ describe.each(adapterApps)('$name adapter', ({ makeApp }) => {
     const first = await post(body, headers)
     expect(first.status).toBe(500)
     expect(first.body.error).toBe('handler_failed')
+    expect(first.text).not.toContain('ledger offline') // thrown text goes to onError, never to the caller
     expect(errors[0]?.message).toContain('ledger offline')
 
     const retry = await post(body, headers)

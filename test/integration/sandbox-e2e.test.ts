@@ -13,7 +13,8 @@ import { createApp as createKoaApp } from '../../examples/koa/server.js'
 import { type Receiver, serveLater, startReceiver, webhooksListener } from '../fixtures/sandbox-receivers.js'
 
 const HOUR = 3_600_000
-const START = Date.parse('2026-11-02T15:00:00Z')
+// The receivers age events by the wall clock: the manual clock starts at the hour just gone.
+const START = Math.floor(Date.now() / HOUR) * HOUR
 /** Flaky receivers answer 500 until the clock has run this long. */
 const FAIL_HOURS = 3
 const EVENTS = 300

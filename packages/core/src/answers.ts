@@ -1,12 +1,51 @@
-import type { WebhookError } from './errors.js'
+import type { WebhookError, WebhookErrorCode } from './errors.js'
 import type { WebhookResult } from './types.js'
 
 const CONTENT_TYPE = 'application/json'
 /** What a 503 asks the service to wait; it retries hourly anyway, so this is advice to other senders. */
 const RETRY_AFTER_SECONDS = '60'
 
-/** 200 for an event handled now, handled before, queued, or parked as a dead letter in a durable store. */
-export function ok(eventId: string, status: 'processed' | 'duplicate' | 'queued' | 'parked'): WebhookResult {
+/**
+ * The one sentence each code is answered with. Fixed: never the error's own message, which may quote what a
+ * handler, the store or a secret resolver threw (a database URL with its password, say); that goes to `onError`.
+ */
+const ANSWER_MESSAGES: Record<WebhookErrorCode, string> = {
+  method_not_allowed: 'method not allowed, use POST',
+  payload_too_large: 'body larger than this receiver accepts',
+  missing_signature: 'missing service-hmac-sha256 header',
+  invalid_signature: 'service-hmac-sha256 does not match the body',
+  invalid_json: 'body is not valid JSON',
+  invalid_envelope: 'body needs a non-empty string event_id and event_type',
+  schema_mismatch: 'event does not match its schema',
+  handler_failed: 'a handler failed; retry later',
+  deadline_exceeded: 'not finished within the deadline; still running, retry later',
+  store_unavailable: 'store unavailable; retry later',
+  raw_body_unavailable: 'request body already consumed before payhooks saw it',
+  closing: 'receiver is shutting down; retry later',
+  internal_error: 'internal error',
+  body_timeout: 'request body not received within the deadline',
+  incomplete_body: 'request body ended before it was complete',
+  stale_event: 'event older than this receiver accepts',
+  future_event: "created_at is ahead of this receiver's clock; retry later",
+}
+
+/**
+ * Answers that leave the request body unread (or partly read) close the connection, so the rest of the body is
+ * not read to keep it alive: Node destroys the socket once the answer is flushed.
+ */
+const CLOSES_CONNECTION: ReadonlySet<WebhookErrorCode> = new Set([
+  'payload_too_large',
+  'body_timeout',
+  'method_not_allowed',
+  'closing',
+])
+const RETRY_LATER: ReadonlySet<WebhookErrorCode> = new Set(['deadline_exceeded', 'closing', 'future_event'])
+
+/**
+ * 200 for an event handled now, handled before, queued, parked as a dead letter in a durable store, or too old to
+ * run (see `StaleEventError`).
+ */
+export function ok(eventId: string, status: 'processed' | 'duplicate' | 'queued' | 'parked' | 'stale'): WebhookResult {
   return {
     status: 200,
     headers: { 'content-type': CONTENT_TYPE },
@@ -24,10 +63,17 @@ export function inProgress(eventId: string, retryAfterMs: number | undefined): W
   }
 }
 
-/** The answer for `error`: its status, its code and one-line message, and the headers its status calls for. */
+/**
+ * The answer for `error`: its status, its code and the fixed sentence for that code, and the headers its status
+ * calls for. Only `raw_body_unavailable` keeps its own message: the adapter's fixed advice on mounting the route.
+ */
 export function errorAnswer(error: WebhookError): WebhookResult {
+  const code = error.code
+  if (code === 'stale_event') return ok(error.eventId ?? '', 'stale')
   const headers: Record<string, string> = { 'content-type': CONTENT_TYPE }
-  if (error.code === 'method_not_allowed') headers.allow = 'POST'
-  else if (error.code === 'deadline_exceeded' || error.code === 'closing') headers['retry-after'] = RETRY_AFTER_SECONDS
-  return { status: error.status, headers, body: JSON.stringify({ error: error.code, message: error.message }) }
+  if (code === 'method_not_allowed') headers.allow = 'POST'
+  else if (RETRY_LATER.has(code)) headers['retry-after'] = RETRY_AFTER_SECONDS
+  if (CLOSES_CONNECTION.has(code)) headers.connection = 'close'
+  const message = code === 'raw_body_unavailable' ? error.message : (ANSWER_MESSAGES[code] ?? 'internal error')
+  return { status: error.status, headers, body: JSON.stringify({ error: code, message }) }
 }

@@ -13,10 +13,16 @@ export type WebhookErrorCode =
   | 'raw_body_unavailable'
   | 'closing'
   | 'internal_error'
+  | 'body_timeout'
+  | 'incomplete_body'
+  | 'stale_event'
+  | 'future_event'
 
 /**
  * Base class of every failure payhooks reports to `onError`. `status` is what the service was (or
- * would be) answered; `message` is one line, safe to log: it never holds a secret or a stack.
+ * would be) answered. `message` is one line for your logs: it never holds a stack, but it may quote the
+ * first line of what a handler, the store or a secret resolver threw (that error itself is `cause`).
+ * The HTTP answer never carries it: callers get the `code` and a fixed sentence for that code.
  */
 export class WebhookError extends Error {
   override name = 'WebhookError'
@@ -168,6 +174,92 @@ export class ClosingError extends WebhookError {
   override name = 'ClosingError'
   constructor() {
     super('closing', 503, 'receiver is shutting down; retry later')
+  }
+}
+
+/**
+ * 408: the request body was still arriving at `deadlineMs` (counted from the request's arrival). The answer asks
+ * for the connection to be closed and the read is stopped, so a client sending a byte now and then cannot hold
+ * the socket. The service retries the delivery.
+ */
+export class BodyTimeoutError extends WebhookError {
+  override name = 'BodyTimeoutError'
+  constructor(deadlineMs: number) {
+    super('body_timeout', 408, `request body not received within ${deadlineMs} ms`)
+  }
+}
+
+/**
+ * 400: the request body could not be read to its end: the client closed the connection, or the stream failed
+ * (`cause`). Usually nobody is left to read the answer.
+ */
+export class IncompleteBodyError extends WebhookError {
+  override name = 'IncompleteBodyError'
+  constructor(cause: unknown) {
+    const detail = cause instanceof Error ? cause.message : String(cause)
+    super(
+      'incomplete_body',
+      400,
+      `request body ended before it was complete: ${detail.split('\n')[0]}`,
+      undefined,
+      undefined,
+      {
+        cause,
+      },
+    )
+  }
+}
+
+/**
+ * Answered 200 without running handlers: a correctly signed event whose `created_at` is older than
+ * `maxEventAgeMs`. The service stops retrying after 72 hours and the store forgets handled events after its
+ * retention, so an event this old is a replay of a captured delivery (or a delivery so late that it is answered
+ * as handled: act on it from here if you need to). Events without `created_at` are never refused on age.
+ */
+export class StaleEventError extends WebhookError {
+  override name = 'StaleEventError'
+  constructor(
+    eventId: string,
+    eventType: string,
+    /** The event's `created_at`, as sent. */
+    readonly createdAt: string,
+    /** How old the event was when it arrived. */
+    readonly ageMs: number,
+    /** The verified event, so it can still be acted on (with `webhooks.dispatch`, say) if it is genuine. */
+    readonly event: { event_id: string; event_type: string; [field: string]: unknown },
+  ) {
+    super(
+      'stale_event',
+      200,
+      `${eventType} ${eventId} created at ${createdAt} is ${Math.round(ageMs / 60_000)} min old, older than maxEventAgeMs; handlers not run (replay?)`,
+      eventId,
+      eventType,
+    )
+  }
+}
+
+/**
+ * 503: a correctly signed event whose `created_at` is further ahead of this receiver's clock than
+ * `maxClockSkewMs`. One of the two clocks is wrong; accepting it would let it be replayed for longer than the
+ * store remembers it, so it is answered non-2XX and the service's hourly retry succeeds once the clocks agree.
+ */
+export class FutureEventError extends WebhookError {
+  override name = 'FutureEventError'
+  constructor(
+    eventId: string,
+    eventType: string,
+    /** The event's `created_at`, as sent. */
+    readonly createdAt: string,
+    /** How far ahead of this receiver's clock it is. */
+    readonly aheadMs: number,
+  ) {
+    super(
+      'future_event',
+      503,
+      `${eventType} ${eventId} created at ${createdAt} is ${Math.round(aheadMs / 1000)} s ahead of this receiver's clock, more than maxClockSkewMs`,
+      eventId,
+      eventType,
+    )
   }
 }
 

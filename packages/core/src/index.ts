@@ -16,9 +16,12 @@ export {
   type ReplayOutcome,
 } from './dead-letters/index.js'
 export {
+  BodyTimeoutError,
   ClosingError,
   DeadlineError,
+  FutureEventError,
   HandlerError,
+  IncompleteBodyError,
   InternalError,
   MethodNotAllowedError,
   PayloadError,
@@ -27,6 +30,7 @@ export {
   SchemaError,
   type SchemaIssue,
   SignatureError,
+  StaleEventError,
   StoreError,
   WebhookError,
   type WebhookErrorCode,
@@ -77,5 +81,12 @@ export type {
   WebhooksOptions,
 } from './types.js'
 export { isQueuedEvent } from './verify-and-parse.js'
-export { readBody, receiveWebRequest, toResponse, type WebReceiver, type WebRequestOptions } from './web.js'
+export {
+  decodedTextBody,
+  readBody,
+  receiveWebRequest,
+  toResponse,
+  type WebReceiver,
+  type WebRequestOptions,
+} from './web.js'
 export { createWebhooks } from './webhooks.js'

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http'
-import getRawBody from 'raw-body'
-import { InternalError, PayloadTooLargeError, RawBodyUnavailableError } from './errors.js'
+import type { Readable } from 'node:stream'
+import { IncompleteBodyError, InternalError, PayloadTooLargeError, RawBodyUnavailableError } from './errors.js'
 import type { RawBody } from './signature.js'
 import type { WebhookResult, Webhooks } from './types.js'
 
@@ -15,6 +15,76 @@ export interface NodeRequestOptions {
   fix: string
 }
 
+/** A body being read by {@link readNodeBody}. */
+export interface NodeBodyRead {
+  /**
+   * The bytes, once the stream ended. Rejects with `PayloadTooLargeError` as soon as more than `limit` bytes
+   * arrived, and with `IncompleteBodyError` when the stream fails or closes first; resolves with what arrived
+   * so far once {@link NodeBodyRead.stop} was called.
+   */
+  body: Promise<Uint8Array>
+  /** Stops reading: the listeners go and the stream is paused, so the socket reads no more. */
+  stop(): void
+}
+
+const EMPTY = Buffer.alloc(0)
+
+/**
+ * Reads a Node request stream (or a `Readable` standing for it) to its end, holding at most `limit` bytes: past
+ * the limit it stops reading and rejects with `PayloadTooLargeError`, without taking in the rest. Hand `body` and
+ * `stop` to `webhooks.receive` as `body` and `stopReading`, so the receiver's deadline covers the read.
+ *
+ * @example
+ * const read = readNodeBody(req, webhooks.maxBodyBytes)
+ * const answer = await webhooks.receive({ body: read.body, stopReading: read.stop, getHeader })
+ */
+export function readNodeBody(stream: Readable, limit: number): NodeBodyRead {
+  let stop!: () => void
+  const body = new Promise<Uint8Array>((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let total = 0
+    const onData = (chunk: Buffer) => {
+      total += chunk.byteLength
+      if (total > limit) {
+        halt()
+        reject(new PayloadTooLargeError(limit))
+      } else chunks.push(chunk)
+    }
+    const onEnd = () => {
+      done()
+      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, total))
+    }
+    const onError = (error: Error) => {
+      done()
+      reject(new IncompleteBodyError(error))
+    }
+    // After 'end' this listener is gone, so a 'close' here means the body never ended.
+    const onClose = () => {
+      done()
+      reject(new IncompleteBodyError(new Error('connection closed before the body ended')))
+    }
+    const done = () => {
+      stream.off('data', onData)
+      stream.off('end', onEnd)
+      stream.off('error', onError)
+      stream.off('close', onClose)
+    }
+    const halt = () => {
+      done()
+      stream.pause()
+    }
+    stop = () => {
+      halt()
+      resolve(EMPTY)
+    }
+    stream.on('data', onData)
+    stream.on('end', onEnd)
+    stream.on('error', onError)
+    stream.on('close', onClose)
+  })
+  return { body, stop }
+}
+
 /** True once anything has read the request stream: body-parser 1 sets `_body`, others read it to the end. */
 function streamConsumed(req: IncomingMessage): boolean {
   return (
@@ -26,10 +96,12 @@ function streamConsumed(req: IncomingMessage): boolean {
 }
 
 /**
- * Answers a Node `IncomingMessage` (Express, Koa, plain node:http): uses the bytes an earlier layer
- * kept, or reads the stream with `raw-body` up to `webhooks.maxBodyBytes` (413 without buffering the
- * rest), refuses a body a parser already consumed (500 with `fix`), then calls `webhooks.receive`.
- * Adapters only find the kept bytes and write the answer out.
+ * Answers a Node `IncomingMessage` (Express, Koa, plain node:http): uses the bytes an earlier layer kept, or
+ * reads the stream up to `webhooks.maxBodyBytes` under the receiver's deadline, which starts now. A body over
+ * the limit is answered 413 and one still arriving at the deadline 408, both with `connection: close` and the
+ * read stopped, so Node destroys the socket once the answer is out instead of reading on. A body a parser
+ * already consumed is answered 500 with `fix`. Adapters only find the kept bytes and write the answer out, with
+ * all its headers. Never rejects.
  *
  * @example
  * import { receiveNodeRequest } from '@payhooks/core/node'
@@ -38,37 +110,33 @@ function streamConsumed(req: IncomingMessage): boolean {
  *   res.writeHead(status, headers).end(body)
  * })
  */
-export async function receiveNodeRequest(
+export function receiveNodeRequest(
   webhooks: NodeReceiver,
   req: IncomingMessage,
   options: NodeRequestOptions,
 ): Promise<WebhookResult> {
   try {
     const method = req.method ?? 'POST'
-    let body = options.body
-    if (body === undefined) {
-      if (method !== 'POST') body = ''
-      else if (streamConsumed(req)) {
-        return webhooks.reject(
-          new RawBodyUnavailableError(`the request body was already read and parsed. ${options.fix}`),
-        )
-      } else {
-        const limit = webhooks.maxBodyBytes
-        try {
-          body = await getRawBody(req, { length: req.headers['content-length'], limit })
-        } catch (error) {
-          req.resume() // drop what is still coming, unbuffered
-          const tooLarge = (error as { type?: string }).type === 'entity.too.large'
-          return webhooks.reject(tooLarge ? new PayloadTooLargeError(limit) : new InternalError(error))
-        }
-      }
-    }
+    const headers = req.headers
     const getHeader = (name: string) => {
-      const value = req.headers[name]
+      const value = headers[name]
       return Array.isArray(value) ? value[0] : value
     }
-    return await webhooks.receive({ method, body, getHeader })
+    const kept = options.body
+    if (kept !== undefined) return webhooks.receive({ method, body: kept, getHeader })
+    if (method !== 'POST') return webhooks.receive({ method, body: '', getHeader })
+    if (streamConsumed(req)) {
+      const error = new RawBodyUnavailableError(`the request body was already read and parsed. ${options.fix}`)
+      return Promise.resolve(webhooks.reject(error))
+    }
+    const limit = webhooks.maxBodyBytes
+    const length = headers['content-length']
+    if (length !== undefined && Number(length) > limit) {
+      return Promise.resolve(webhooks.reject(new PayloadTooLargeError(limit)))
+    }
+    const read = readNodeBody(req, limit)
+    return webhooks.receive({ method, body: read.body, getHeader, stopReading: read.stop })
   } catch (error) {
-    return webhooks.reject(new InternalError(error))
+    return Promise.resolve(webhooks.reject(new InternalError(error)))
   }
 }

@@ -31,16 +31,33 @@ export interface WebhooksOptions<S extends SchemaMap = {}, C extends object = {}
    */
   schemas?: S
   /**
-   * Every request is answered within this many milliseconds, whatever the handlers do. The service
-   * gives up after 10 s, so values of 10 000 or more are rejected.
+   * Every request is answered within this many milliseconds of its arrival, whatever the handlers do: a body
+   * still arriving then is answered 408 `body_timeout` and its connection closed, work still running 503
+   * `deadline_exceeded`. The service gives up after 10 s, so values of 10 000 or more are rejected.
    * @default 5000
    */
   deadlineMs?: number
   /**
-   * Bodies larger than this are answered 413 unread.
+   * Bodies larger than this are answered 413 unread, and their connection closed.
    * @default 1_048_576 (1 MiB)
    */
   maxBodyBytes?: number
+  /**
+   * Signed events whose `created_at` is older than this are answered 200 without running handlers and reported
+   * to `onError` as a `StaleEventError`: after the service's 72 hours of retries, and once the store has
+   * forgotten the event, such a delivery is a replay. Keep it no longer than your store's retention (73 hours for
+   * `memoryStore` and `redisStore` by default); at least 72 hours, so no genuine retry is refused. `Infinity`
+   * turns the check off. Events without `created_at` (`transaction_returned`) are never refused on age.
+   * @default 262_800_000 (73 hours, the default retention)
+   */
+  maxEventAgeMs?: number
+  /**
+   * How far ahead of this receiver's clock a `created_at` may be. Beyond it the event is answered 503
+   * `future_event` (reported as a `FutureEventError`) and handled on a later retry, once the clocks agree:
+   * an event from the future would outlive its dedupe record. `Infinity` turns the check off.
+   * @default 300_000 (5 minutes)
+   */
+  maxClockSkewMs?: number
   /**
    * How long a claim protects an event being handled. A crashed process's claim expires after this,
    * so keep it below the service's one-hour retry interval. While handlers run, the receiver renews
@@ -110,13 +127,22 @@ export interface WebhookResult {
   body: string
 }
 
-/** A delivery as the transport received it: the exact body bytes and a header lookup. */
+/** A delivery as the transport received it: the exact body bytes (or their promise) and a header lookup. */
 export interface RawDelivery {
   /** HTTP method; anything but POST is answered 405. Omit when the transport already routed on it. */
   method?: string
-  /** The exact bytes received. Never re-serialized JSON. */
-  body: RawBody
+  /**
+   * The exact bytes received, never re-serialized JSON; or, while the body is still arriving, a promise of them,
+   * so the deadline covers the read. A promise that rejects with a {@link WebhookError} (such as
+   * `PayloadTooLargeError`) is answered with it.
+   */
+  body: RawBody | PromiseLike<RawBody>
   getHeader: HeaderLookup
+  /**
+   * Called when the deadline passes before a `body` promise settled: stop reading (the answer asks to close the
+   * connection) and settle the promise. Without it the read goes on until the transport ends it.
+   */
+  stopReading?: () => void
 }
 
 /** Options of {@link Webhooks.close}. */
@@ -181,7 +207,8 @@ export interface Webhooks<E, C extends object = {}> {
   handle(request: Request): Promise<Response>
   /**
    * Lower-level entry for adapters: raw bytes and a header lookup in, status and JSON body out,
-   * without building Request/Response objects.
+   * without building Request/Response objects. Call it as soon as the request arrives, with a promise of
+   * the body if it is still arriving: `deadlineMs` counts from this call. Never rejects.
    */
   receive(delivery: RawDelivery): Promise<WebhookResult>
   /**

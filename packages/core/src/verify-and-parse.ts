@@ -1,11 +1,13 @@
 import * as v from 'valibot'
 import {
+  FutureEventError,
   MethodNotAllowedError,
   PayloadError,
   PayloadTooLargeError,
   SchemaError,
   type SchemaIssue,
   SignatureError,
+  StaleEventError,
   type WebhookError,
 } from './errors.js'
 import type { SchemaMap } from './schemas.js'
@@ -21,6 +23,10 @@ export interface VerifyState {
   readonly secrets: readonly string[] | undefined
   readonly secretOption: SecretOption
   readonly schemas: SchemaMap
+  /** Oldest `created_at` accepted, as an age; `Infinity` when not checked. */
+  readonly maxEventAgeMs: number
+  /** Furthest `created_at` accepted ahead of the clock; `Infinity` when not checked. */
+  readonly maxClockSkewMs: number
 }
 
 /** A verified, parsed event, or why the delivery is refused. */
@@ -60,11 +66,30 @@ function flattenIssues(issues: readonly v.BaseIssue<unknown>[]): SchemaIssue[] {
   }))
 }
 
+/** ISO 8601 without a zone is read as UTC (the spec's `created_at` is UTC), not as this server's local time. */
+const HAS_ZONE = /(?:[zZ]|[+-]\d\d(?::?\d\d)?)$/
+
+/** `event` itself, or why its `created_at` is refused: older than `maxEventAgeMs`, or too far in the future. */
+function checkAge(state: VerifyState, event: QueuedEvent): Verified {
+  const createdAt = event.created_at
+  if (typeof createdAt !== 'string') return event
+  const time = Date.parse(HAS_ZONE.test(createdAt) || !createdAt.includes('T') ? createdAt : `${createdAt}Z`)
+  if (Number.isNaN(time)) return event
+  const ageMs = Date.now() - time
+  if (ageMs > state.maxEventAgeMs) {
+    return new StaleEventError(event.event_id, event.event_type, createdAt, ageMs, event)
+  }
+  if (-ageMs > state.maxClockSkewMs) return new FutureEventError(event.event_id, event.event_type, createdAt, -ageMs)
+  return event
+}
+
 function parse(state: VerifyState, body: RawBody, matched: number): Verified {
   if (matched < 0) return new SignatureError('invalid_signature', 'signature does not match the body')
   let parsed: unknown
   try {
-    parsed = JSON.parse(typeof body === 'string' ? body : decoder.decode(body))
+    // A string body is text already decoded: drop a leading BOM as TextDecoder does for bytes.
+    const text = typeof body !== 'string' ? decoder.decode(body) : body.charCodeAt(0) === 0xfeff ? body.slice(1) : body
+    parsed = JSON.parse(text)
   } catch {
     return new PayloadError('invalid_json', 'body is not valid JSON')
   }
@@ -72,10 +97,10 @@ function parse(state: VerifyState, body: RawBody, matched: number): Verified {
     return new PayloadError('invalid_envelope', 'body needs a non-empty string event_id and event_type')
   }
   const schema = state.schemas[parsed.event_type]
-  if (!schema) return parsed
+  if (!schema) return checkAge(state, parsed)
   const result = v.safeParse(schema, parsed)
   if (!result.success) return new SchemaError(parsed.event_id, parsed.event_type, flattenIssues(result.issues))
-  return result.output
+  return checkAge(state, result.output)
 }
 
 function match(state: VerifyState, body: RawBody, signature: string, secrets: readonly string[]) {
@@ -84,13 +109,13 @@ function match(state: VerifyState, body: RawBody, signature: string, secrets: re
 }
 
 /**
- * Checks the method, the size and the signature of the exact bytes received, then parses them and validates
- * the event against its schema. Synchronous with `node:crypto` and static secrets (no promise per delivery);
- * a secret resolver or Web Crypto make it asynchronous. Throws only when a secret resolver does.
+ * Checks the method, the size and the signature of the exact bytes received (`body`, once `delivery`'s body
+ * arrived), then parses them, validates the event against its schema and checks its age. Synchronous with
+ * `node:crypto` and static secrets (no promise per delivery); a secret resolver or Web Crypto make it
+ * asynchronous. Throws only when a secret resolver does.
  */
-export function verifyAndParse(state: VerifyState, delivery: RawDelivery): Verified | Promise<Verified> {
+export function verifyAndParse(state: VerifyState, delivery: RawDelivery, body: RawBody): Verified | Promise<Verified> {
   if (delivery.method !== undefined && delivery.method !== 'POST') return new MethodNotAllowedError(delivery.method)
-  const body = delivery.body
   if ((typeof body === 'string' ? body.length : body.byteLength) > state.maxBodyBytes) {
     return new PayloadTooLargeError(state.maxBodyBytes)
   }

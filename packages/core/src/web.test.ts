@@ -1,6 +1,6 @@
 import { sampleEvent, signedRequest } from '@payhooks/testing'
 import { describe, expect, it, vi } from 'vitest'
-import { InternalError, PayloadTooLargeError, RawBodyUnavailableError, type WebhookError } from './errors.js'
+import { IncompleteBodyError, PayloadTooLargeError, RawBodyUnavailableError, type WebhookError } from './errors.js'
 import { receiveWebRequest } from './web.js'
 import { createWebhooks } from './webhooks.js'
 
@@ -68,7 +68,7 @@ describe('receiveWebRequest', () => {
     expect(errors.map((e) => e.code)).toEqual([new PayloadTooLargeError(64).code, 'method_not_allowed'])
   })
 
-  it('answers 500 instead of rejecting when the body stream fails', async () => {
+  it('answers 400 incomplete_body instead of rejecting when the body stream fails', async () => {
     const { webhooks, errors } = setup()
     const handler = vi.fn()
     webhooks.onAny(handler)
@@ -84,9 +84,13 @@ describe('receiveWebRequest', () => {
       duplex: 'half',
     } as RequestInit)
     const response = await receiveWebRequest(webhooks, request)
-    expect(response.status).toBe(500)
-    expect((await response.json()).error).toBe('internal_error')
-    expect(errors[0]).toBeInstanceOf(InternalError)
+    expect(response.status).toBe(400)
+    expect(await response.json()).toEqual({
+      error: 'incomplete_body',
+      message: 'request body ended before it was complete',
+    })
+    expect(errors[0]).toBeInstanceOf(IncompleteBodyError)
+    expect((errors[0]?.cause as Error | undefined)?.message).toBe('connection reset')
     expect(handler).not.toHaveBeenCalled()
   })
 })

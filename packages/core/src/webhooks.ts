@@ -2,6 +2,7 @@ import { errorAnswer, inProgress, ok } from './answers.js'
 import { checkDeadLetterStore, deadLetterView, onLastTries, type ParkState, park } from './dead-letters/index.js'
 import { type Attempt, type DispatchState, dispatch, releaseClaim } from './dispatch.js'
 import {
+  BodyTimeoutError,
   ClosingError,
   DeadlineError,
   HandlerError,
@@ -12,7 +13,9 @@ import {
 } from './errors.js'
 import { createEventHandler, on, onAny, onError, report, warn } from './event-handler/index.js'
 import { eventSchemas, type SchemaMap } from './schemas.js'
-import { memoryStore, type WebhookStore } from './store.js'
+import type { RawBody } from './signature.js'
+import { DEFAULT_RETENTION_MS, memoryStore, type WebhookStore } from './store.js'
+import { isThenable } from './thenable.js'
 import type {
   CloseOptions,
   DispatchOutcome,
@@ -44,7 +47,18 @@ interface Engine extends VerifyState, DispatchState, ParkState {
 /** A delivery under way: whether it was answered (the deadline may come first) and the event, once parsed. */
 interface Delivery extends Attempt {
   event: QueuedEvent | undefined
+  /** True while the body is still arriving. */
+  reading: boolean
+  /** True once the deadline passed during the read: the delivery is over, whenever the read settles. */
+  timedOut: boolean
 }
+
+/** What `processDelivery` resolves with once the deadline answered first: never sent. */
+const UNSENT: WebhookResult = { status: 0, headers: {}, body: '' }
+const ignore = () => {}
+
+/** The service retries for 72 hours: an age limit below it would refuse genuine retries. */
+const RETRY_WINDOW_MS = 72 * 60 * 60 * 1000
 
 function reject(engine: Engine, error: WebhookError): WebhookResult {
   report(engine.eventHandler, error)
@@ -59,11 +73,23 @@ function finished(engine: Engine): void {
 }
 
 async function processDelivery(engine: Engine, raw: RawDelivery, delivery: Delivery): Promise<WebhookResult> {
-  let verified = verifyAndParse(engine, raw)
+  let body = raw.body
+  if (isThenable(body)) {
+    delivery.reading = true
+    try {
+      body = await body
+    } catch (error) {
+      if (delivery.answered) return UNSENT // the read was stopped (or broke) after the deadline answered
+      throw error
+    }
+    delivery.reading = false
+    if (delivery.answered) return UNSENT
+  }
+  let verified = verifyAndParse(engine, raw, body as RawBody)
   if (verified instanceof Promise) verified = await verified
   if (verified instanceof WebhookError) {
     return engine.deadLetters && verified instanceof SchemaError
-      ? park(engine, raw, verified)
+      ? park(engine, { body: body as RawBody, getHeader: raw.getHeader }, verified)
       : reject(engine, verified)
   }
   const event = verified as QueuedEvent
@@ -82,36 +108,56 @@ async function processDelivery(engine: Engine, raw: RawDelivery, delivery: Deliv
   } catch (error) {
     // Signed over 71 hours ago: the service's last tries, after which the event would be gone.
     if (engine.deadLetters && error instanceof HandlerError && onLastTries(event))
-      return park(engine, raw, error, event)
+      return park(engine, { body: body as RawBody, getHeader: raw.getHeader }, error, event)
     throw error
   }
   if (outcome.status !== 'in_progress') return ok(event.event_id, outcome.status)
   return inProgress(event.event_id, outcome.retryAfterMs)
 }
 
-/** Answers `raw` when its processing finishes or at the deadline, whichever comes first. */
+/**
+ * Answers `raw` when its processing finishes or at the deadline, whichever comes first. The one timer counts from
+ * the request's arrival, so it covers a body still arriving too.
+ */
 function receive(engine: Engine, raw: RawDelivery): Promise<WebhookResult> {
-  if (engine.closing) return Promise.resolve(reject(engine, new ClosingError()))
-  const delivery: Delivery = { answered: false, event: undefined }
+  if (engine.closing) {
+    const body = raw.body
+    if (isThenable(body)) {
+      raw.stopReading?.()
+      body.then(undefined, ignore)
+    }
+    return Promise.resolve(reject(engine, new ClosingError()))
+  }
+  const delivery: Delivery = { answered: false, event: undefined, reading: false, timedOut: false }
   engine.running++
   return new Promise((resolve) => {
-    // Whatever the work is waiting on (handlers, store, secret resolver), the answer goes out at the deadline.
+    // Whatever the work is waiting on (the body, handlers, store, secret resolver), the answer goes out at the deadline.
     const timer = setTimeout(() => {
       delivery.answered = true
+      if (delivery.reading) {
+        // Nothing of this delivery runs after this: count it out now, even if the read never settles.
+        delivery.timedOut = true
+        finished(engine)
+        raw.stopReading?.()
+        resolve(reject(engine, new BodyTimeoutError(engine.deadlineMs)))
+        return
+      }
       const event = delivery.event
       resolve(reject(engine, new DeadlineError(engine.deadlineMs, event?.event_id, event?.event_type)))
     }, engine.deadlineMs)
     // Called once processing finishes, before or after the deadline.
     const settle = (result: WebhookResult) => {
+      if (delivery.timedOut) return
       finished(engine)
       if (delivery.answered) return
       delivery.answered = true
       clearTimeout(timer)
       resolve(result)
     }
-    processDelivery(engine, raw, delivery).then(settle, (error: unknown) =>
-      settle(reject(engine, error instanceof WebhookError ? error : new InternalError(error, delivery.event))),
-    )
+    processDelivery(engine, raw, delivery).then(settle, (error: unknown) => {
+      if (delivery.timedOut) return
+      settle(reject(engine, error instanceof WebhookError ? error : new InternalError(error, delivery.event)))
+    })
   })
 }
 
@@ -178,6 +224,14 @@ export function createWebhooks<S extends SchemaMap = {}, C extends object = {}>(
   check(maxBodyBytes > 0, where, 'maxBodyBytes', 'be positive')
   const leaseMs = options.leaseMs ?? 900_000
   check(leaseMs > deadlineMs, where, 'leaseMs', 'be longer than deadlineMs')
+  const maxEventAgeMs = inRange(
+    options.maxEventAgeMs ?? DEFAULT_RETENTION_MS,
+    where,
+    'maxEventAgeMs',
+    { min: RETRY_WINDOW_MS },
+    'the service retries for 72 hours',
+  )
+  const maxClockSkewMs = inRange(options.maxClockSkewMs ?? 300_000, where, 'maxClockSkewMs', { min: 0 })
   const secretOption = options.secret
   const logger = options.logger ?? console
   const store: WebhookStore<object> = options.store ?? memoryStore({ logger })
@@ -186,6 +240,8 @@ export function createWebhooks<S extends SchemaMap = {}, C extends object = {}>(
     secrets: typeof secretOption === 'function' ? undefined : checkSecrets(secretOption),
     secretOption,
     schemas: { ...eventSchemas, ...options.schemas },
+    maxEventAgeMs,
+    maxClockSkewMs,
     store,
     leaseMs,
     eventHandler: createEventHandler(logger),

@@ -1,5 +1,5 @@
 import { InternalError, PayloadTooLargeError, type WebhookResult, type Webhooks } from '@payhooks/core'
-import { receiveNodeRequest } from '@payhooks/core/node'
+import { type NodeBodyRead, readNodeBody, receiveNodeRequest } from '@payhooks/core/node'
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 
 /** The part of a `createWebhooks()` receiver the plugin uses. */
@@ -18,6 +18,7 @@ export interface FastifyWebhooksOptions {
 
 const NO_BODY = new Uint8Array(0)
 const FIX = 'Do not read the request stream in a hook before the webhook route.'
+const ignore = () => {}
 
 function send(reply: FastifyReply, result: WebhookResult): FastifyReply {
   return reply.code(result.status).headers(result.headers).send(result.body)
@@ -29,9 +30,12 @@ function send(reply: FastifyReply, result: WebhookResult): FastifyReply {
  * deadline are all `@payhooks/core`'s.
  *
  * It is deliberately not wrapped in `fastify-plugin`, so it runs in its own encapsulated context:
- * there it replaces every content-type parser with one that keeps the body as a Buffer (any content
+ * there it replaces every content-type parser with one that keeps the body as bytes (any content
  * type, or none), limited to `webhooks.maxBodyBytes` (answered with core's 413), while the rest of
- * the app keeps Fastify's JSON parser. Other methods on the path are answered 405 with `Allow: POST`.
+ * the app keeps Fastify's JSON parser. The parser only starts the read: the route hands it to core
+ * still arriving, so the receiver's deadline covers it (a body still arriving then is answered 408 and
+ * its connection closed; Fastify's own `requestTimeout` is off by default). Other methods on the path
+ * are answered 405 with `Allow: POST`.
  *
  * @example
  * const webhooks = createWebhooks({ secret: process.env.WEBHOOK_SECRET! })
@@ -48,12 +52,18 @@ export const fastifyWebhooks: FastifyPluginAsync<FastifyWebhooksOptions> = async
   const limit = webhooks.maxBodyBytes
 
   instance.removeAllContentTypeParsers()
-  instance.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: limit }, (_request, body, done) => {
-    done(null, body)
+  instance.addContentTypeParser('*', (request, payload, done) => {
+    const length = request.headers['content-length']
+    // Refused unread, as the route's answer (Fastify's own error path would add its own connection header).
+    const read: NodeBodyRead =
+      length !== undefined && Number(length) > limit
+        ? { body: Promise.reject(new PayloadTooLargeError(limit)), stop: ignore }
+        : readNodeBody(payload, limit)
+    read.body.then(undefined, ignore) // the route awaits it; an app hook that answers first leaves it alone
+    done(null, read)
   })
   instance.setErrorHandler(async (error, request, reply) => {
     const code = (error as { code?: unknown } | null)?.code
-    if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return send(reply, webhooks.reject(new PayloadTooLargeError(limit)))
     // A Content-Type header that is no media type at all: Fastify refuses it before any parser, but
     // the signature does not cover it, so the bytes are read and verified all the same.
     if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE')
@@ -64,13 +74,15 @@ export const fastifyWebhooks: FastifyPluginAsync<FastifyWebhooksOptions> = async
   instance.post(path, async function payhooksFastify(request: FastifyRequest, reply) {
     let result: WebhookResult
     try {
-      const body = request.body instanceof Uint8Array ? request.body : NO_BODY
+      const read = request.body as NodeBodyRead | undefined // what the parser above left, if the request has a body
       const headers = request.headers
       const getHeader = (name: string) => {
         const value = headers[name]
         return Array.isArray(value) ? value[0] : value
       }
-      result = await webhooks.receive({ body, getHeader })
+      result = await webhooks.receive(
+        read ? { body: read.body, getHeader, stopReading: read.stop } : { body: NO_BODY, getHeader },
+      )
     } catch (error) {
       result = webhooks.reject(new InternalError(error))
     }

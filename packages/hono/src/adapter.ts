@@ -1,4 +1,11 @@
-import { InternalError, type RawBody, receiveWebRequest, toResponse, type WebReceiver } from '@payhooks/core'
+import {
+  decodedTextBody,
+  InternalError,
+  type RawBody,
+  receiveWebRequest,
+  toResponse,
+  type WebReceiver,
+} from '@payhooks/core'
 import type { Context } from 'hono'
 
 /** The part of a `createWebhooks()` receiver the adapter uses. */
@@ -27,7 +34,8 @@ async function cachedBody(c: Context): Promise<RawBody | null | undefined> {
   const cache = c.req.bodyCache as Cache
   if (cache.arrayBuffer) return new Uint8Array((await cache.arrayBuffer) as ArrayBuffer)
   if (cache.blob) return new Uint8Array(await ((await cache.blob) as Blob).arrayBuffer())
-  if (cache.text) return (await cache.text) as string
+  // Hono's text() decodes (dropping a BOM): the bytes are put back when content-length shows it was there.
+  if (cache.text) return decodedTextBody((await cache.text) as string, c.req.header('content-length'))
   // Older Hono kept only the parsed JSON (or form) here; turning it back into text would not give the signed bytes.
   return Object.keys(cache).length > 0 || c.req.raw.bodyUsed ? null : undefined
 }

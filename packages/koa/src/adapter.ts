@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http'
-import type { RawBody, WebhookResult } from '@payhooks/core'
+import { decodedTextBody, type RawBody, type WebhookResult } from '@payhooks/core'
 import { type NodeReceiver, receiveNodeRequest } from '@payhooks/core/node'
 
 /** The part of a `createWebhooks()` receiver the adapter uses. */
@@ -32,6 +32,14 @@ const FIX =
   'Mount the webhook route before the body parser, or use a parser that keeps the raw text on ' +
   'ctx.request.rawBody, such as @koa/bodyparser or koa-bodyparser.'
 
+/** The bytes a body parser kept; its decoded text when that is all it kept (a dropped BOM put back). */
+function keptBody(ctx: KoaWebhookContext): RawBody | undefined {
+  const kept = ctx.request.rawBody
+  if (kept instanceof Uint8Array) return kept
+  if (typeof kept === 'string') return decodedTextBody(kept, ctx.req.headers['content-length'])
+  return undefined
+}
+
 function send(ctx: KoaWebhookContext, result: WebhookResult): void {
   ctx.status = result.status
   for (const [name, value] of Object.entries(result.headers)) ctx.set(name, value)
@@ -60,8 +68,6 @@ export function koaWebhooks<C extends KoaWebhookContext = KoaWebhookContext>(
 ): (ctx: C, next?: () => Promise<unknown>) => Promise<void> {
   const pickBody = options.rawBody
   return async function payhooksKoa(ctx) {
-    const kept = ctx.request.rawBody
-    const body = pickBody?.(ctx) ?? (kept instanceof Uint8Array || typeof kept === 'string' ? kept : undefined)
-    send(ctx, await receiveNodeRequest(webhooks, ctx.req, { body, fix: FIX }))
+    send(ctx, await receiveNodeRequest(webhooks, ctx.req, { body: pickBody?.(ctx) ?? keptBody(ctx), fix: FIX }))
   }
 }

@@ -52,7 +52,13 @@ function headerLookup(event: LambdaHttpEvent): (name: string) => string | undefi
   }
 }
 
-function toResult(event: LambdaHttpEvent, { status, headers, body }: WebhookResult): LambdaHttpResult {
+function toResult(event: LambdaHttpEvent, { status, headers: answerHeaders, body }: WebhookResult): LambdaHttpResult {
+  // The body arrived whole and API Gateway, function URLs and ALB own the connection: no hop-by-hop header.
+  let headers = answerHeaders
+  if (headers.connection !== undefined) {
+    const { connection: _, ...rest } = headers
+    headers = rest
+  }
   if (event.requestContext?.elb === undefined) return { statusCode: status, headers, body }
   const description = `${status} ${STATUS_CODES[status] ?? ''}`.trimEnd()
   if (!event.multiValueHeaders) {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { sampleEvent, samples } from '@payhooks/testing'
+import { sampleEvent } from '@payhooks/testing'
 import type { Caller } from './auth.js'
 import { isManualClock } from './clock.js'
 import { type DashboardParts, firstView, liveSource, noDeliveryReason } from './dashboard.js'
@@ -24,13 +24,13 @@ import type { Sandbox } from './types.js'
 
 /**
  * The static message the test endpoint sends: the sample of `eventType`, in the caller's merchant
- * context, with a fresh `event_id` (a fixed one would make every test after the first a duplicate).
+ * context, with a fresh `event_id` (a fixed one would make every test after the first a duplicate)
+ * and `created_at` the clock's now (a fixed one would be taken for a replay once it is 73 hours old).
  */
-function testEvent(eventType: string, merchantId: number | undefined): Record<string, unknown> {
-  const sample = (samples as Record<string, { created_at?: string }>)[eventType]
+function testEvent(eventType: string, merchantId: number | undefined, now: number): Record<string, unknown> {
   return sampleEvent(eventType, {
     eventId: `evt_test_${randomUUID()}`,
-    createdAt: sample?.created_at ?? '2026-11-02T15:00:00Z',
+    createdAt: new Date(now).toISOString(),
     ...(merchantId === undefined ? {} : { merchantId }),
   })
 }
@@ -135,7 +135,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
         )
       }
       const secret = store.ownedWithUrl(caller, targetUrl)[0]?.signature_secret ?? credentials.testSecret
-      const body = serializeEvent(testEvent(eventType, caller.merchantId))
+      const body = serializeEvent(testEvent(eventType, caller.merchantId, clock.now()))
       const result = await postSigned(targetUrl, secret, body, deliveryTimeoutMs)
       logger?.(`test ${eventType} → ${targetUrl}: ${result.status ?? result.error}`)
       return result

@@ -258,6 +258,27 @@ describe('createWebhooks({ deadLetters })', () => {
     expect(memory.get('evt_mark')?.status).toBe('replayed')
   })
 
+  it('replays a letter older than maxEventAgeMs: the stale-event check guards deliveries, not replays', async () => {
+    const { store } = durableStore()
+    const { webhooks, runs } = receiver(store)
+    // Parked on the last tries (71 h+), replayed days later: past the 73-hour maxEventAgeMs by then.
+    const body = settled('evt_old_letter', { createdAt: new Date(Date.now() - 100 * HOUR).toISOString() })
+    store.park({
+      eventId: 'evt_old_letter',
+      eventType: 'transaction_settled',
+      body: new TextEncoder().encode(body),
+      headers: { [SIGNATURE_HEADER]: await sign(SECRET, body), 'content-type': 'application/json' },
+      code: 'handler_failed',
+      reason: 'ledger down',
+      createdAt: undefined,
+      parkedAt: new Date(Date.now() - 28 * HOUR),
+    })
+    expect((await deliver(webhooks, body)).body.status).toBe('stale')
+    expect(runs).toEqual([])
+    expect(await webhooks.replay('evt_old_letter')).toEqual({ eventId: 'evt_old_letter', status: 'processed' })
+    expect(runs).toEqual(['evt_old_letter'])
+  })
+
   it('rejects a replay when the store cannot be read, and refuses an empty id', async () => {
     const { store } = durableStore({ get: new Error('connection reset') })
     const { webhooks } = receiver(store)

@@ -1,7 +1,7 @@
 import { errorAnswer, ok } from '../answers.js'
 import { type HandlerError, type SchemaError, StoreError } from '../errors.js'
 import { type EventHandler, report } from '../event-handler/index.js'
-import { SIGNATURE_HEADER } from '../signature.js'
+import { type RawBody, SIGNATURE_HEADER } from '../signature.js'
 import { isThenable } from '../thenable.js'
 import type { QueuedEvent, RawDelivery, WebhookResult } from '../types.js'
 import { check } from '../validations.js'
@@ -71,7 +71,10 @@ export function onLastTries(event: QueuedEvent, now = Date.now()): boolean {
   return createdAt !== undefined && now - createdAt.getTime() > LAST_TRIES_AFTER_MS
 }
 
-function parkedEvent(raw: RawDelivery, error: SchemaError | HandlerError, event: QueuedEvent | undefined): ParkedEvent {
+/** A delivery whose body has arrived. */
+type Received = Pick<RawDelivery, 'getHeader'> & { body: RawBody }
+
+function parkedEvent(raw: Received, error: SchemaError | HandlerError, event: QueuedEvent | undefined): ParkedEvent {
   const body = typeof raw.body === 'string' ? encoder.encode(raw.body) : new Uint8Array(raw.body)
   const headers: Record<string, string> = {}
   for (const name of KEPT_HEADERS) {
@@ -104,7 +107,7 @@ function parkedEvent(raw: RawDelivery, error: SchemaError | HandlerError, event:
  */
 export async function park(
   state: ParkState,
-  raw: RawDelivery,
+  raw: Received,
   error: SchemaError | HandlerError,
   event?: QueuedEvent,
 ): Promise<WebhookResult> {
