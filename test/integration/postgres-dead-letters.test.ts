@@ -3,8 +3,6 @@
 // and end to end with postgresStore: parked with a 2XX, replayed once the schema is fixed, written through
 // context.db exactly once.
 import { createHash, randomUUID } from 'node:crypto'
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
 import {
   createWebhooks,
   type DeadLetter,
@@ -23,13 +21,9 @@ import pg from 'pg'
 import * as v from 'valibot'
 import { afterAll, describe, expect, it, vi } from 'vitest'
 import { freePort } from '../fixtures/own-redis.js'
+import { databaseUrl, runMigration } from '../fixtures/postgres.js'
 
-const DATABASE_URL = process.env.DATABASE_URL
-if (!DATABASE_URL) {
-  throw new Error(
-    'DATABASE_URL is not set: run these tests through `pnpm test` (node scripts/test.mjs), which starts PostgreSQL',
-  )
-}
+const DATABASE_URL = databaseUrl()
 const secret = 'whsec_postgres_dead_letters'
 const admin = new pg.Pool({ connectionString: DATABASE_URL, max: 2 })
 const pools: pg.Pool[] = []
@@ -109,18 +103,7 @@ async function shapeOf(schema: string, table: string) {
 describe('postgresDeadLetterStore: table', () => {
   it('works on the table the shipped migration creates, with createTable: false, and init() makes the same table', async () => {
     const schema = await freshSchema()
-    const migration = readFileSync(
-      join(import.meta.dirname, '../../packages/postgres/sql/002_payhooks_dead_letters.sql'),
-      'utf8',
-    )
-    const client = await admin.connect()
-    try {
-      await client.query(`SET search_path TO ${schema}`)
-      await client.query(migration)
-    } finally {
-      await client.query('RESET search_path')
-      client.release()
-    }
+    await runMigration(admin, schema, '002_payhooks_dead_letters.sql')
     const migrated = postgresDeadLetterStore(newPool(), {
       table: `${schema}.payhooks_dead_letters`,
       createTable: false,

@@ -1,21 +1,15 @@
 // postgresStore on a real PostgreSQL: the handlers' writes and the done marker commit together or not at all,
 // the table's set-up (init, the shipped migration), the retention sweep, and a database that cannot be reached.
 import { randomUUID } from 'node:crypto'
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { createWebhooks, type StoreError, type WebhookError } from '@payhooks/core'
 import { postgresStore } from '@payhooks/postgres'
 import { sampleEvent, signedDelivery } from '@payhooks/testing'
 import pg from 'pg'
 import { afterAll, describe, expect, it, vi } from 'vitest'
 import { freePort } from '../fixtures/own-redis.js'
+import { databaseUrl, runMigration } from '../fixtures/postgres.js'
 
-const DATABASE_URL = process.env.DATABASE_URL
-if (!DATABASE_URL) {
-  throw new Error(
-    'DATABASE_URL is not set: run these tests through `pnpm test` (node scripts/test.mjs), which starts PostgreSQL',
-  )
-}
+const DATABASE_URL = databaseUrl()
 const secret = 'whsec_postgres_test'
 const pools: pg.Pool[] = []
 const tables: string[] = []
@@ -205,18 +199,7 @@ describe('postgresStore: table and retention', () => {
     const schema = `mig_${randomUUID().replaceAll('-', '').slice(0, 12)}`
     await admin.query(`CREATE SCHEMA ${schema}`)
     try {
-      const migration = readFileSync(
-        join(import.meta.dirname, '../../packages/postgres/sql/001_payhooks_events.sql'),
-        'utf8',
-      )
-      const client = await admin.connect()
-      try {
-        await client.query(`SET search_path TO ${schema}`)
-        await client.query(migration)
-      } finally {
-        await client.query('RESET search_path')
-        client.release()
-      }
+      await runMigration(admin, schema, '001_payhooks_events.sql')
       const migrated = postgresStore(newPool(), { table: `${schema}.payhooks_events`, createTable: false })
       await migrated.init()
       const claim = await migrated.claim('evt_migrated', 60_000)

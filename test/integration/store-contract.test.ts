@@ -6,6 +6,7 @@ import { storeContract } from '@payhooks/testing/store-contract'
 import { Redis } from 'ioredis'
 import pg from 'pg'
 import { afterAll } from 'vitest'
+import { databaseUrl } from '../fixtures/postgres.js'
 
 const REDIS_URL = process.env.REDIS_URL
 if (!REDIS_URL) {
@@ -13,12 +14,7 @@ if (!REDIS_URL) {
     'REDIS_URL is not set: run these tests through `pnpm test` (node scripts/test.mjs), which starts redis-server',
   )
 }
-const DATABASE_URL = process.env.DATABASE_URL
-if (!DATABASE_URL) {
-  throw new Error(
-    'DATABASE_URL is not set: run these tests through `pnpm test` (node scripts/test.mjs), which starts PostgreSQL',
-  )
-}
+const DATABASE_URL = databaseUrl()
 const KEY_PREFIX = 'payhooks-contract:'
 
 // One process: the instances of a fleet are one instance.
