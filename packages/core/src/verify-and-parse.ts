@@ -21,6 +21,8 @@ export interface VerifyState {
   readonly secrets: readonly string[] | undefined
   readonly secretOption: SecretOption
   readonly schemas: SchemaMap
+  /** Sees each secret resolver's answer (the receiver warns once about a secret with whitespace around it). */
+  readonly onResolvedSecrets?: (secrets: readonly string[]) => void
 }
 
 /** A verified, parsed event, or why the delivery is refused. */
@@ -101,6 +103,11 @@ export function verifyAndParse(state: VerifyState, delivery: RawDelivery): Verif
   }
   if (state.secrets) return match(state, body, signature, state.secrets)
   const resolved = (state.secretOption as SecretResolver)(delivery)
-  if (!isThenable(resolved)) return match(state, body, signature, checkSecrets(resolved))
-  return Promise.resolve(resolved).then((secrets) => match(state, body, signature, checkSecrets(secrets)))
+  const checked = (secrets: string | readonly string[]) => {
+    const list = checkSecrets(secrets)
+    state.onResolvedSecrets?.(list)
+    return list
+  }
+  if (!isThenable(resolved)) return match(state, body, signature, checked(resolved))
+  return Promise.resolve(resolved).then((secrets) => match(state, body, signature, checked(secrets)))
 }

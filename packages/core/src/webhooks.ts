@@ -1,6 +1,6 @@
 import { errorAnswer, inProgress, ok } from './answers.js'
 import { checkDeadLetterStore, deadLetterView, onLastTries, type ParkState, park } from './dead-letters/index.js'
-import { type Attempt, type DispatchState, dispatch, releaseClaim } from './dispatch.js'
+import { type Attempt, type DispatchState, dispatch, observeDispatch, releaseClaim } from './dispatch.js'
 import {
   ClosingError,
   DeadlineError,
@@ -10,9 +10,11 @@ import {
   StoreError,
   WebhookError,
 } from './errors.js'
-import { createEventHandler, on, onAny, onError, report, warn } from './event-handler/index.js'
+import { createEventHandler, on, onAny, onError, report } from './event-handler/index.js'
+import { createLog } from './log.js'
 import { eventSchemas, type SchemaMap } from './schemas.js'
 import { memoryStore, type WebhookStore } from './store.js'
+import type { TelemetryScope } from './telemetry.js'
 import type {
   CloseOptions,
   DispatchOutcome,
@@ -27,6 +29,7 @@ import type {
 } from './types.js'
 import { check, inRange, nonNegativeNumber } from './validations.js'
 import { checkSecrets, type VerifyState, verifyAndParse } from './verify-and-parse.js'
+import { paddedSecret, warnAtStart, warnOncePerStore, warnPaddedSecret, warnUnknownType } from './warnings.js'
 import { receiveWebRequest } from './web.js'
 
 /** One receiver's state, shared by verify-and-parse, dispatch, the deadline and `close`. */
@@ -41,14 +44,38 @@ interface Engine extends VerifyState, DispatchState, ParkState {
   idle: (() => void) | undefined
 }
 
-/** A delivery under way: whether it was answered (the deadline may come first) and the event, once parsed. */
+/**
+ * A delivery under way: whether it was answered (the deadline may come first), the event once parsed, and for
+ * telemetry how it ended: `outcome` when it succeeded, `error` when it failed (or was parked).
+ */
 interface Delivery extends Attempt {
   event: QueuedEvent | undefined
+  outcome: 'processed' | 'duplicate' | 'queued' | 'parked' | 'in_progress' | undefined
+  error: WebhookError | undefined
 }
 
 function reject(engine: Engine, error: WebhookError): WebhookResult {
   report(engine.eventHandler, error)
   return errorAnswer(error)
+}
+
+/** Records a parked event's answer: 200 once a durable store holds it. */
+function parked(delivery: Delivery, result: WebhookResult): WebhookResult {
+  if (result.status === 200) delivery.outcome = 'parked'
+  return result
+}
+
+/** An answer refused before any work (closing, or an adapter's `reject`): its own telemetry scope, when observed. */
+function refuse(engine: Engine, error: WebhookError): WebhookResult {
+  engine.eventHandler.telemetry?.receive()?.end({ outcome: error.code, status: error.status, error })
+  return reject(engine, error)
+}
+
+/** Ends the delivery's telemetry scope once its work settled; the answer may have gone out at the deadline. */
+function observed(scope: TelemetryScope, delivery: Delivery, status: number, deadline: WebhookError | undefined) {
+  const outcome = delivery.outcome ?? delivery.error?.code ?? 'internal_error'
+  if (deadline) scope.end({ outcome: deadline.code, status: deadline.status, error: deadline, lateOutcome: outcome })
+  else scope.end({ outcome, status, error: delivery.error })
 }
 
 function finished(engine: Engine): void {
@@ -61,19 +88,26 @@ function finished(engine: Engine): void {
 async function processDelivery(engine: Engine, raw: RawDelivery, delivery: Delivery): Promise<WebhookResult> {
   let verified = verifyAndParse(engine, raw)
   if (verified instanceof Promise) verified = await verified
+  const scope = delivery.scope
   if (verified instanceof WebhookError) {
+    delivery.error = verified
     return engine.deadLetters && verified instanceof SchemaError
-      ? park(engine, raw, verified)
+      ? parked(delivery, await park(engine, raw, verified, undefined, scope))
       : reject(engine, verified)
   }
   const event = verified as QueuedEvent
   delivery.event = event
+  scope?.event(event)
   if (engine.queue) {
+    const queue = engine.queue
     try {
-      await engine.queue.enqueue(event)
+      await (scope
+        ? scope.store('enqueue', () => queue.enqueue(event, { trace: scope.carrier() }))
+        : queue.enqueue(event))
     } catch (cause) {
       throw new StoreError('enqueue', cause, event.event_id, event.event_type)
     }
+    delivery.outcome = 'queued'
     return ok(event.event_id, 'queued')
   }
   let outcome: DispatchOutcome
@@ -81,37 +115,45 @@ async function processDelivery(engine: Engine, raw: RawDelivery, delivery: Deliv
     outcome = await dispatch(engine, event, delivery)
   } catch (error) {
     // Signed over 71 hours ago: the service's last tries, after which the event would be gone.
-    if (engine.deadLetters && error instanceof HandlerError && onLastTries(event))
-      return park(engine, raw, error, event)
+    if (engine.deadLetters && error instanceof HandlerError && onLastTries(event)) {
+      delivery.error = error
+      return parked(delivery, await park(engine, raw, error, event, scope))
+    }
     throw error
   }
+  delivery.outcome = outcome.status
   if (outcome.status !== 'in_progress') return ok(event.event_id, outcome.status)
   return inProgress(event.event_id, outcome.retryAfterMs)
 }
 
 /** Answers `raw` when its processing finishes or at the deadline, whichever comes first. */
 function receive(engine: Engine, raw: RawDelivery): Promise<WebhookResult> {
-  if (engine.closing) return Promise.resolve(reject(engine, new ClosingError()))
-  const delivery: Delivery = { answered: false, event: undefined }
+  if (engine.closing) return Promise.resolve(refuse(engine, new ClosingError()))
+  const scope = engine.eventHandler.telemetry?.receive()
+  const delivery: Delivery = { answered: false, scope, event: undefined, outcome: undefined, error: undefined }
   engine.running++
   return new Promise((resolve) => {
+    let deadline: DeadlineError | undefined
     // Whatever the work is waiting on (handlers, store, secret resolver), the answer goes out at the deadline.
     const timer = setTimeout(() => {
       delivery.answered = true
       const event = delivery.event
-      resolve(reject(engine, new DeadlineError(engine.deadlineMs, event?.event_id, event?.event_type)))
+      deadline = new DeadlineError(engine.deadlineMs, event?.event_id, event?.event_type)
+      resolve(reject(engine, deadline))
     }, engine.deadlineMs)
     // Called once processing finishes, before or after the deadline.
     const settle = (result: WebhookResult) => {
       finished(engine)
+      if (scope) observed(scope, delivery, result.status, deadline)
       if (delivery.answered) return
       delivery.answered = true
       clearTimeout(timer)
       resolve(result)
     }
-    processDelivery(engine, raw, delivery).then(settle, (error: unknown) =>
-      settle(reject(engine, error instanceof WebhookError ? error : new InternalError(error, delivery.event))),
-    )
+    processDelivery(engine, raw, delivery).then(settle, (error: unknown) => {
+      delivery.error = error instanceof WebhookError ? error : new InternalError(error, delivery.event)
+      settle(reject(engine, delivery.error))
+    })
   })
 }
 
@@ -148,9 +190,6 @@ async function shutDown(engine: Engine, timeoutMs: number): Promise<void> {
   }
 }
 
-/** Stores already warned about lacking `extend`, so a store shared by several receivers warns once. */
-const warnedStores = new WeakSet<object>()
-
 /**
  * Creates a webhook receiver for the payment service. Handlers get the event and a context: `signal`, plus
  * what the store adds (`db` with `@payhooks/postgres`), typed from the `store` option.
@@ -179,16 +218,26 @@ export function createWebhooks<S extends SchemaMap = {}, C extends object = {}>(
   const leaseMs = options.leaseMs ?? 900_000
   check(leaseMs > deadlineMs, where, 'leaseMs', 'be longer than deadlineMs')
   const secretOption = options.secret
-  const logger = options.logger ?? console
+  const logger = options.logger
   const store: WebhookStore<object> = options.store ?? memoryStore({ logger })
+  const eventHandler = createEventHandler(createLog(logger), options.telemetry)
+  const secrets = typeof secretOption === 'function' ? undefined : checkSecrets(secretOption)
+  // A resolver's secrets are looked at until one comes padded: warned once.
+  let onResolvedSecrets: ((list: readonly string[]) => void) | undefined = (list) => {
+    const padded = paddedSecret(list)
+    if (padded < 0) return
+    warnPaddedSecret(eventHandler, list, padded)
+    onResolvedSecrets = undefined
+  }
   const engine: Engine = {
     maxBodyBytes,
-    secrets: typeof secretOption === 'function' ? undefined : checkSecrets(secretOption),
+    secrets,
     secretOption,
     schemas: { ...eventSchemas, ...options.schemas },
+    onResolvedSecrets: secrets ? undefined : (list) => onResolvedSecrets?.(list),
     store,
     leaseMs,
-    eventHandler: createEventHandler(logger),
+    eventHandler,
     storeReady: undefined,
     initialized: !store.init,
     queue: options.queue,
@@ -201,13 +250,20 @@ export function createWebhooks<S extends SchemaMap = {}, C extends object = {}>(
     runs: new Set(),
     stopped: false,
   }
-  if (!store.extend && !warnedStores.has(store)) {
-    warnedStores.add(store)
-    warn(
-      engine.eventHandler,
+  if (!store.extend) {
+    warnOncePerStore(
+      eventHandler,
+      store,
+      'store_without_extend',
       `the store has no extend(): claims cannot be renewed, so handlers running longer than leaseMs (${leaseMs} ms) may run twice. Add extend() to the store (see "Writing a store").`,
     )
   }
+  warnAtStart(eventHandler, store, options.queue)
+  if (secrets) {
+    const padded = paddedSecret(secrets)
+    if (padded >= 0) warnPaddedSecret(eventHandler, secrets, padded)
+  }
+  const warnedTypes = new Set<string>()
   const dispatched = () => finished(engine)
   const deadLetters = deadLetterView(engine, (work) => {
     if (engine.closing) return Promise.reject(new ClosingError())
@@ -219,6 +275,7 @@ export function createWebhooks<S extends SchemaMap = {}, C extends object = {}>(
 
   const webhooks: Webhooks<EventMap<S>, C> = {
     on(type, handler) {
+      warnUnknownType(eventHandler, engine.schemas, type, warnedTypes)
       on(engine.eventHandler, type, handler as Handler<never, never>)
       return this
     },
@@ -232,18 +289,21 @@ export function createWebhooks<S extends SchemaMap = {}, C extends object = {}>(
     },
     receive: (raw) => receive(engine, raw),
     handle: (request) => receiveWebRequest(webhooks, request),
-    dispatch(event) {
+    dispatch(event, dispatchOptions) {
       if (engine.closing) return Promise.reject(new ClosingError())
       engine.running++
-      const outcome = dispatch(engine, event, { answered: true })
+      const telemetry = eventHandler.telemetry
+      const scope = telemetry?.dispatch(event, { source: 'queue', trace: dispatchOptions?.trace })
+      const outcome = dispatch(engine, event, { answered: true, scope })
       outcome.then(dispatched, dispatched)
+      if (scope) observeDispatch(scope, outcome, event)
       return outcome
     },
     deadLetters,
     replay: deadLetters.replay,
     replayAll: deadLetters.replayAll,
     report: (error) => report(engine.eventHandler, error),
-    reject: (error) => reject(engine, error),
+    reject: (error) => refuse(engine, error),
     close(closeOptions: CloseOptions = {}) {
       if (engine.closing) return engine.closing
       try {
