@@ -286,7 +286,7 @@ describe('openTelemetry(): metrics', () => {
     const handler = (await points('payhooks.handler.duration')).find(
       (point) => point.attributes['payhooks.event.type'] === 'sale_created_from_batch',
     )
-    expect((handler?.value as { count: number }).count).toBe(2)
+    expect(handler?.value).toMatchObject({ count: 2 })
     const claims = (await points('payhooks.store.duration')).filter(
       (point) => point.attributes['payhooks.store.operation'] === 'claim' && !point.attributes['error.type'],
     )

@@ -1,5 +1,5 @@
 import type { WebhookError } from '../errors.js'
-import { errorFields, type LogFields } from '../log.js'
+import { errorFields, type LogFields, logMessage } from '../log.js'
 import type { EventHandler } from './state.js'
 
 /**
@@ -10,7 +10,7 @@ export function report(state: EventHandler, error: WebhookError): void {
   state.telemetry?.failure?.(error)
   const { errorListeners, log } = state
   if (errorListeners.length === 0) {
-    log.error(errorFields(error), `[payhooks] ${error.status} ${error.code}: ${error.message}`)
+    log.error(errorFields(error), `[payhooks] ${error.status} ${error.code}: ${logMessage(error)}`)
     return
   }
   for (const listener of errorListeners) {
