@@ -30,14 +30,13 @@ export interface TelemetryOutcome {
   status?: number
   /** The failure, when there was one. */
   error?: WebhookError
-  /** The answer went out at the deadline (`outcome` is `deadline_exceeded`): what the work ended with later. */
-  lateOutcome?: string
 }
 
 /**
  * Observes one delivery, queued dispatch or replay. The receiver calls `event` once the event is verified, runs its
  * store calls and handlers through `store` and `handler` (which must return what the call returns, value or
- * promise, and rethrow what it throws), and calls `end` once. No method may throw.
+ * promise, and rethrow what it throws), and calls `end` once: for a delivery, with its answer (at the deadline,
+ * while handlers may still run and go on calling `store` and `handler`). No method may throw.
  */
 export interface TelemetryScope {
   event(event: TelemetryEvent): void

@@ -1,7 +1,7 @@
 import { type EventHandler, warn } from './event-handler/index.js'
 import { isInProcessQueue } from './queue.js'
 import { knownEventTypes, type SchemaMap } from './schemas.js'
-import { isMemoryStore } from './store.js'
+import { isMemoryStore, type WebhookStore } from './store.js'
 import type { WebhookQueue } from './types.js'
 
 /**
@@ -40,11 +40,20 @@ function envVar(name: string): string | undefined {
   }
 }
 
+/** What {@link warnAtStart} looks at. */
+interface StartOptions {
+  store: WebhookStore<object>
+  queue: WebhookQueue | undefined
+  /** The static secrets; undefined with a resolver (see {@link watchSecrets}). */
+  secrets: readonly string[] | undefined
+  leaseMs: number
+}
+
 /** Warning codes already given for a store shared by several receivers. */
 const warnedStores = new WeakMap<object, Set<string>>()
 
 /** Logs the warning `code` about `store` unless it was logged for that store before. */
-export function warnOncePerStore(state: EventHandler, store: object, code: string, message: string): void {
+function warnOncePerStore(state: EventHandler, store: object, code: string, message: string): void {
   let codes = warnedStores.get(store)
   if (!codes) {
     codes = new Set()
@@ -56,11 +65,22 @@ export function warnOncePerStore(state: EventHandler, store: object, code: strin
 }
 
 /**
- * Likely mistakes visible when the receiver is created: a `memoryStore` behind a queue other than the in-process one
- * (workers elsewhere do not share it, a restart forgets it while the queue keeps its jobs), or in production where
- * several instances are detectable from the environment (each would dedupe on its own).
+ * Likely mistakes visible when the receiver is created: a store without `extend`; a secret with whitespace around
+ * it; a `memoryStore` behind a queue other than the in-process one (workers elsewhere do not share it, a restart
+ * forgets it while the queue keeps its jobs), or in production where several instances are detectable from the
+ * environment (each would dedupe on its own).
  */
-export function warnAtStart(state: EventHandler, store: object, queue: WebhookQueue | undefined): void {
+export function warnAtStart(state: EventHandler, { store, queue, secrets, leaseMs }: StartOptions): void {
+  if (!store.extend) {
+    warnOncePerStore(
+      state,
+      store,
+      'store_without_extend',
+      `the store has no extend(): claims cannot be renewed, so handlers running longer than leaseMs (${leaseMs} ms) may run twice. Add extend() to the store (see "Writing a store").`,
+    )
+  }
+  const padded = secrets ? paddedSecret(secrets) : -1
+  if (secrets && padded >= 0) warnPaddedSecret(state, secrets, padded)
   if (!isMemoryStore(store)) return
   if (queue && !isInProcessQueue(queue)) {
     warnOncePerStore(
@@ -86,12 +106,24 @@ export function warnAtStart(state: EventHandler, store: object, queue: WebhookQu
  * Index of the first secret with whitespace around it (a newline from a `.env` file or `echo`, a pasted space),
  * or -1. Such a secret only matches if the service's has the same whitespace, which it never does.
  */
-export function paddedSecret(secrets: readonly string[]): number {
+function paddedSecret(secrets: readonly string[]): number {
   return secrets.findIndex((secret) => secret.trim() !== secret)
 }
 
+/** Looks at a secret resolver's answers until one has a padded secret, and warns about it once. */
+export function watchSecrets(state: EventHandler): (secrets: readonly string[]) => void {
+  let warned = false
+  return (secrets) => {
+    if (warned) return
+    const padded = paddedSecret(secrets)
+    if (padded < 0) return
+    warned = true
+    warnPaddedSecret(state, secrets, padded)
+  }
+}
+
 /** The warning for a padded secret, naming its position, never the secret. */
-export function warnPaddedSecret(state: EventHandler, secrets: readonly string[], index: number): void {
+function warnPaddedSecret(state: EventHandler, secrets: readonly string[], index: number): void {
   const which = secrets.length > 1 ? `secret #${index + 1} of ${secrets.length}` : 'the secret'
   warn(
     state,

@@ -29,7 +29,7 @@ import type {
 } from './types.js'
 import { check, inRange, nonNegativeNumber } from './validations.js'
 import { checkSecrets, type VerifyState, verifyAndParse } from './verify-and-parse.js'
-import { paddedSecret, warnAtStart, warnOncePerStore, warnPaddedSecret, warnUnknownType } from './warnings.js'
+import { warnAtStart, warnUnknownType, watchSecrets } from './warnings.js'
 import { receiveWebRequest } from './web.js'
 
 /** One receiver's state, shared by verify-and-parse, dispatch, the deadline and `close`. */
@@ -71,11 +71,9 @@ function refuse(engine: Engine, error: WebhookError): WebhookResult {
   return reject(engine, error)
 }
 
-/** Ends the delivery's telemetry scope once its work settled; the answer may have gone out at the deadline. */
-function observed(scope: TelemetryScope, delivery: Delivery, status: number, deadline: WebhookError | undefined) {
-  const outcome = delivery.outcome ?? delivery.error?.code ?? 'internal_error'
-  if (deadline) scope.end({ outcome: deadline.code, status: deadline.status, error: deadline, lateOutcome: outcome })
-  else scope.end({ outcome, status, error: delivery.error })
+/** Ends the delivery's telemetry scope with its answer, once its work settled before the deadline. */
+function observed(scope: TelemetryScope, delivery: Delivery, status: number) {
+  scope.end({ outcome: delivery.outcome ?? delivery.error?.code ?? 'internal_error', status, error: delivery.error })
 }
 
 function finished(engine: Engine): void {
@@ -133,19 +131,20 @@ function receive(engine: Engine, raw: RawDelivery): Promise<WebhookResult> {
   const delivery: Delivery = { answered: false, scope, event: undefined, outcome: undefined, error: undefined }
   engine.running++
   return new Promise((resolve) => {
-    let deadline: DeadlineError | undefined
     // Whatever the work is waiting on (handlers, store, secret resolver), the answer goes out at the deadline.
     const timer = setTimeout(() => {
       delivery.answered = true
       const event = delivery.event
-      deadline = new DeadlineError(engine.deadlineMs, event?.event_id, event?.event_type)
-      resolve(reject(engine, deadline))
+      const error = new DeadlineError(engine.deadlineMs, event?.event_id, event?.event_type)
+      // The delivery's span ends with its answer; the work's own spans end when it does.
+      scope?.end({ outcome: error.code, status: error.status, error })
+      resolve(reject(engine, error))
     }, engine.deadlineMs)
     // Called once processing finishes, before or after the deadline.
     const settle = (result: WebhookResult) => {
       finished(engine)
-      if (scope) observed(scope, delivery, result.status, deadline)
       if (delivery.answered) return
+      if (scope) observed(scope, delivery, result.status)
       delivery.answered = true
       clearTimeout(timer)
       resolve(result)
@@ -222,19 +221,12 @@ export function createWebhooks<S extends SchemaMap = {}, C extends object = {}>(
   const store: WebhookStore<object> = options.store ?? memoryStore({ logger })
   const eventHandler = createEventHandler(createLog(logger), options.telemetry)
   const secrets = typeof secretOption === 'function' ? undefined : checkSecrets(secretOption)
-  // A resolver's secrets are looked at until one comes padded: warned once.
-  let onResolvedSecrets: ((list: readonly string[]) => void) | undefined = (list) => {
-    const padded = paddedSecret(list)
-    if (padded < 0) return
-    warnPaddedSecret(eventHandler, list, padded)
-    onResolvedSecrets = undefined
-  }
   const engine: Engine = {
     maxBodyBytes,
     secrets,
     secretOption,
     schemas: { ...eventSchemas, ...options.schemas },
-    onResolvedSecrets: secrets ? undefined : (list) => onResolvedSecrets?.(list),
+    onResolvedSecrets: secrets ? undefined : watchSecrets(eventHandler),
     store,
     leaseMs,
     eventHandler,
@@ -250,19 +242,7 @@ export function createWebhooks<S extends SchemaMap = {}, C extends object = {}>(
     runs: new Set(),
     stopped: false,
   }
-  if (!store.extend) {
-    warnOncePerStore(
-      eventHandler,
-      store,
-      'store_without_extend',
-      `the store has no extend(): claims cannot be renewed, so handlers running longer than leaseMs (${leaseMs} ms) may run twice. Add extend() to the store (see "Writing a store").`,
-    )
-  }
-  warnAtStart(eventHandler, store, options.queue)
-  if (secrets) {
-    const padded = paddedSecret(secrets)
-    if (padded >= 0) warnPaddedSecret(eventHandler, secrets, padded)
-  }
+  warnAtStart(eventHandler, { store, queue: options.queue, secrets, leaseMs })
   const warnedTypes = new Set<string>()
   const dispatched = () => finished(engine)
   const deadLetters = deadLetterView(engine, (work) => {

@@ -225,7 +225,7 @@ class Scope implements TelemetryScope {
     return this.span ? inject(this.context) : undefined
   }
 
-  end({ outcome, status, error, lateOutcome }: TelemetryOutcome): void {
+  end({ outcome, status, error }: TelemetryOutcome): void {
     const attributes: Attributes = { 'payhooks.outcome': outcome }
     if (this.eventType !== undefined) attributes['payhooks.event.type'] = this.eventType
     if (status !== undefined) attributes['http.response.status_code'] = status
@@ -240,7 +240,6 @@ class Scope implements TelemetryScope {
     if (!span) return
     span.setAttributes(attributes)
     span.setAttribute('payhooks.duplicate', duplicate)
-    if (lateOutcome !== undefined) span.setAttribute('payhooks.late_outcome', lateOutcome)
     for (const [operation, ms] of Object.entries(this.storeMs)) {
       span.setAttribute(`payhooks.store.${operation}.duration_ms`, ms)
     }

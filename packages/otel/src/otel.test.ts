@@ -213,31 +213,27 @@ describe('openTelemetry(): spans of an inline delivery', () => {
     expect(await count('payhooks.deliveries', { 'payhooks.outcome': 'payload_too_large' })).toBe(before + 1)
   })
 
-  it('ends the span when the work ends, with the deadline answer and what the work ended with', async () => {
+  it('ends the span with the deadline answer, while the handler span goes on until the handler ends', async () => {
     const webhooks = receiver({ deadlineMs: 50 })
     let release!: () => void
     const slow = new Promise<void>((resolve) => {
       release = resolve
     })
-    let started!: () => void
-    const running = new Promise<void>((resolve) => {
-      started = resolve
-    })
-    webhooks.on('transaction_settled', async () => {
-      started()
-      await slow
-    })
-    const answered = await deliver(webhooks, sampleEvent('transaction_settled'))
-    expect(answered.status).toBe(503)
-    await running
-    expect(named('payhooks.receive')).toEqual([])
-    release()
-    await webhooks.close()
-    expect(only('payhooks.receive').attributes).toMatchObject({
+    webhooks.on('transaction_settled', () => slow)
+    expect((await deliver(webhooks, sampleEvent('transaction_settled'))).status).toBe(503)
+    const receive = only('payhooks.receive')
+    expect(receive.attributes).toMatchObject({
       'payhooks.outcome': 'deadline_exceeded',
       'http.response.status_code': 503,
-      'payhooks.late_outcome': 'processed',
+      'error.type': 'deadline_exceeded',
     })
+    expect(receive.status.code).toBe(SpanStatusCode.ERROR)
+    expect(named('payhooks.handler')).toEqual([])
+    release()
+    await webhooks.close()
+    expect(only('payhooks.handler').parentSpanContext?.spanId).toBe(receive.spanContext().spanId)
+    expect(only('payhooks.store.complete').parentSpanContext?.spanId).toBe(receive.spanContext().spanId)
+    expect(named('payhooks.receive')).toHaveLength(1)
   })
 
   it('records a failing store call, and counts it as a store error by operation', async () => {
