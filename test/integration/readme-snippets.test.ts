@@ -13,6 +13,7 @@ const READMES: { file: string; sections?: string[] }[] = [
   { file: 'packages/express/README.md' },
   { file: 'packages/client/README.md' },
   { file: 'packages/postgres/README.md' },
+  { file: 'packages/otel/README.md' },
 ]
 
 interface Snippet {

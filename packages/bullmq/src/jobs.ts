@@ -1,4 +1,5 @@
 import { Buffer } from 'node:buffer'
+import type { QueuedEvent, TraceCarrier } from '@payhooks/core'
 
 /** Default BullMQ queue name of {@link bullmqQueue} and {@link startWorker}. */
 export const DEFAULT_QUEUE_NAME = 'payhooks'
@@ -6,6 +7,21 @@ export const DEFAULT_QUEUE_NAME = 'payhooks'
 export const DEFAULT_QUEUE_PREFIX = 'bull'
 
 const JOB_ID_PREFIX = 'evt-'
+
+/**
+ * Field of a job's data holding the trace context of the delivery that queued it (with `telemetry` on the
+ * receiver), beside the event's own fields; the worker takes it out before the handlers see the event.
+ */
+export const TRACE_FIELD = '_payhooks_trace'
+
+/** A job's data split into the event and the trace context queued with it, if any (a non-object is ignored). */
+export function splitJobData(data: QueuedEvent): { event: QueuedEvent; trace: TraceCarrier | undefined } {
+  if (data === null || typeof data !== 'object' || !(TRACE_FIELD in data)) return { event: data, trace: undefined }
+  const { [TRACE_FIELD]: trace, ...event } = data
+  const valid =
+    typeof trace === 'object' && trace !== null && Object.values(trace).every((value) => typeof value === 'string')
+  return { event: event as QueuedEvent, trace: valid ? (trace as TraceCarrier) : undefined }
+}
 
 /**
  * The BullMQ job id of an event: BullMQ forbids ':' and all-digit custom ids, so the `event_id` is

@@ -1,8 +1,15 @@
-import type { DeadLetter as CoreDeadLetter, QueuedEvent, WebhookError, WebhookQueue, Webhooks } from '@payhooks/core'
+import type {
+  DeadLetter as CoreDeadLetter,
+  EnqueueOptions,
+  QueuedEvent,
+  WebhookError,
+  WebhookQueue,
+  Webhooks,
+} from '@payhooks/core'
 import { connectionDeadline } from '@payhooks/redis/connection'
 import { type Job, type KeepJobs, Queue } from 'bullmq'
 import { closeConnection, connectionErrorReporter, openConnection, type QueueConnection } from './connection.js'
-import { DEFAULT_QUEUE_NAME, DEFAULT_QUEUE_PREFIX, eventIdOf, jobIdFor } from './jobs.js'
+import { DEFAULT_QUEUE_NAME, DEFAULT_QUEUE_PREFIX, eventIdOf, jobIdFor, splitJobData, TRACE_FIELD } from './jobs.js'
 import type { JobRetention } from './types.js'
 import * as check from './validations.js'
 
@@ -86,9 +93,10 @@ export interface BullmqQueue extends WebhookQueue {
   readonly prefix: string
   /**
    * Adds the event as a job whose id derives from its `event_id` (a job that exists already is left
-   * as it is). Rejects within `enqueueTimeoutMs` when Redis is down or slow.
+   * as it is), with the delivery's trace context when the receiver has `telemetry`. Rejects within
+   * `enqueueTimeoutMs` when Redis is down or slow.
    */
-  enqueue(event: QueuedEvent): Promise<void>
+  enqueue(event: QueuedEvent, options?: EnqueueOptions): Promise<void>
   /**
    * Dead letters, newest first.
    *
@@ -142,7 +150,7 @@ function createdAtOf(event: QueuedEvent | undefined): Date | undefined {
 }
 
 function toDeadLetter(job: Job<QueuedEvent>): DeadLetter {
-  const event = job.data
+  const event = job.data && splitJobData(job.data).event
   const failedAt = job.finishedOn ? new Date(job.finishedOn) : undefined
   const parkedAt = failedAt ?? new Date(job.timestamp)
   return {
@@ -233,9 +241,11 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqQueue {
     attach(webhooks) {
       receiver = webhooks
     },
-    enqueue(event) {
+    enqueue(event, enqueueOptions) {
       if (closed) return Promise.reject(new Error(`${caller}: closed`))
-      const add = () => queue.add(event.event_type, event, { jobId: jobIdFor(event.event_id) })
+      const trace = enqueueOptions?.trace
+      const data = trace ? { ...event, [TRACE_FIELD]: trace } : event
+      const add = () => queue.add(event.event_type, data, { jobId: jobIdFor(event.event_id) })
       return enqueueDeadline.call(add, 'Redis did not take the job').then(() => {})
     },
     async deadLetters({ offset = 0, limit = 100 } = {}) {

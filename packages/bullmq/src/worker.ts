@@ -8,7 +8,7 @@ import {
 } from '@payhooks/core'
 import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq'
 import { closeConnection, connectionErrorReporter, openConnection, type QueueConnection } from './connection.js'
-import { DEFAULT_QUEUE_NAME, DEFAULT_QUEUE_PREFIX, eventIdOf } from './jobs.js'
+import { DEFAULT_QUEUE_NAME, DEFAULT_QUEUE_PREFIX, eventIdOf, splitJobData } from './jobs.js'
 import * as check from './validations.js'
 
 /** Options of {@link startWorker}. */
@@ -104,11 +104,12 @@ export function startWorker(
   let closing = false
 
   async function processJob(job: Job<QueuedEvent>, token?: string): Promise<DispatchOutcome['status']> {
-    const event = job.data
-    if (!isQueuedEvent(event)) throw new UnrecoverableError('job data is not a payhooks event')
+    if (!isQueuedEvent(job.data)) throw new UnrecoverableError('job data is not a payhooks event')
+    const { event, trace } = splitJobData(job.data)
     let outcome: DispatchOutcome
     try {
-      outcome = await webhooks.dispatch(event)
+      // The trace context queued with the event lets the receiver's telemetry link this run to its delivery.
+      outcome = await (trace ? webhooks.dispatch(event, { trace }) : webhooks.dispatch(event))
     } catch (error) {
       report(error instanceof WebhookError ? error : new InternalError(error, event))
       throw error

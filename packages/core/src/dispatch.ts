@@ -1,6 +1,7 @@
-import { ClosingError, HandlerError, StoreError } from './errors.js'
+import { ClosingError, HandlerError, InternalError, StoreError, WebhookError } from './errors.js'
 import { type EventHandler, report, runHandlers } from './event-handler/index.js'
 import type { ClaimResult, TransactionOutcome, WebhookStore } from './store.js'
+import type { TelemetryScope } from './telemetry.js'
 import { isThenable } from './thenable.js'
 import type { DispatchOutcome, QueuedEvent } from './types.js'
 
@@ -26,9 +27,11 @@ export interface DispatchState {
   stopped: boolean
 }
 
-/** Whether the answer already went out (deadline overrun), so a later failure says so. */
+/** Whether the answer already went out (deadline overrun), so a later failure says so; and who observes it. */
 export interface Attempt {
   answered: boolean
+  /** Telemetry of this delivery or dispatch: store calls and handlers run through it. */
+  scope?: TelemetryScope | undefined
 }
 
 /** Stops renewing a claim; idempotent. */
@@ -46,15 +49,16 @@ interface Lease {
 export async function dispatch(state: DispatchState, event: QueuedEvent, attempt: Attempt): Promise<DispatchOutcome> {
   const { event_id: eventId, event_type: eventType } = event
   const { store, leaseMs } = state
+  const scope = attempt.scope
   let claim: ClaimResult
   const claimedAt = Date.now()
   try {
     if (!state.initialized) {
-      state.storeReady ??= Promise.resolve(store.init?.())
+      state.storeReady ??= Promise.resolve(scope ? scope.store('init', () => store.init?.()) : store.init?.())
       await state.storeReady
       state.initialized = true
     }
-    const pending = store.claim(eventId, leaseMs)
+    const pending = scope ? scope.store('claim', () => store.claim(eventId, leaseMs)) : store.claim(eventId, leaseMs)
     claim = isThenable(pending) ? await pending : pending
   } catch (cause) {
     state.storeReady = undefined // a failed init is tried again by the next delivery
@@ -64,11 +68,11 @@ export async function dispatch(state: DispatchState, event: QueuedEvent, attempt
   if (claim.status === 'processing') return { status: 'in_progress', retryAfterMs: claim.retryAfterMs }
   const run: Run = { eventId, eventType, token: claim.token, controller: new AbortController() }
   if (state.stopped) {
-    await releaseClaim(state, run)
+    await releaseClaim(state, run, scope)
     throw new ClosingError()
   }
   state.runs.add(run)
-  const lease = holdLease(state, run, claimedAt)
+  const lease = holdLease(state, run, claimedAt, scope)
   try {
     return store.transaction
       ? await runInTransaction(state, event, run, lease, attempt)
@@ -87,14 +91,18 @@ async function runThenComplete(
   attempt: Attempt,
 ): Promise<DispatchOutcome> {
   const { eventId, eventType, token } = run
-  const errors = await runHandlers(state.eventHandler, event, { signal: run.controller.signal })
+  const { store } = state
+  const scope = attempt.scope
+  const errors = await runHandlers(state.eventHandler, event, { signal: run.controller.signal }, scope)
   lease.stop()
   if (errors.length > 0) {
-    await releaseClaim(state, run)
+    await releaseClaim(state, run, scope)
     throw new HandlerError(eventId, eventType, errors, attempt.answered)
   }
   try {
-    let completed = state.store.complete(eventId, token)
+    let completed = scope
+      ? scope.store('complete', () => store.complete(eventId, token))
+      : store.complete(eventId, token)
     if (isThenable(completed)) completed = await completed
     if (!completed) {
       const lost = new Error(
@@ -118,26 +126,34 @@ async function runInTransaction(
   attempt: Attempt,
 ): Promise<DispatchOutcome> {
   const { eventId, eventType, token } = run
+  const scope = attempt.scope
   let errors: unknown[] | undefined
   let outcome: TransactionOutcome
+  const work = async (context: object) => {
+    errors = await runHandlers(
+      state.eventHandler,
+      event,
+      Object.assign(context, { signal: run.controller.signal }),
+      scope,
+    )
+    // The marker is written next, in the transaction: renewing now would only wait on its row lock.
+    lease.stop()
+    return errors.length === 0
+  }
   try {
-    outcome = await state.store.transaction!(eventId, token, async (context) => {
-      errors = await runHandlers(state.eventHandler, event, Object.assign(context, { signal: run.controller.signal }))
-      // The marker is written next, in the transaction: renewing now would only wait on its row lock.
-      lease.stop()
-      return errors.length === 0
-    })
+    const transaction = () => state.store.transaction!(eventId, token, work)
+    outcome = await (scope ? scope.store('transaction', transaction) : transaction())
   } catch (cause) {
     // Rolled back, or the commit's outcome is unknown: releasing never touches a done marker, so either way
     // the retry finds the truth.
     lease.stop()
-    await releaseClaim(state, run)
+    await releaseClaim(state, run, scope)
     if (errors !== undefined && errors.length > 0) throw new HandlerError(eventId, eventType, errors, attempt.answered)
     throw new StoreError('transaction', cause, eventId, eventType)
   }
   if (outcome === 'committed') return { status: 'processed' }
   if (outcome === 'rolled_back') {
-    await releaseClaim(state, run)
+    await releaseClaim(state, run, scope)
     throw new HandlerError(eventId, eventType, errors ?? [], attempt.answered)
   }
   const lost = new Error(
@@ -146,10 +162,24 @@ async function runInTransaction(
   throw new StoreError('complete', lost, eventId, eventType)
 }
 
+/** Ends a dispatch's telemetry scope with what the dispatch resolved or rejected with. */
+export function observeDispatch(scope: TelemetryScope, result: Promise<DispatchOutcome>, event: QueuedEvent): void {
+  result.then(
+    (done) => scope.end({ outcome: done.status }),
+    (error: unknown) => {
+      const failure = error instanceof WebhookError ? error : new InternalError(error, event)
+      scope.end({ outcome: failure.code, error: failure })
+    },
+  )
+}
+
 /** Releases the run's claim; a failure is reported (the lease then ends on its own). */
-export async function releaseClaim(state: DispatchState, run: Run): Promise<void> {
+export async function releaseClaim(state: DispatchState, run: Run, scope?: TelemetryScope): Promise<void> {
+  const { store } = state
   try {
-    const released = state.store.release(run.eventId, run.token)
+    const released = scope
+      ? scope.store('release', () => store.release(run.eventId, run.token))
+      : store.release(run.eventId, run.token)
     if (isThenable(released)) await released
   } catch (cause) {
     report(state.eventHandler, new StoreError('release', cause, run.eventId, run.eventType))
@@ -162,7 +192,7 @@ export async function releaseClaim(state: DispatchState, run: Run): Promise<void
  * renewal hangs until the lease has a sixth left, the handlers' signal is aborted with the {@link StoreError}
  * (also reported). A store without `extend` cannot renew: the signal is aborted when the lease runs out.
  */
-function holdLease(state: DispatchState, run: Run, claimedAt: number): Lease {
+function holdLease(state: DispatchState, run: Run, claimedAt: number, scope: TelemetryScope | undefined): Lease {
   const { store, leaseMs, eventHandler } = state
   const { eventId, eventType, token, controller } = run
   let timer: ReturnType<typeof setTimeout> | undefined
@@ -196,7 +226,9 @@ function holdLease(state: DispatchState, run: Run, claimedAt: number): Lease {
       timer = undefined
       const startedAt = Date.now()
       try {
-        let renewed = extend(eventId, token, leaseMs)
+        let renewed = scope
+          ? scope.store('extend', () => extend(eventId, token, leaseMs))
+          : extend(eventId, token, leaseMs)
         if (isThenable(renewed)) renewed = await renewed
         if (stopped) return
         if (!renewed) return lose(new Error('claim lost: its lease ran out and another delivery took it'))

@@ -142,7 +142,13 @@ export class DeadlineError extends WebhookError {
 /** 503: the dedupe store failed. Nothing is acknowledged that could not be recorded. */
 export class StoreError extends WebhookError {
   override name = 'StoreError'
-  constructor(operation: string, cause: unknown, eventId?: string, eventType?: string) {
+  constructor(
+    /** What failed: `claim`, `complete`, `enqueue`, `dead-letter park`... */
+    readonly operation: string,
+    cause: unknown,
+    eventId?: string,
+    eventType?: string,
+  ) {
     const detail = cause instanceof Error ? cause.message : String(cause)
     super(
       'store_unavailable',

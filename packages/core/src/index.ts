@@ -35,6 +35,7 @@ export {
   WebhookError,
   type WebhookErrorCode,
 } from './errors.js'
+export type { LogFields, Logger } from './log.js'
 export { type InProcessQueue, type InProcessQueueOptions, inProcessQueue } from './queue.js'
 export {
   type BuiltInSchemas,
@@ -64,9 +65,20 @@ export {
   type WebhookStore,
 } from './store.js'
 export type {
+  HandlerRun,
+  StoreOperation,
+  Telemetry,
+  TelemetryEvent,
+  TelemetryOutcome,
+  TelemetryScope,
+  TraceCarrier,
+} from './telemetry.js'
+export type {
   AnyEvent,
   CloseOptions,
+  DispatchOptions,
   DispatchOutcome,
+  EnqueueOptions,
   EventFor,
   EventMap,
   Handler,

@@ -1,4 +1,5 @@
 import { InternalError, WebhookError } from './errors.js'
+import type { TraceCarrier } from './telemetry.js'
 import type { QueuedEvent, WebhookQueue, Webhooks } from './types.js'
 import { nonNegativeInteger, nonNegativeNumber, positiveInteger } from './validations.js'
 
@@ -41,8 +42,18 @@ export interface InProcessQueue extends WebhookQueue {
   close(): Promise<void>
 }
 
+/** Queues made by {@link inProcessQueue}: with a `memoryStore` they are the consistent one-process set-up. */
+const inProcessQueues = new WeakSet<object>()
+
+/** Whether `queue` was made by {@link inProcessQueue}. */
+export function isInProcessQueue(queue: object): boolean {
+  return inProcessQueues.has(queue)
+}
+
 interface Entry {
   event: QueuedEvent
+  /** Trace context of the delivery that enqueued it, handed to its dispatch. */
+  trace: TraceCarrier | undefined
   /** Failed runs so far. */
   failures: number
   timer?: ReturnType<typeof setTimeout>
@@ -109,7 +120,9 @@ export function inProcessQueue(options: InProcessQueueOptions = {}): InProcessQu
     running++
     let retryInMs: number | undefined
     try {
-      const outcome = await (receiver as NonNullable<typeof receiver>).dispatch(entry.event)
+      const target = receiver as NonNullable<typeof receiver>
+      const { event, trace } = entry
+      const outcome = await (trace ? target.dispatch(event, { trace }) : target.dispatch(event))
       // Another process holds the claim (shared store): look again when its lease ends.
       if (outcome.status === 'in_progress') retryInMs = outcome.retryAfterMs ?? backoffMs
     } catch (error) {
@@ -135,7 +148,7 @@ export function inProcessQueue(options: InProcessQueueOptions = {}): InProcessQu
     return idle.promise
   }
 
-  return {
+  const queue: InProcessQueue = {
     get pending() {
       return pending.size
     },
@@ -145,12 +158,12 @@ export function inProcessQueue(options: InProcessQueueOptions = {}): InProcessQu
       }
       receiver = webhooks
     },
-    async enqueue(event) {
+    async enqueue(event, options) {
       if (!receiver) throw new Error('inProcessQueue: not attached; pass it to createWebhooks({ queue })')
       if (closed) throw new Error('inProcessQueue: closed')
       if (pending.has(event.event_id)) return
       if (pending.size >= maxPending) throw new Error(`inProcessQueue: full (${maxPending} events pending)`)
-      const entry: Entry = { event, failures: 0 }
+      const entry: Entry = { event, trace: options?.trace, failures: 0 }
       pending.set(event.event_id, entry)
       ready.push(entry)
       schedule()
@@ -169,4 +182,6 @@ export function inProcessQueue(options: InProcessQueueOptions = {}): InProcessQu
       await drain()
     },
   }
+  inProcessQueues.add(queue)
+  return queue
 }

@@ -1,3 +1,4 @@
+import { createLog, type Logger } from './log.js'
 import { check, inRange } from './validations.js'
 
 /** Outcome of {@link WebhookStore.claim}. */
@@ -101,11 +102,12 @@ export interface MemoryStoreOptions {
   maxEntries?: number
   /**
    * Told once (with `warn`, else `error`) when done markers are forgotten before their retention ends:
-   * `maxEntries` is then too small for the traffic, and a retry of such an event would run it again.
+   * `maxEntries` is then too small for the traffic, and a retry of such an event would run it again. A logger
+   * with `info` (console, pino) gets `(fields, message)`, one without the message alone.
    * `createWebhooks` passes its own `logger` to the store it makes by default.
-   * @default console
+   * @default one line on the console
    */
-  logger?: { warn?(message: string): void; error(message: string): void }
+  logger?: Logger
   /** Clock, for tests. @default Date.now */
   now?: () => number
 }
@@ -122,6 +124,14 @@ interface Claim {
 // Tokens never leave the process, so a counter is unique enough and far cheaper than random bytes.
 let tokenCounter = 0
 
+/** Stores made by {@link memoryStore}, so `createWebhooks` can warn about one used where it cannot dedupe. */
+const memoryStores = new WeakSet<object>()
+
+/** Whether `store` was made by {@link memoryStore}. */
+export function isMemoryStore(store: object): boolean {
+  return memoryStores.has(store)
+}
+
 /**
  * The embedded dedupe store: one process, bounded memory, O(1) per operation (amortized). Use
  * `@payhooks/redis` or `@payhooks/postgres` when several processes receive the same subscription's events.
@@ -133,7 +143,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   const retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS
   const maxEntries = options.maxEntries ?? 100_000
   const now = options.now ?? Date.now
-  const logger = options.logger ?? console
+  const log = createLog(options.logger)
   check(retentionMs >= RETRY_WINDOW_MS, 'memoryStore', 'retentionMs', 'cover the 72-hour retry window')
   inRange(maxEntries, 'memoryStore', 'maxEntries', { min: 1 })
   // Claims in progress live apart from done markers and are never evicted: forgetting one would let a
@@ -186,9 +196,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     if (young.size >= generationSize) {
       if (old.size > 0 && oldNewest > at && !warned) {
         warned = true
-        const warn = logger.warn ?? logger.error
-        warn.call(
-          logger,
+        log.warn(
+          { code: 'memory_store_full', max_entries: maxEntries },
           `[payhooks] memoryStore: maxEntries (${maxEntries}) reached, so done markers were forgotten before their retention ended; a retry of those events would run their handlers again. Raise maxEntries or use a shared store.`,
         )
       }
@@ -200,7 +209,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     young.set(eventId, youngNewest)
   }
 
-  return {
+  const store: MemoryStore = {
     get size() {
       return claims.size + young.size + old.size
     },
@@ -234,4 +243,6 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       return true
     },
   }
+  memoryStores.add(store)
+  return store
 }

@@ -1,8 +1,10 @@
 import type { RawBody } from './crypto/crypto-provider.js'
 import type { DeadLetterFilter, DeadLetterStore, DeadLetters, ReplayOutcome } from './dead-letters/types.js'
 import type { WebhookError } from './errors.js'
+import type { Logger } from './log.js'
 import type { BuiltInSchemas, EventsOf, SchemaMap, UnknownEvent } from './schemas.js'
 import type { WebhookStore } from './store.js'
+import type { Telemetry, TraceCarrier } from './telemetry.js'
 
 /** Looks up a request header by lower-case name. */
 export type HeaderLookup = (name: string) => string | null | undefined
@@ -86,11 +88,42 @@ export interface WebhooksOptions<S extends SchemaMap = {}, C extends object = {}
    */
   deadLetters?: DeadLetterStore
   /**
-   * Where failures go when no `onError` listener is registered: one line each. Warnings (a store
-   * without `extend`, a default `memoryStore` too small for the traffic) go to `warn`, else `error`.
-   * @default console
+   * Where failures go when no `onError` listener is registered, and warnings (likely mistakes, each logged once:
+   * see "Logging" in the README) always, to `warn`, else `error`. A logger with `info`, such as `console` or pino,
+   * is called `error(fields, message)`: structured fields (`code`, `status`, `event_id`, `event_type`), never a
+   * secret or a body. One with only `error` (and `warn`) gets one line.
+   *
+   * @example
+   * import pino from 'pino'
+   * const webhooks = createWebhooks({ secret, logger: pino() })
+   * @default one readable line each on the console (`console.error`, `console.warn`)
    */
-  logger?: { error(message: string): void; warn?(message: string): void }
+  logger?: Logger
+  /**
+   * Traces and metrics: `openTelemetry()` of `@payhooks/otel`. Without it the receiver measures nothing and pays
+   * nothing.
+   *
+   * @example
+   * import { openTelemetry } from '@payhooks/otel'
+   * const webhooks = createWebhooks({ secret, telemetry: openTelemetry() })
+   * @default none
+   */
+  telemetry?: Telemetry
+}
+
+/** The second argument of {@link WebhookQueue.enqueue}. */
+export interface EnqueueOptions {
+  /**
+   * Trace context of the delivery (with `telemetry` set): keep it with the event and pass it back to
+   * {@link Webhooks.dispatch}, so the worker's trace links to the delivery's.
+   */
+  trace?: TraceCarrier
+}
+
+/** The second argument of {@link Webhooks.dispatch}. */
+export interface DispatchOptions {
+  /** The trace context the queue was given with the event ({@link EnqueueOptions.trace}). */
+  trace?: TraceCarrier
 }
 
 /** A verified event as it travels through a queue: the parsed message. */
@@ -106,7 +139,7 @@ export interface QueuedEvent {
  * in which case the delivery is answered 503 and the service retries.
  */
 export interface WebhookQueue {
-  enqueue(event: QueuedEvent): Promise<void>
+  enqueue(event: QueuedEvent, options?: EnqueueOptions): Promise<void>
   /**
    * Called once by {@link createWebhooks} with the receiver, so an in-process queue can run
    * `receiver.dispatch` itself and report failures with `receiver.report`.
@@ -215,9 +248,12 @@ export interface Webhooks<E, C extends object = {}> {
    * Runs the handlers of an already verified event under the store's claim, as the inline mode does:
    * for queue workers. Resolves with what happened; rejects with {@link HandlerError} (claim released),
    * {@link StoreError}, or {@link ClosingError} once {@link Webhooks.close} was called. Errors are not
-   * reported to `onError`: the caller decides.
+   * reported to `onError`: the caller decides. Pass the `trace` the queue was given with the event, if any.
+   *
+   * @example
+   * const outcome = await webhooks.dispatch(job.event, { trace: job.trace })
    */
-  dispatch(event: QueuedEvent): Promise<DispatchOutcome>
+  dispatch(event: QueuedEvent, options?: DispatchOptions): Promise<DispatchOutcome>
   /**
    * The letters of the `deadLetters` store: list, get, replay. Its methods reject when no store was configured,
    * and with {@link ClosingError} once {@link Webhooks.close} was called.

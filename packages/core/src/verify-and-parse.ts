@@ -27,6 +27,8 @@ export interface VerifyState {
   readonly maxEventAgeMs: number
   /** Furthest `created_at` accepted ahead of the clock; `Infinity` when not checked. */
   readonly maxClockSkewMs: number
+  /** Sees each secret resolver's answer (the receiver warns once about a secret with whitespace around it). */
+  readonly onResolvedSecrets?: (secrets: readonly string[]) => void
 }
 
 /** A verified, parsed event, or why the delivery is refused. */
@@ -126,6 +128,11 @@ export function verifyAndParse(state: VerifyState, delivery: RawDelivery, body: 
   }
   if (state.secrets) return match(state, body, signature, state.secrets)
   const resolved = (state.secretOption as SecretResolver)(delivery)
-  if (!isThenable(resolved)) return match(state, body, signature, checkSecrets(resolved))
-  return Promise.resolve(resolved).then((secrets) => match(state, body, signature, checkSecrets(secrets)))
+  const checked = (secrets: string | readonly string[]) => {
+    const list = checkSecrets(secrets)
+    state.onResolvedSecrets?.(list)
+    return list
+  }
+  if (!isThenable(resolved)) return match(state, body, signature, checked(resolved))
+  return Promise.resolve(resolved).then((secrets) => match(state, body, signature, checked(secrets)))
 }

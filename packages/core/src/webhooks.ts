@@ -1,6 +1,6 @@
 import { errorAnswer, inProgress, ok } from './answers.js'
 import { checkDeadLetterStore, deadLetterView, onLastTries, type ParkState, park } from './dead-letters/index.js'
-import { type Attempt, type DispatchState, dispatch, releaseClaim } from './dispatch.js'
+import { type Attempt, type DispatchState, dispatch, observeDispatch, releaseClaim } from './dispatch.js'
 import {
   BodyTimeoutError,
   ClosingError,
@@ -11,10 +11,12 @@ import {
   StoreError,
   WebhookError,
 } from './errors.js'
-import { createEventHandler, on, onAny, onError, report, warn } from './event-handler/index.js'
+import { createEventHandler, on, onAny, onError, report } from './event-handler/index.js'
+import { createLog } from './log.js'
 import { eventSchemas, type SchemaMap } from './schemas.js'
 import type { RawBody } from './signature.js'
 import { DEFAULT_RETENTION_MS, memoryStore, type WebhookStore } from './store.js'
+import type { TelemetryScope } from './telemetry.js'
 import { isThenable } from './thenable.js'
 import type {
   CloseOptions,
@@ -30,6 +32,7 @@ import type {
 } from './types.js'
 import { check, inRange, nonNegativeNumber } from './validations.js'
 import { checkSecrets, type VerifyState, verifyAndParse } from './verify-and-parse.js'
+import { warnAtStart, warnUnknownType, watchSecrets } from './warnings.js'
 import { receiveWebRequest } from './web.js'
 
 /** One receiver's state, shared by verify-and-parse, dispatch, the deadline and `close`. */
@@ -44,13 +47,18 @@ interface Engine extends VerifyState, DispatchState, ParkState {
   idle: (() => void) | undefined
 }
 
-/** A delivery under way: whether it was answered (the deadline may come first) and the event, once parsed. */
+/**
+ * A delivery under way: whether it was answered (the deadline may come first), the event once parsed, and for
+ * telemetry how it ended: `outcome` when it succeeded, `error` when it failed (or was parked).
+ */
 interface Delivery extends Attempt {
   event: QueuedEvent | undefined
   /** True while the body is still arriving. */
   reading: boolean
   /** True once the deadline passed during the read: the delivery is over, whenever the read settles. */
   timedOut: boolean
+  outcome: 'processed' | 'duplicate' | 'queued' | 'parked' | 'in_progress' | undefined
+  error: WebhookError | undefined
 }
 
 /** What `processDelivery` resolves with once the deadline answered first: never sent. */
@@ -63,6 +71,23 @@ const RETRY_WINDOW_MS = 72 * 60 * 60 * 1000
 function reject(engine: Engine, error: WebhookError): WebhookResult {
   report(engine.eventHandler, error)
   return errorAnswer(error)
+}
+
+/** Records a parked event's answer: 200 once a durable store holds it. */
+function parked(delivery: Delivery, result: WebhookResult): WebhookResult {
+  if (result.status === 200) delivery.outcome = 'parked'
+  return result
+}
+
+/** An answer refused before any work (closing, or an adapter's `reject`): its own telemetry scope, when observed. */
+function refuse(engine: Engine, error: WebhookError): WebhookResult {
+  engine.eventHandler.telemetry?.receive()?.end({ outcome: error.code, status: error.status, error })
+  return reject(engine, error)
+}
+
+/** Ends the delivery's telemetry scope with its answer, once its work settled before the deadline. */
+function observed(scope: TelemetryScope, delivery: Delivery, status: number) {
+  scope.end({ outcome: delivery.outcome ?? delivery.error?.code ?? 'internal_error', status, error: delivery.error })
 }
 
 function finished(engine: Engine): void {
@@ -85,21 +110,29 @@ async function processDelivery(engine: Engine, raw: RawDelivery, delivery: Deliv
     delivery.reading = false
     if (delivery.answered) return UNSENT
   }
-  let verified = verifyAndParse(engine, raw, body as RawBody)
+  const received = { body: body as RawBody, getHeader: raw.getHeader }
+  let verified = verifyAndParse(engine, raw, received.body)
   if (verified instanceof Promise) verified = await verified
+  const scope = delivery.scope
   if (verified instanceof WebhookError) {
+    delivery.error = verified
     return engine.deadLetters && verified instanceof SchemaError
-      ? park(engine, { body: body as RawBody, getHeader: raw.getHeader }, verified)
+      ? parked(delivery, await park(engine, received, verified, undefined, scope))
       : reject(engine, verified)
   }
   const event = verified as QueuedEvent
   delivery.event = event
+  scope?.event(event)
   if (engine.queue) {
+    const queue = engine.queue
     try {
-      await engine.queue.enqueue(event)
+      await (scope
+        ? scope.store('enqueue', () => queue.enqueue(event, { trace: scope.carrier() }))
+        : queue.enqueue(event))
     } catch (cause) {
       throw new StoreError('enqueue', cause, event.event_id, event.event_type)
     }
+    delivery.outcome = 'queued'
     return ok(event.event_id, 'queued')
   }
   let outcome: DispatchOutcome
@@ -107,10 +140,13 @@ async function processDelivery(engine: Engine, raw: RawDelivery, delivery: Deliv
     outcome = await dispatch(engine, event, delivery)
   } catch (error) {
     // Signed over 71 hours ago: the service's last tries, after which the event would be gone.
-    if (engine.deadLetters && error instanceof HandlerError && onLastTries(event))
-      return park(engine, { body: body as RawBody, getHeader: raw.getHeader }, error, event)
+    if (engine.deadLetters && error instanceof HandlerError && onLastTries(event)) {
+      delivery.error = error
+      return parked(delivery, await park(engine, received, error, event, scope))
+    }
     throw error
   }
+  delivery.outcome = outcome.status
   if (outcome.status !== 'in_progress') return ok(event.event_id, outcome.status)
   return inProgress(event.event_id, outcome.retryAfterMs)
 }
@@ -126,9 +162,18 @@ function receive(engine: Engine, raw: RawDelivery): Promise<WebhookResult> {
       raw.stopReading?.()
       body.then(undefined, ignore)
     }
-    return Promise.resolve(reject(engine, new ClosingError()))
+    return Promise.resolve(refuse(engine, new ClosingError()))
   }
-  const delivery: Delivery = { answered: false, event: undefined, reading: false, timedOut: false }
+  const scope = engine.eventHandler.telemetry?.receive()
+  const delivery: Delivery = {
+    answered: false,
+    scope,
+    event: undefined,
+    reading: false,
+    timedOut: false,
+    outcome: undefined,
+    error: undefined,
+  }
   engine.running++
   return new Promise((resolve) => {
     // Whatever the work is waiting on (the body, handlers, store, secret resolver), the answer goes out at the deadline.
@@ -139,24 +184,31 @@ function receive(engine: Engine, raw: RawDelivery): Promise<WebhookResult> {
         delivery.timedOut = true
         finished(engine)
         raw.stopReading?.()
-        resolve(reject(engine, new BodyTimeoutError(engine.deadlineMs)))
+        const error = new BodyTimeoutError(engine.deadlineMs)
+        scope?.end({ outcome: error.code, status: error.status, error })
+        resolve(reject(engine, error))
         return
       }
       const event = delivery.event
-      resolve(reject(engine, new DeadlineError(engine.deadlineMs, event?.event_id, event?.event_type)))
+      const error = new DeadlineError(engine.deadlineMs, event?.event_id, event?.event_type)
+      // The delivery's span ends with its answer; the work's own spans end when it does.
+      scope?.end({ outcome: error.code, status: error.status, error })
+      resolve(reject(engine, error))
     }, engine.deadlineMs)
     // Called once processing finishes, before or after the deadline.
     const settle = (result: WebhookResult) => {
       if (delivery.timedOut) return
       finished(engine)
       if (delivery.answered) return
+      if (scope) observed(scope, delivery, result.status)
       delivery.answered = true
       clearTimeout(timer)
       resolve(result)
     }
     processDelivery(engine, raw, delivery).then(settle, (error: unknown) => {
       if (delivery.timedOut) return
-      settle(reject(engine, error instanceof WebhookError ? error : new InternalError(error, delivery.event)))
+      delivery.error = error instanceof WebhookError ? error : new InternalError(error, delivery.event)
+      settle(reject(engine, delivery.error))
     })
   })
 }
@@ -194,9 +246,6 @@ async function shutDown(engine: Engine, timeoutMs: number): Promise<void> {
   }
 }
 
-/** Stores already warned about lacking `extend`, so a store shared by several receivers warns once. */
-const warnedStores = new WeakSet<object>()
-
 /**
  * Creates a webhook receiver for the payment service. Handlers get the event and a context: `signal`, plus
  * what the store adds (`db` with `@payhooks/postgres`), typed from the `store` option.
@@ -233,18 +282,21 @@ export function createWebhooks<S extends SchemaMap = {}, C extends object = {}>(
   )
   const maxClockSkewMs = inRange(options.maxClockSkewMs ?? 300_000, where, 'maxClockSkewMs', { min: 0 })
   const secretOption = options.secret
-  const logger = options.logger ?? console
+  const logger = options.logger
   const store: WebhookStore<object> = options.store ?? memoryStore({ logger })
+  const eventHandler = createEventHandler(createLog(logger), options.telemetry)
+  const secrets = typeof secretOption === 'function' ? undefined : checkSecrets(secretOption)
   const engine: Engine = {
     maxBodyBytes,
-    secrets: typeof secretOption === 'function' ? undefined : checkSecrets(secretOption),
+    secrets,
     secretOption,
     schemas: { ...eventSchemas, ...options.schemas },
     maxEventAgeMs,
     maxClockSkewMs,
+    onResolvedSecrets: secrets ? undefined : watchSecrets(eventHandler),
     store,
     leaseMs,
-    eventHandler: createEventHandler(logger),
+    eventHandler,
     storeReady: undefined,
     initialized: !store.init,
     queue: options.queue,
@@ -257,13 +309,8 @@ export function createWebhooks<S extends SchemaMap = {}, C extends object = {}>(
     runs: new Set(),
     stopped: false,
   }
-  if (!store.extend && !warnedStores.has(store)) {
-    warnedStores.add(store)
-    warn(
-      engine.eventHandler,
-      `the store has no extend(): claims cannot be renewed, so handlers running longer than leaseMs (${leaseMs} ms) may run twice. Add extend() to the store (see "Writing a store").`,
-    )
-  }
+  warnAtStart(eventHandler, { store, queue: options.queue, secrets, leaseMs })
+  const warnedTypes = new Set<string>()
   const dispatched = () => finished(engine)
   const deadLetters = deadLetterView(engine, (work) => {
     if (engine.closing) return Promise.reject(new ClosingError())
@@ -275,6 +322,7 @@ export function createWebhooks<S extends SchemaMap = {}, C extends object = {}>(
 
   const webhooks: Webhooks<EventMap<S>, C> = {
     on(type, handler) {
+      warnUnknownType(eventHandler, engine.schemas, type, warnedTypes)
       on(engine.eventHandler, type, handler as Handler<never, never>)
       return this
     },
@@ -288,18 +336,21 @@ export function createWebhooks<S extends SchemaMap = {}, C extends object = {}>(
     },
     receive: (raw) => receive(engine, raw),
     handle: (request) => receiveWebRequest(webhooks, request),
-    dispatch(event) {
+    dispatch(event, dispatchOptions) {
       if (engine.closing) return Promise.reject(new ClosingError())
       engine.running++
-      const outcome = dispatch(engine, event, { answered: true })
+      const telemetry = eventHandler.telemetry
+      const scope = telemetry?.dispatch(event, { source: 'queue', trace: dispatchOptions?.trace })
+      const outcome = dispatch(engine, event, { answered: true, scope })
       outcome.then(dispatched, dispatched)
+      if (scope) observeDispatch(scope, outcome, event)
       return outcome
     },
     deadLetters,
     replay: deadLetters.replay,
     replayAll: deadLetters.replayAll,
     report: (error) => report(engine.eventHandler, error),
-    reject: (error) => reject(engine, error),
+    reject: (error) => refuse(engine, error),
     close(closeOptions: CloseOptions = {}) {
       if (engine.closing) return engine.closing
       try {

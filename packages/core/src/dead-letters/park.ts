@@ -2,6 +2,7 @@ import { errorAnswer, ok } from '../answers.js'
 import { type HandlerError, type SchemaError, StoreError } from '../errors.js'
 import { type EventHandler, report } from '../event-handler/index.js'
 import { type RawBody, SIGNATURE_HEADER } from '../signature.js'
+import type { TelemetryScope } from '../telemetry.js'
 import { isThenable } from '../thenable.js'
 import type { QueuedEvent, RawDelivery, WebhookResult } from '../types.js'
 import { check } from '../validations.js'
@@ -110,12 +111,16 @@ export async function park(
   raw: Received,
   error: SchemaError | HandlerError,
   event?: QueuedEvent,
+  scope?: TelemetryScope,
 ): Promise<WebhookResult> {
   report(state.eventHandler, error)
   try {
     const store = await readyDeadLetters(state)
-    const parked = store.park(parkedEvent(raw, error, event))
+    const letter = parkedEvent(raw, error, event)
+    const parked = scope ? scope.store('park', () => store.park(letter)) : store.park(letter)
     if (isThenable(parked)) await parked
+    const { eventId, eventType, code } = letter
+    state.eventHandler.telemetry?.parked?.({ eventId, eventType, code, durable: store.durable })
     return store.durable ? ok(error.eventId as string, 'parked') : errorAnswer(error)
   } catch (cause) {
     const failure =

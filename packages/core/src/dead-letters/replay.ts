@@ -1,4 +1,4 @@
-import { type DispatchState, dispatch } from '../dispatch.js'
+import { type DispatchState, dispatch, observeDispatch } from '../dispatch.js'
 import { InternalError, PayloadError, StoreError, WebhookError } from '../errors.js'
 import { report } from '../event-handler/index.js'
 import { isThenable } from '../thenable.js'
@@ -49,7 +49,10 @@ async function replayLetter(state: ReplayState, store: DeadLetterStore, letter: 
   }
   let outcome: Awaited<ReturnType<typeof dispatch>>
   try {
-    outcome = await dispatch(state, verified, { answered: true })
+    const scope = state.eventHandler.telemetry?.dispatch(verified, { source: 'replay' })
+    const dispatching = dispatch(state, verified, { answered: true, scope })
+    if (scope) observeDispatch(scope, dispatching, verified)
+    outcome = await dispatching
   } catch (error) {
     return failed(error instanceof WebhookError ? error : new InternalError(error, verified))
   }

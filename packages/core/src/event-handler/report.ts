@@ -1,24 +1,29 @@
 import type { WebhookError } from '../errors.js'
+import { errorFields, type LogFields, logMessage } from '../log.js'
 import type { EventHandler } from './state.js'
 
-/** Hands `error` to every `onError` listener, or logs it in one line when there is none. A throwing listener is logged. */
+/**
+ * Hands `error` to every `onError` listener, or logs it (one line, or structured fields) when there is none. A
+ * throwing listener is logged. Telemetry counts it either way.
+ */
 export function report(state: EventHandler, error: WebhookError): void {
-  const { errorListeners, logger } = state
+  state.telemetry?.failure?.(error)
+  const { errorListeners, log } = state
   if (errorListeners.length === 0) {
-    logger.error(`[payhooks] ${error.status} ${error.code}: ${error.message}`)
+    log.error(errorFields(error), `[payhooks] ${error.status} ${error.code}: ${logMessage(error)}`)
     return
   }
   for (const listener of errorListeners) {
     try {
       listener(error)
     } catch (listenerError) {
-      logger.error(`[payhooks] onError listener threw: ${String(listenerError).split('\n')[0]}`)
+      const fields = { ...errorFields(error), code: 'on_error_listener_threw', error_code: error.code }
+      log.error(fields, `[payhooks] onError listener threw: ${String(listenerError).split('\n')[0]}`)
     }
   }
 }
 
-/** Logs a one-line warning (`logger.warn`, else `logger.error`); warnings do not go to `onError`. */
-export function warn(state: EventHandler, message: string): void {
-  const { logger } = state
-  ;(logger.warn ?? logger.error).call(logger, `[payhooks] ${message}`)
+/** Logs a warning (`logger.warn`, else `logger.error`) with its `code`; warnings do not go to `onError`. */
+export function warn(state: EventHandler, fields: LogFields, message: string): void {
+  state.log.warn(fields, `[payhooks] ${message}`)
 }

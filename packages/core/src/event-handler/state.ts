@@ -1,20 +1,18 @@
+import type { Log } from '../log.js'
+import type { Telemetry } from '../telemetry.js'
 import type { ErrorListener, Handler } from '../types.js'
 
-/** Where failures are logged when no `onError` listener is registered; warnings go to `warn`, else `error`. */
-export interface Logger {
-  error(message: string): void
-  warn?(message: string): void
-}
-
-/** The handlers and error listeners of one receiver. */
+/** The handlers and error listeners of one receiver, and where its failures and measurements go. */
 export interface EventHandler {
   readonly handlers: Map<string, Handler<never, never>[]>
   readonly anyHandlers: Handler<never, never>[]
   readonly errorListeners: ErrorListener[]
-  readonly logger: Logger
+  /** Failures go here until an `onError` listener is added; warnings always. */
+  readonly log: Log
+  readonly telemetry: Telemetry | undefined
 }
 
-/** An empty registry whose failures go to `logger` until an `onError` listener is added. */
-export function createEventHandler(logger: Logger): EventHandler {
-  return { handlers: new Map(), anyHandlers: [], errorListeners: [], logger }
+/** An empty registry whose failures go to `log` until an `onError` listener is added. */
+export function createEventHandler(log: Log, telemetry?: Telemetry): EventHandler {
+  return { handlers: new Map(), anyHandlers: [], errorListeners: [], log, telemetry }
 }

@@ -1,0 +1,266 @@
+// Logging: the one-line default, structured fields for loggers with `info`, the earlier `{ error(line) }` shape, and
+// the start-up warnings, each given once.
+import { sampleEvent, signedDelivery } from '@payhooks/testing'
+import * as v from 'valibot'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import type { LogFields, Logger } from './log.js'
+import { inProcessQueue } from './queue.js'
+import { memoryStore, type WebhookStore } from './store.js'
+import type { QueuedEvent, WebhookQueue, Webhooks, WebhooksOptions } from './types.js'
+import { createWebhooks } from './webhooks.js'
+
+const secret = 'whsec_logging_test_secret'
+
+afterEach(() => {
+  vi.unstubAllEnvs()
+  vi.restoreAllMocks()
+})
+
+/** A structured logger recording every call's arguments, as pino or console would receive them. */
+function structured() {
+  const calls: { level: 'error' | 'warn' | 'info'; args: unknown[] }[] = []
+  const logger = {
+    error: (...args: unknown[]) => calls.push({ level: 'error', args }),
+    warn: (...args: unknown[]) => calls.push({ level: 'warn', args }),
+    info: (...args: unknown[]) => calls.push({ level: 'info', args }),
+  }
+  return { logger, calls }
+}
+
+/** A logger of the earlier shape, `{ error(line), warn?(line) }`, recording what it is called with. */
+function lines(withWarn = true) {
+  const errors: unknown[][] = []
+  const warnings: unknown[][] = []
+  const logger: Logger = withWarn
+    ? { error: (...args: unknown[]) => errors.push(args), warn: (...args: unknown[]) => warnings.push(args) }
+    : { error: (...args: unknown[]) => errors.push(args) }
+  return { logger, errors, warnings }
+}
+
+async function deliver(webhooks: Pick<Webhooks<unknown>, 'receive'>, event: unknown, signWith = secret) {
+  const { body, headers } = await signedDelivery(event, signWith)
+  return webhooks.receive({ body, getHeader: (name) => headers[name as keyof typeof headers] })
+}
+
+/** A queue that is not the in-process one, as `bullmqQueue` is not. */
+const durableQueue = (): WebhookQueue => ({ enqueue: async (_event: QueuedEvent) => {} })
+
+const codes = (calls: { args: unknown[] }[]) => calls.map((call) => (call.args[0] as LogFields).code)
+
+describe('logging failures', () => {
+  it('prints one readable line per failure on the console by default', async () => {
+    const error = vi.spyOn(console, 'error').mockImplementation(() => {})
+    const webhooks = createWebhooks({ secret })
+    const event = sampleEvent('transaction_settled', { eventId: 'evt_log_1' })
+    expect((await deliver(webhooks, event, 'whsec_wrong')).status).toBe(401)
+    expect(error.mock.calls).toEqual([['[payhooks] 401 invalid_signature: signature does not match the body']])
+  })
+
+  it('calls a logger with info (pino, console) as error(fields, message), fields without secret or body', async () => {
+    const { logger, calls } = structured()
+    const webhooks = createWebhooks({ secret, logger })
+    webhooks.on('transaction_settled', () => {
+      throw new Error('ledger down')
+    })
+    const event = sampleEvent('transaction_settled', { eventId: 'evt_log_2' })
+    expect((await deliver(webhooks, event)).status).toBe(500)
+    expect(calls).toEqual([
+      {
+        level: 'error',
+        args: [
+          { code: 'handler_failed', status: 500, event_id: 'evt_log_2', event_type: 'transaction_settled' },
+          '[payhooks] 500 handler_failed: handler failed for transaction_settled evt_log_2: ledger down',
+        ],
+      },
+    ])
+    const logged = JSON.stringify(calls)
+    expect(logged).not.toContain(secret)
+    expect(logged).not.toContain(String((event.data as { settlement_amount: number }).settlement_amount))
+  })
+
+  it('logs a schema mismatch with the fields at fault, not the values the body held', async () => {
+    const { logger, calls } = structured()
+    const webhooks = createWebhooks({ secret, logger })
+    const event = sampleEvent('merchant_activated_for_payment_type', { eventId: 'evt_log_schema' })
+    Object.assign(event.data as object, { email: 4_155_550_123, merchant_id: 'merchant-secret-name' })
+    expect((await deliver(webhooks, event)).status).toBe(422)
+    expect(calls.map((call) => call.args)).toEqual([
+      [
+        {
+          code: 'schema_mismatch',
+          status: 422,
+          event_id: 'evt_log_schema',
+          event_type: 'merchant_activated_for_payment_type',
+        },
+        '[payhooks] 422 schema_mismatch: merchant_activated_for_payment_type evt_log_schema does not match its schema at data.email, data.merchant_id',
+      ],
+    ])
+    expect(JSON.stringify(calls)).not.toMatch(/4155550123|merchant-secret-name/)
+  })
+
+  it('adds the failed store operation to the fields of a store error', async () => {
+    const { logger, calls } = structured()
+    const store: WebhookStore = {
+      claim: () => {
+        throw new Error('connection refused')
+      },
+      extend: () => true,
+      complete: () => true,
+      release: () => true,
+    }
+    const webhooks = createWebhooks({ secret, logger, store })
+    await deliver(webhooks, sampleEvent('transaction_settled', { eventId: 'evt_log_3' }))
+    expect(calls.map((call) => call.args[0])).toEqual([
+      {
+        code: 'store_unavailable',
+        status: 503,
+        event_id: 'evt_log_3',
+        event_type: 'transaction_settled',
+        operation: 'claim',
+      },
+    ])
+  })
+
+  it('passes console the fields then the message, which it prints', async () => {
+    const error = vi.spyOn(console, 'error').mockImplementation(() => {})
+    const webhooks = createWebhooks({ secret, logger: console })
+    await deliver(webhooks, sampleEvent('transaction_settled'), 'whsec_wrong')
+    expect(error.mock.calls).toEqual([
+      [
+        { code: 'invalid_signature', status: 401 },
+        '[payhooks] 401 invalid_signature: signature does not match the body',
+      ],
+    ])
+  })
+
+  it('still calls a logger of the earlier { error(line) } shape with the line alone', async () => {
+    const { logger, errors } = lines(false)
+    const webhooks = createWebhooks({ secret, logger })
+    await deliver(webhooks, sampleEvent('transaction_settled'), 'whsec_wrong')
+    expect(errors).toEqual([['[payhooks] 401 invalid_signature: signature does not match the body']])
+  })
+
+  it('logs a throwing onError listener with the failure it was given', async () => {
+    const { logger, calls } = structured()
+    const webhooks = createWebhooks({ secret, logger })
+    webhooks.onError(() => {
+      throw new Error('listener bug')
+    })
+    await deliver(webhooks, sampleEvent('transaction_settled'), 'whsec_wrong')
+    expect(calls.map((call) => call.args)).toEqual([
+      [
+        { code: 'on_error_listener_threw', error_code: 'invalid_signature', status: 401 },
+        '[payhooks] onError listener threw: Error: listener bug',
+      ],
+    ])
+  })
+})
+
+describe('start-up warnings, each once', () => {
+  const warned = (options: Partial<WebhooksOptions>) => {
+    const { logger, calls } = structured()
+    createWebhooks({ secret, logger, ...options })
+    return calls
+  }
+
+  it('warns about a memoryStore behind a queue other than the in-process one, once per store', () => {
+    const { logger, calls } = structured()
+    const store = memoryStore()
+    createWebhooks({ secret, logger, store, queue: durableQueue() })
+    createWebhooks({ secret, logger, store, queue: durableQueue() })
+    expect(calls.map((call) => call.level)).toEqual(['warn'])
+    expect(codes(calls)).toEqual(['memory_store_with_queue'])
+    expect(calls[0]?.args[1]).toMatch(/^\[payhooks\] memoryStore with a queue: .*Use a shared store/)
+    // The default store is a memoryStore too; the in-process queue is the consistent one-process set-up.
+    expect(codes(warned({ queue: durableQueue() }))).toEqual(['memory_store_with_queue'])
+    expect(warned({ queue: inProcessQueue() })).toEqual([])
+    const shared: WebhookStore = { ...memoryStore() }
+    expect(warned({ store: shared, queue: durableQueue() })).toEqual([])
+  })
+
+  it('warns about a memoryStore in production when several instances are detectable', () => {
+    vi.stubEnv('NODE_ENV', 'production')
+    for (const name of ['NODE_UNIQUE_ID', 'NODE_APP_INSTANCE', 'KUBERNETES_SERVICE_HOST']) vi.stubEnv(name, undefined)
+    for (const name of ['AWS_LAMBDA_FUNCTION_NAME', 'K_SERVICE']) vi.stubEnv(name, undefined)
+    expect(warned({})).toEqual([])
+    vi.stubEnv('NODE_APP_INSTANCE', '0')
+    const calls = warned({})
+    expect(codes(calls)).toEqual(['memory_store_several_instances'])
+    expect(calls[0]?.args[1]).toContain('a PM2 instance: NODE_APP_INSTANCE is set')
+    vi.stubEnv('NODE_APP_INSTANCE', undefined)
+    vi.stubEnv('KUBERNETES_SERVICE_HOST', '10.0.0.1')
+    const store = memoryStore()
+    expect(codes(warned({ store }))).toEqual(['memory_store_several_instances'])
+    expect(warned({ store })).toEqual([]) // once per store
+    vi.stubEnv('NODE_ENV', 'development')
+    expect(warned({})).toEqual([])
+  })
+
+  it('warns once per type about a handler for an event type with no schema that the spec does not name', () => {
+    const { logger, calls } = structured()
+    const webhooks = createWebhooks({
+      secret,
+      logger,
+      schemas: { refund_created: v.looseObject({ event_type: v.literal('refund_created'), event_id: v.string() }) },
+    })
+    webhooks.on('transaction_setled', () => {})
+    webhooks.on('transaction_setled', () => {})
+    webhooks.on('account_updater_status_changed', () => {})
+    for (const type of ['payment_created', 'transaction_settled', 'sale_created_from_batch', 'refund_created']) {
+      webhooks.on(type, () => {})
+    }
+    webhooks.on('toString', () => {})
+    expect(calls.map((call) => call.args[0])).toEqual([
+      { code: 'unknown_event_type', event_type: 'transaction_setled' },
+      { code: 'unknown_event_type', event_type: 'account_updater_status_changed' },
+      { code: 'unknown_event_type', event_type: 'toString' },
+    ])
+    expect(calls[0]?.args[1]).toContain("on('transaction_setled'): no schema")
+    expect(calls[0]?.args[1]).toContain("Did you mean 'transaction_settled'?")
+    expect(calls[1]?.args[1]).not.toContain('Did you mean')
+  })
+
+  it('warns once about a secret with whitespace around it, never showing the secret', async () => {
+    const padded = `${secret}\n`
+    const calls = warned({ secret: padded })
+    expect(codes(calls)).toEqual(['secret_whitespace'])
+    expect(calls[0]?.args[1]).toMatch(/^\[payhooks\] the secret has whitespace around it/)
+    expect(JSON.stringify(calls)).not.toContain(secret)
+    expect(codes(warned({ secret: [secret, ` ${secret}`] }))).toEqual(['secret_whitespace'])
+    expect(warned({ secret: [secret, ` ${secret}`] })[0]?.args[1]).toContain('secret #2 of 2')
+    expect(warned({ secret })).toEqual([])
+  })
+
+  it("warns once about a resolver's padded secret, when it first answers with one", async () => {
+    const { logger, calls } = structured()
+    let answer = secret
+    const webhooks = createWebhooks({ secret: () => answer, logger })
+    await deliver(webhooks, sampleEvent('transaction_settled'))
+    expect(calls).toEqual([])
+    answer = `${secret} `
+    await deliver(webhooks, sampleEvent('transaction_settled'))
+    await deliver(webhooks, sampleEvent('transaction_settled'))
+    expect(codes(calls.filter((call) => call.level === 'warn'))).toEqual(['secret_whitespace'])
+  })
+
+  it('sends warnings to a line logger’s warn, or its error when it has none', () => {
+    const withWarn = lines()
+    createWebhooks({ secret: `${secret} `, logger: withWarn.logger })
+    expect(withWarn.warnings).toEqual([[expect.stringMatching(/^\[payhooks\] the secret has whitespace/)]])
+    const errorOnly = lines(false)
+    createWebhooks({ secret: `${secret} `, logger: errorOnly.logger })
+    expect(errorOnly.errors).toEqual([[expect.stringMatching(/^\[payhooks\] the secret has whitespace/)]])
+  })
+
+  it('gives the memoryStore’s own warning structured fields too', () => {
+    const { logger, calls } = structured()
+    let now = 0
+    const store = memoryStore({ maxEntries: 2, logger, now: () => now })
+    for (let i = 0; i < 4; i++) {
+      const claim = store.claim(`evt_${i}`, 1000)
+      if (claim.status === 'claimed') store.complete(`evt_${i}`, claim.token)
+      now += 1
+    }
+    expect(calls.map((call) => call.args[0])).toEqual([{ code: 'memory_store_full', max_entries: 2 }])
+  })
+})

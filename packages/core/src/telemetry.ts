@@ -1,0 +1,73 @@
+import type { WebhookError } from './errors.js'
+
+/** Trace context headers (W3C `traceparent`, `tracestate`, `baggage`) a queue carries with an event. */
+export type TraceCarrier = Record<string, string>
+
+/** The part of an event telemetry sees. */
+export interface TelemetryEvent {
+  event_id: string
+  event_type: string
+}
+
+/** The store calls a receiver makes, as {@link TelemetryScope.store} names them. */
+export type StoreOperation = 'init' | 'claim' | 'extend' | 'complete' | 'release' | 'transaction' | 'enqueue' | 'park'
+
+/** One handler run, as {@link TelemetryScope.handler} describes it. */
+export interface HandlerRun {
+  /** Registered with `on(type)` or `onAny`. */
+  kind: 'on' | 'any'
+  /** Its position among the handlers of that kind (for `on`, of that type). */
+  index: number
+  /** The function's name; empty for anonymous functions. */
+  name: string
+}
+
+/** How the work of a {@link TelemetryScope} ended. */
+export interface TelemetryOutcome {
+  /** `processed`, `duplicate`, `queued`, `parked`, `in_progress`, or the failure's code (`invalid_signature`...). */
+  outcome: string
+  /** The HTTP status answered; absent for dispatches and replays. */
+  status?: number
+  /** The failure, when there was one. */
+  error?: WebhookError
+}
+
+/**
+ * Observes one delivery, queued dispatch or replay. The receiver calls `event` once the event is verified, runs its
+ * store calls and handlers through `store` and `handler` (which must return what the call returns, value or
+ * promise, and rethrow what it throws), and calls `end` once: for a delivery, with its answer (at the deadline,
+ * while handlers may still run and go on calling `store` and `handler`). No method may throw.
+ */
+export interface TelemetryScope {
+  event(event: TelemetryEvent): void
+  store<T>(operation: StoreOperation, call: () => T): T
+  handler<T>(run: HandlerRun, call: () => T): T
+  /** In queue mode: the trace context the queue carries with the event, so its dispatch can link back. */
+  carrier(): TraceCarrier | undefined
+  end(outcome: TelemetryOutcome): void
+}
+
+/**
+ * Traces and metrics of a receiver, passed as `createWebhooks({ telemetry })`. `openTelemetry()` of
+ * `@payhooks/otel` implements it on the OpenTelemetry API. Without one, the receiver calls nothing.
+ *
+ * @example
+ * import { openTelemetry } from '@payhooks/otel'
+ * const webhooks = createWebhooks({ secret, telemetry: openTelemetry() })
+ */
+export interface Telemetry {
+  /**
+   * A delivery starts (`receive`, `handle`, or an adapter's rejection). Returns undefined when nothing would be
+   * recorded (no SDK registered), and the receiver then skips every other call for it.
+   */
+  receive(): TelemetryScope | undefined
+  /** A dispatch starts: from a queue worker, with the carrier the receiver gave the queue, or a replay. */
+  dispatch(
+    event: TelemetryEvent,
+    origin: { source: 'queue' | 'replay'; trace?: TraceCarrier },
+  ): TelemetryScope | undefined
+  /** A failure was reported (to `onError`, or the logger). */
+  failure?(error: WebhookError): void
+  /** A signed event was parked in the dead-letter store. */
+  parked?(letter: { eventId: string; eventType: string; code: string; durable: boolean }): void
+}

@@ -1,0 +1,174 @@
+import { type EventHandler, warn } from './event-handler/index.js'
+import { isInProcessQueue } from './queue.js'
+import { knownEventTypes, type SchemaMap } from './schemas.js'
+import { isMemoryStore, type WebhookStore } from './store.js'
+import type { WebhookQueue } from './types.js'
+
+/**
+ * Environment variables that say this process is one of several running the same code: a Node cluster worker,
+ * a PM2 instance, a Kubernetes pod (a Deployment's replicas, and old and new pods side by side during a rolling
+ * update), an AWS Lambda function or a Cloud Run / Knative service (both run as many instances as the traffic
+ * needs).
+ */
+const SEVERAL_INSTANCES: readonly (readonly [variable: string, what: string])[] = [
+  ['NODE_UNIQUE_ID', 'a Node cluster worker'],
+  ['NODE_APP_INSTANCE', 'a PM2 instance'],
+  ['KUBERNETES_SERVICE_HOST', 'a Kubernetes pod'],
+  ['AWS_LAMBDA_FUNCTION_NAME', 'an AWS Lambda function'],
+  ['K_SERVICE', 'a Cloud Run or Knative service'],
+]
+
+interface DenoEnv {
+  permissions: { querySync?(descriptor: { name: 'env'; variable: string }): { state: string } }
+  env: { get(name: string): string | undefined }
+}
+
+/**
+ * An environment variable, where the runtime has them: Node, Bun, and Deno only when it may read it already (so
+ * no permission prompt); undefined on Workers.
+ */
+function envVar(name: string): string | undefined {
+  try {
+    const deno = (globalThis as { Deno?: DenoEnv }).Deno
+    if (deno) {
+      const granted = deno.permissions.querySync?.({ name: 'env', variable: name }).state === 'granted'
+      return granted ? deno.env.get(name) : undefined
+    }
+    return (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.[name]
+  } catch {
+    return undefined
+  }
+}
+
+/** What {@link warnAtStart} looks at. */
+interface StartOptions {
+  store: WebhookStore<object>
+  queue: WebhookQueue | undefined
+  /** The static secrets; undefined with a resolver (see {@link watchSecrets}). */
+  secrets: readonly string[] | undefined
+  leaseMs: number
+}
+
+/** Warning codes already given for a store shared by several receivers. */
+const warnedStores = new WeakMap<object, Set<string>>()
+
+/** Logs the warning `code` about `store` unless it was logged for that store before. */
+function warnOncePerStore(state: EventHandler, store: object, code: string, message: string): void {
+  let codes = warnedStores.get(store)
+  if (!codes) {
+    codes = new Set()
+    warnedStores.set(store, codes)
+  }
+  if (codes.has(code)) return
+  codes.add(code)
+  warn(state, { code }, message)
+}
+
+/**
+ * Likely mistakes visible when the receiver is created: a store without `extend`; a secret with whitespace around
+ * it; a `memoryStore` behind a queue other than the in-process one (workers elsewhere do not share it, a restart
+ * forgets it while the queue keeps its jobs), or in production where several instances are detectable from the
+ * environment (each would dedupe on its own).
+ */
+export function warnAtStart(state: EventHandler, { store, queue, secrets, leaseMs }: StartOptions): void {
+  if (!store.extend) {
+    warnOncePerStore(
+      state,
+      store,
+      'store_without_extend',
+      `the store has no extend(): claims cannot be renewed, so handlers running longer than leaseMs (${leaseMs} ms) may run twice. Add extend() to the store (see "Writing a store").`,
+    )
+  }
+  const padded = secrets ? paddedSecret(secrets) : -1
+  if (secrets && padded >= 0) warnPaddedSecret(state, secrets, padded)
+  if (!isMemoryStore(store)) return
+  if (queue && !isInProcessQueue(queue)) {
+    warnOncePerStore(
+      state,
+      store,
+      'memory_store_with_queue',
+      'memoryStore with a queue: its claims and done markers live in this process only, so workers in other processes do not see them and a restart forgets them while the queue keeps its jobs; an event may then run twice. Use a shared store (redisStore from @payhooks/redis, postgresStore from @payhooks/postgres).',
+    )
+  }
+  if (envVar('NODE_ENV') !== 'production') return
+  const found = SEVERAL_INSTANCES.find(([variable]) => envVar(variable) !== undefined)
+  if (!found) return
+  const [variable, what] = found
+  warnOncePerStore(
+    state,
+    store,
+    'memory_store_several_instances',
+    `memoryStore in production, and this process looks like one of several (${what}: ${variable} is set): each instance remembers only the events it handled itself, so a retry reaching another one runs the handlers again. Use a shared store (redisStore from @payhooks/redis, postgresStore from @payhooks/postgres).`,
+  )
+}
+
+/**
+ * Index of the first secret with whitespace around it (a newline from a `.env` file or `echo`, a pasted space),
+ * or -1. Such a secret only matches if the service's has the same whitespace, which it never does.
+ */
+function paddedSecret(secrets: readonly string[]): number {
+  return secrets.findIndex((secret) => secret.trim() !== secret)
+}
+
+/** Looks at a secret resolver's answers until one has a padded secret, and warns about it once. */
+export function watchSecrets(state: EventHandler): (secrets: readonly string[]) => void {
+  let warned = false
+  return (secrets) => {
+    if (warned) return
+    const padded = paddedSecret(secrets)
+    if (padded < 0) return
+    warned = true
+    warnPaddedSecret(state, secrets, padded)
+  }
+}
+
+/** The warning for a padded secret, naming its position, never the secret. */
+function warnPaddedSecret(state: EventHandler, secrets: readonly string[], index: number): void {
+  const which = secrets.length > 1 ? `secret #${index + 1} of ${secrets.length}` : 'the secret'
+  warn(
+    state,
+    { code: 'secret_whitespace' },
+    `${which} has whitespace around it (a newline from a .env file or echo?): signatures made with the service's secret will not match it. Trim it.`,
+  )
+}
+
+const known = new Set<string>(knownEventTypes)
+
+/** Edit distance between `a` and `b`, up to `limit + 1`. */
+function distance(a: string, b: string, limit: number): number {
+  if (Math.abs(a.length - b.length) > limit) return limit + 1
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i]
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1
+      current[j] = Math.min(
+        (previous[j] as number) + 1,
+        (current[j - 1] as number) + 1,
+        (previous[j - 1] as number) + cost,
+      )
+    }
+    previous = current
+  }
+  return previous[b.length] as number
+}
+
+/**
+ * Warns once per type when a handler is registered for an event type that has no schema and is not one of the
+ * spec's event types (section 6.3): most likely a typo (`transaction_setled`), whose handlers would never run.
+ */
+export function warnUnknownType(state: EventHandler, schemas: SchemaMap, type: string, warned: Set<string>): void {
+  if (known.has(type) || Object.hasOwn(schemas, type) || warned.has(type)) return
+  warned.add(type)
+  const candidates = [...new Set([...known, ...Object.keys(schemas)])]
+  const closest = candidates
+    .map((candidate) => ({ candidate, d: distance(type, candidate, 3) }))
+    .filter(({ d }) => d <= 3)
+    .sort((x, y) => x.d - y.d)[0]?.candidate
+  const hint = closest ? ` Did you mean '${closest}'?` : ''
+  warn(
+    state,
+    { code: 'unknown_event_type', event_type: type },
+    `on('${type}'): no schema for that event type and the spec names no such type, so its handlers may never run.${hint} If the service does send it, pass a schema for it (createWebhooks({ schemas })) to type it and silence this.`,
+  )
+}
