@@ -64,7 +64,8 @@ describe('lease renewal', () => {
   it('keeps the claim of a handler running three times its lease: retries meanwhile get 409, it runs once', async () => {
     const store = memoryStore()
     const extend = vi.spyOn(store, 'extend')
-    const { webhooks, errors } = setup({ store, leaseMs: 150, deadlineMs: 50 })
+    // Leases long enough that a busy machine's late timer does not let the claim lapse between renewals.
+    const { webhooks, errors } = setup({ store, leaseMs: 600, deadlineMs: 100 })
     let runs = 0
     let signal: AbortSignal | undefined
     let startedAt = Number.POSITIVE_INFINITY
@@ -81,8 +82,8 @@ describe('lease renewal', () => {
     const answers: number[] = []
     await vi.waitFor(() => expect(runs).toBe(1))
     // Retries for three leases, all while the handler still runs.
-    while (Date.now() < startedAt + 450) {
-      await sleep(40)
+    while (Date.now() < startedAt + 1800) {
+      await sleep(150)
       answers.push((await deliver(webhooks, 'evt_slow')).status)
     }
     release.open()
