@@ -6,6 +6,7 @@ import type express from 'express'
 import request from 'supertest'
 import { afterEach, describe, expect, it } from 'vitest'
 import { expressVersions, listen, SECRET, type TestWebhooks, testWebhooks } from '../fixtures/apps.js'
+import { bomDelivery } from '../fixtures/hostile.js'
 
 const closers: (() => Promise<void>)[] = []
 afterEach(async () => {
@@ -116,6 +117,27 @@ describe.each(expressVersions)('$name: adapter behind body parsers', ({ express 
 
     const res = await agent.post('/webhooks').set(headers).send(body)
 
+    expect(res.status).toBe(200)
+    expect(seen).toEqual([event.event_id])
+  })
+
+  it('verifies a req.rawBody string some layer decoded, putting back the byte order mark it dropped', async () => {
+    const { agent, seen, errors } = await start((app, webhooks) => {
+      app.use((req, _res, next) => {
+        const chunks: Buffer[] = []
+        req.on('data', (chunk: Buffer) => chunks.push(chunk))
+        req.on('end', () => {
+          Object.assign(req, { rawBody: new TextDecoder().decode(Buffer.concat(chunks)) }) // drops the BOM
+          next()
+        })
+      })
+      app.post('/webhooks', expressWebhooks(webhooks))
+    })
+    const { event, bytes, headers } = await bomDelivery()
+
+    const res = await agent.post('/webhooks').set(headers).send(bytes.toString('utf8'))
+
+    expect(errors).toEqual([])
     expect(res.status).toBe(200)
     expect(seen).toEqual([event.event_id])
   })

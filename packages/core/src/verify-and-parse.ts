@@ -75,7 +75,8 @@ const HAS_ZONE = /(?:[zZ]|[+-]\d\d(?::?\d\d)?)$/
 function checkAge(state: VerifyState, event: QueuedEvent): Verified {
   const createdAt = event.created_at
   if (typeof createdAt !== 'string') return event
-  const time = Date.parse(HAS_ZONE.test(createdAt) || !createdAt.includes('T') ? createdAt : `${createdAt}Z`)
+  const zoned = createdAt.endsWith('Z') || HAS_ZONE.test(createdAt) || !createdAt.includes('T')
+  const time = Date.parse(zoned ? createdAt : `${createdAt}Z`)
   if (Number.isNaN(time)) return event
   const ageMs = Date.now() - time
   if (ageMs > state.maxEventAgeMs) {

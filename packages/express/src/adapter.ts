@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import type { RawBody, WebhookResult } from '@payhooks/core'
+import { decodedTextBody, type RawBody, type WebhookResult } from '@payhooks/core'
 import { type NodeReceiver, receiveNodeRequest } from '@payhooks/core/node'
 
 /** The part of a `createWebhooks()` receiver the adapter uses. */
@@ -29,7 +29,9 @@ const FIX =
 
 function keptBody(req: IncomingMessage): RawBody | undefined {
   const { rawBody, body } = req as ParsedFields
-  if (rawBody instanceof Uint8Array || typeof rawBody === 'string') return rawBody
+  if (rawBody instanceof Uint8Array) return rawBody
+  // Text some layer decoded: a byte order mark its decoder dropped is put back when content-length counts it.
+  if (typeof rawBody === 'string') return decodedTextBody(rawBody, req.headers['content-length'])
   if (body instanceof Uint8Array) return body
   return undefined
 }
