@@ -1,0 +1,138 @@
+// The kit on plain node:http (receiveNodeRequest + memoryStore) against a minimal hand-written receiver
+// (raw bytes, createHmac, timingSafeEqual, JSON.parse, a Set) and against node:http's own floor (read the
+// body, answer 200), each server in its own child process, 32 connections, rotating rounds, medians.
+// Then a memory row: RSS after 1,000,000 distinct events through receive() on the default memoryStore.
+//   pnpm bench node-http
+import { fork } from 'node:child_process'
+import { createHmac, timingSafeEqual } from 'node:crypto'
+import { once } from 'node:events'
+import { createServer } from 'node:http'
+import { compareRounds, SECRET, SIGNATURE_HEADER, serveChild, startServer } from './http-load.mjs'
+
+const ROUNDS = 7
+const ROUND_SECONDS = 2
+const WARMUP_SECONDS = 2
+const CONNECTIONS = 32
+const VARIANTS = ['floor', 'baseline', 'kit']
+const MEMORY_EVENTS = 1_000_000
+
+const servers = {
+  /** node:http reading the body and answering 200: no check at all. */
+  floor: () =>
+    createServer((req, res) => {
+      req.on('data', () => {})
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}')
+      })
+    }),
+  baseline: () => {
+    const seen = new Set()
+    return createServer((req, res) => {
+      const chunks = []
+      req.on('data', (chunk) => chunks.push(chunk))
+      req.on('end', () => {
+        const raw = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)
+        const signature = req.headers[SIGNATURE_HEADER]
+        if (typeof signature !== 'string' || signature.length !== 64) return res.writeHead(401).end()
+        const expected = createHmac('sha256', SECRET).update(raw).digest()
+        if (!timingSafeEqual(expected, Buffer.from(signature, 'hex'))) return res.writeHead(401).end()
+        const event = JSON.parse(raw.toString('utf8'))
+        const status = seen.has(event.event_id) ? 'duplicate' : 'processed'
+        seen.add(event.event_id)
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ ok: true, event_id: event.event_id, status }))
+      })
+    })
+  },
+  kit: async () => {
+    const { createWebhooks, memoryStore } = await import('@payhooks/core')
+    const { receiveNodeRequest } = await import('@payhooks/core/node')
+    // Room for every event of the run, so the store never evicts: this measures the request path.
+    const webhooks = createWebhooks({ secret: SECRET, store: memoryStore({ maxEntries: 2_000_000 }) })
+    webhooks.on('transaction_settled', () => {})
+    return createServer(async (req, res) => {
+      const { status, headers, body } = await receiveNodeRequest(webhooks, req, { fix: 'read no body before this' })
+      res.writeHead(status, headers).end(body)
+    })
+  },
+}
+
+async function memoryRow() {
+  const { createWebhooks, memoryStore, sign } = await import('@payhooks/core')
+  const { sampleEvent } = await import('@payhooks/testing')
+  const store = memoryStore()
+  const webhooks = createWebhooks({ secret: SECRET, store })
+  webhooks.on('transaction_settled', () => {})
+  const template = JSON.stringify(sampleEvent('transaction_settled', { eventId: 'evt_mem_@' }))
+  globalThis.gc?.()
+  const before = process.memoryUsage().rss
+  const heapBefore = process.memoryUsage().heapUsed
+  for (let i = 0; i < MEMORY_EVENTS; i++) {
+    const body = Buffer.from(template.replace('evt_mem_@', `evt_mem_${i}`))
+    const signature = await sign(SECRET, body)
+    const result = await webhooks.receive({ body, getHeader: (n) => (n === SIGNATURE_HEADER ? signature : undefined) })
+    if (result.status !== 200) throw new Error(`answered ${result.status}`)
+  }
+  globalThis.gc?.()
+  const after = process.memoryUsage().rss
+  const heapGrown = process.memoryUsage().heapUsed - heapBefore
+  // Documented: about 200 bytes per entry, at most maxEntries (100,000) done markers.
+  const bound = 100_000 * 200
+  return { before, after, grown: after - before, heapGrown, bound, size: store.size }
+}
+
+async function main() {
+  console.log(
+    `${ROUNDS} rounds of ${ROUND_SECONDS} s per server (after ${WARMUP_SECONDS} s warm-up), ${CONNECTIONS} connections, ` +
+      `Node ${process.version}; each request a new signed ~600-byte transaction_settled event.\n`,
+  )
+  const running = {}
+  for (const variant of VARIANTS) running[variant] = await startServer(import.meta.filename, ['serve', variant])
+  let result
+  try {
+    result = await compareRounds(running, {
+      label: 'node:http',
+      rounds: ROUNDS,
+      roundSeconds: ROUND_SECONDS,
+      warmupSeconds: WARMUP_SECONDS,
+      connections: CONNECTIONS,
+    })
+  } finally {
+    for (const variant of VARIANTS) running[variant].child.kill()
+  }
+  const { ratio, medianRps, medianP99, problems } = result
+  const header = ['server', 'req/s', 'p99 ms', 'vs hand-written', 'vs node:http floor']
+  console.log(`\n| ${header.join(' | ')} |\n|${header.map(() => '---').join('|')}|`)
+  for (const v of VARIANTS) {
+    console.log(`| ${v} | ${medianRps(v)} | ${medianP99(v)} | ${ratio(v, 'baseline')} | ${ratio(v, 'floor')} |`)
+  }
+  console.log(
+    '\nreq/s, p99: medians over the rounds; ratios: median of per-round ratios. Targets: kit 0.95x the hand-written receiver or more, 0.80x the floor or more.',
+  )
+  // In a fresh process, so the load's request bodies are not in its RSS.
+  const child = fork(import.meta.filename, ['memory'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  const [mem] = await once(child, 'message')
+  child.kill()
+  const mb = (x) => (x / 1048576).toFixed(1)
+  console.log(
+    `\n| memory | events | store size | RSS before MB | RSS after MB | RSS grown MB | heap grown MB | documented bound MB |\n|---|---|---|---|---|---|---|---|\n` +
+      `| memoryStore() default | ${MEMORY_EVENTS} | ${mem.size} | ${mb(mem.before)} | ${mb(mem.after)} | ${mb(mem.grown)} | ${mb(mem.heapGrown)} | ${mb(mem.bound)} |`,
+  )
+  if (problems) {
+    console.log(`${problems} round(s) had failed requests or reused bodies: see above.`)
+    process.exit(1)
+  }
+}
+
+if (process.argv[2] === 'memory') {
+  process.on('disconnect', () => process.exit(0))
+  process.send(await memoryRow())
+} else if (process.argv[2] === 'serve') {
+  const server = await servers[process.argv[3]]()
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  serveChild(server.address().port)
+} else {
+  await main()
+}
