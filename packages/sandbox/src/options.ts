@@ -135,7 +135,8 @@ export function resolveOptions(options: SandboxOptions): ResolvedOptions {
   const chaos = resolveChaos(options.chaos)
   const deliveryTimeoutMs = options.deliveryTimeoutMs ?? 10_000
   if (!(deliveryTimeoutMs > 0)) throw new RangeError('createSandbox: deliveryTimeoutMs must be positive')
-  const controlToken = options.controlToken ?? randomBytes(24).toString('base64url')
+  // Hex, never base64url: a token starting with '-' would read as an option in `--token <value>`.
+  const controlToken = options.controlToken ?? randomBytes(20).toString('hex')
   if (typeof controlToken !== 'string' || !/^[\x21-\x7e]{16,}$/.test(controlToken)) {
     throw new TypeError('createSandbox: controlToken must be at least 16 visible ASCII characters, no spaces')
   }
