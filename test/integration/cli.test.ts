@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process'
+import { readFile } from 'node:fs/promises'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { resolve } from 'node:path'
@@ -680,8 +681,11 @@ describe('set-up as a newcomer finds it', () => {
   }
 
   it('the committed bin launcher runs the built CLI, and `pnpm payhooks` prints nothing but its output', async () => {
+    const { version } = JSON.parse(await readFile(resolve(root, 'packages/cli/package.json'), 'utf8')) as {
+      version: string
+    }
     const launcher = await runIn(process.execPath, ['packages/cli/bin.js', '--version'])
-    expect([launcher.code, launcher.stdout]).toEqual([0, '0.1.0\n'])
+    expect([launcher.code, launcher.stdout]).toEqual([0, `${version}\n`])
 
     // No "> payhooks-monorepo@ payhooks" banner: --json output stays parseable and --secret is not echoed.
     const body = '{"event_id":"evt_1"}'
@@ -694,7 +698,7 @@ describe('set-up as a newcomer finds it', () => {
     expect(signed.stdout + signed.stderr).not.toContain('whsec_banner_check')
 
     const exec = await runIn('pnpm', ['exec', 'payhooks', '--version'])
-    expect([exec.code, exec.stdout]).toEqual([0, '0.1.0\n'])
+    expect([exec.code, exec.stdout]).toEqual([0, `${version}\n`])
   })
 
   it.each(['express', 'koa', 'hono'])('the %s example says at start which secret it verifies with', async (name) => {

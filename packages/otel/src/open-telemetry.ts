@@ -31,7 +31,7 @@ import { extract, inject } from './carrier.js'
 /** The instrumentation scope name of every span and metric: this package's name. */
 export const INSTRUMENTATION_NAME = '@payhooks/otel'
 /** This package's version, the instrumentation scope's version. */
-export const INSTRUMENTATION_VERSION = '0.1.0'
+export const INSTRUMENTATION_VERSION = '0.2.0'
 
 /** Options of {@link openTelemetry}. */
 export interface OpenTelemetryOptions {
