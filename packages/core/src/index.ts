@@ -40,6 +40,7 @@ export { type InProcessQueue, type InProcessQueueOptions, inProcessQueue } from 
 export {
   type BuiltInSchemas,
   baseEnvelopeSchema,
+  closestEventType,
   type EventsOf,
   eventSchemas,
   knownEventTypes,

@@ -152,3 +152,46 @@ export type MerchantActivatedForPaymentTypeEvent = v.InferOutput<typeof merchant
 export type SaleCreatedFromBatchEvent = v.InferOutput<typeof saleCreatedFromBatchSchema>
 export type TransactionSettledEvent = v.InferOutput<typeof transactionSettledSchema>
 export type TransactionReturnedEvent = v.InferOutput<typeof transactionReturnedSchema>
+
+/** Edit distance between `a` and `b`, up to `limit + 1`. */
+function distance(a: string, b: string, limit: number): number {
+  if (Math.abs(a.length - b.length) > limit) return limit + 1
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i]
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1
+      current[j] = Math.min(
+        (previous[j] as number) + 1,
+        (current[j - 1] as number) + 1,
+        (previous[j - 1] as number) + cost,
+      )
+    }
+    previous = current
+  }
+  return previous[b.length] as number
+}
+
+/**
+ * The candidate closest to `type` by edit distance, if within `maxDistance` (the first one on a tie): the "did you
+ * mean" for a misspelt event type.
+ *
+ * @example
+ * closestEventType('transaction_setled') // 'transaction_settled'
+ */
+export function closestEventType(
+  type: string,
+  candidates: readonly string[] = knownEventTypes,
+  maxDistance = 3,
+): string | undefined {
+  let closest: string | undefined
+  let best = maxDistance + 1
+  for (const candidate of candidates) {
+    const d = distance(type, candidate, maxDistance)
+    if (d < best) {
+      best = d
+      closest = candidate
+    }
+  }
+  return closest
+}

@@ -1,6 +1,6 @@
 import { type EventHandler, warn } from './event-handler/index.js'
 import { isInProcessQueue } from './queue.js'
-import { knownEventTypes, type SchemaMap } from './schemas.js'
+import { closestEventType, knownEventTypes, type SchemaMap } from './schemas.js'
 import { isMemoryStore, type WebhookStore } from './store.js'
 import type { WebhookQueue } from './types.js'
 
@@ -134,25 +134,6 @@ function warnPaddedSecret(state: EventHandler, secrets: readonly string[], index
 
 const known = new Set<string>(knownEventTypes)
 
-/** Edit distance between `a` and `b`, up to `limit + 1`. */
-function distance(a: string, b: string, limit: number): number {
-  if (Math.abs(a.length - b.length) > limit) return limit + 1
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i]
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1
-      current[j] = Math.min(
-        (previous[j] as number) + 1,
-        (current[j - 1] as number) + 1,
-        (previous[j - 1] as number) + cost,
-      )
-    }
-    previous = current
-  }
-  return previous[b.length] as number
-}
-
 /**
  * Warns once per type when a handler is registered for an event type that has no schema and is not one of the
  * spec's event types (section 6.3): most likely a typo (`transaction_setled`), whose handlers would never run.
@@ -160,11 +141,7 @@ function distance(a: string, b: string, limit: number): number {
 export function warnUnknownType(state: EventHandler, schemas: SchemaMap, type: string, warned: Set<string>): void {
   if (known.has(type) || Object.hasOwn(schemas, type) || warned.has(type)) return
   warned.add(type)
-  const candidates = [...new Set([...known, ...Object.keys(schemas)])]
-  const closest = candidates
-    .map((candidate) => ({ candidate, d: distance(type, candidate, 3) }))
-    .filter(({ d }) => d <= 3)
-    .sort((x, y) => x.d - y.d)[0]?.candidate
+  const closest = closestEventType(type, [...new Set([...known, ...Object.keys(schemas)])], 3)
   const hint = closest ? ` Did you mean '${closest}'?` : ''
   warn(
     state,

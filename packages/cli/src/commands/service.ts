@@ -1,5 +1,5 @@
 import type { PayhooksClient, ResellerClient, Subscription, SubscriptionInput } from '@payhooks/client'
-import { knownEventTypes } from '@payhooks/core'
+import { closestEventType, knownEventTypes } from '@payhooks/core'
 import { defaultSandboxCredentials } from '@payhooks/sandbox'
 import { call, connect } from '../connection.js'
 import { type Context, integerValue, out, printJson, requireString, stringValue, UsageError, warn } from '../context.js'
@@ -13,24 +13,6 @@ const allowUnknownOption: OptionSpec = {
   help: 'send event types the spec does not name (otherwise refused, as a misspelt one would never deliver)',
 }
 
-/** Edit distance, for the "did you mean" of a misspelt event type. */
-function distance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i]
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1
-      current[j] = Math.min(
-        (previous[j] as number) + 1,
-        (current[j - 1] as number) + 1,
-        (previous[j - 1] as number) + cost,
-      )
-    }
-    previous = current
-  }
-  return previous[b.length] as number
-}
-
 /**
  * Refuses event types the spec does not name unless `--allow-unknown-event-type` is given: the
  * service may accept a misspelt type, and the subscription then silently never delivers.
@@ -41,9 +23,8 @@ function checkEventTypes(ctx: Context, types: string[]): void {
   const unknown = types.filter((type) => !known.includes(type))
   const first = unknown[0]
   if (first === undefined) return
-  const nearest = known.map((type) => ({ type, d: distance(first.toLowerCase(), type) })).sort((a, b) => a.d - b.d)[0]
-  const hint =
-    nearest && nearest.d <= Math.max(2, Math.floor(first.length / 4)) ? ` (did you mean ${nearest.type}?)` : ''
+  const nearest = closestEventType(first.toLowerCase(), known, Math.max(2, Math.floor(first.length / 4)))
+  const hint = nearest ? ` (did you mean ${nearest}?)` : ''
   throw new UsageError(
     `${unknown.length > 1 ? `event types ${unknown.map((t) => `"${t}"`).join(', ')} are` : `event type "${first}" is`} not one the spec names${hint}: it names ${known.join(', ')}; pass --${ALLOW_UNKNOWN} to send ${unknown.length > 1 ? 'them' : 'it'} anyway`,
   )
