@@ -27,10 +27,27 @@ export async function startServer(file, args) {
   return { child, url: `http://127.0.0.1:${message.port}` }
 }
 
-/** In a child started by {@link startServer}: report the port, and exit with the parent. */
+/**
+ * In a child started by {@link startServer}: report the port, exit with the parent, and answer `'cpu'` with this
+ * process's CPU time so far (µs), from which the parent works out CPU per request.
+ */
 export function serveChild(port) {
   process.on('disconnect', () => process.exit(0))
+  process.on('message', (message) => {
+    if (message !== 'cpu') return
+    const { user, system } = process.cpuUsage()
+    process.send({ cpu: user + system })
+  })
   process.send({ port })
+}
+
+/** The server child's CPU time so far, in µs. */
+async function serverCpu(child) {
+  child.send('cpu')
+  for (;;) {
+    const [message] = await once(child, 'message')
+    if (typeof message?.cpu === 'number') return message.cpu
+  }
 }
 
 let eventCounter = 0
@@ -43,11 +60,15 @@ function makeBodies(count) {
   })
 }
 
-/** Loads `url`/webhooks for `seconds`; every request a new signed event. */
-export async function load(url, seconds, connections) {
+/**
+ * Loads `url`/webhooks for `seconds`; every request a new signed event. With the server's `child`, also the
+ * server's CPU time per answered request (µs): steadier than req/s when the load generator shares the cores.
+ */
+export async function load(url, seconds, connections, child) {
   const bodies = makeBodies(BODIES_PER_SECOND * seconds)
   let next = 0
   let reused = 0
+  const cpuBefore = child ? await serverCpu(child) : 0
   const result = await autocannon({
     url: `${url}/webhooks`,
     connections,
@@ -66,8 +87,9 @@ export async function load(url, seconds, connections) {
       },
     ],
   })
+  const cpuUs = child ? ((await serverCpu(child)) - cpuBefore) / result.requests.total : Number.NaN
   const failures = result.non2xx + result.errors + result.timeouts
-  return { rps: result.requests.average, p99: result.latency.p99, failures, reused }
+  return { rps: result.requests.average, p99: result.latency.p99, cpuUs, failures, reused }
 }
 
 /**
@@ -84,7 +106,7 @@ export async function compareRounds(running, { label, rounds, roundSeconds, warm
     const order = variants.map((_, i) => variants[(i + round) % variants.length])
     if (round % 2) order.reverse()
     for (const variant of order) {
-      const sample = await load(running[variant].url, roundSeconds, connections)
+      const sample = await load(running[variant].url, roundSeconds, connections, running[variant].child)
       if (sample.failures || sample.reused) {
         problems++
         console.log(`${label} ${variant}: ${sample.failures} non-2XX/errors, ${sample.reused} reused bodies`)
@@ -96,6 +118,10 @@ export async function compareRounds(running, { label, rounds, roundSeconds, warm
   const ratio = (a, b) => `${median(rps(a).map((value, i) => value / rps(b)[i])).toFixed(2)}x`
   const medianRps = (variant) => median(rps(variant)).toFixed(0)
   const medianP99 = (variant) => median(samples[variant].map((s) => s.p99)).toFixed(1)
+  /** Median server CPU µs per request, and its median per-round ratio to `b`'s (how much more each request costs). */
+  const medianCpu = (variant) => median(samples[variant].map((s) => s.cpuUs)).toFixed(1)
+  const cpuRatio = (a, b) =>
+    `${median(samples[a].map((s, i) => samples[b][i].cpuUs / s.cpuUs)).toFixed(2)}x`
   console.log(
     `${label} req/s per round: ${variants
       .map(
@@ -106,5 +132,5 @@ export async function compareRounds(running, { label, rounds, roundSeconds, warm
       )
       .join('; ')}`,
   )
-  return { samples, ratio, medianRps, medianP99, problems }
+  return { samples, ratio, medianRps, medianP99, medianCpu, cpuRatio, problems }
 }

@@ -1,7 +1,8 @@
 // The kit on plain node:http (receiveNodeRequest + memoryStore) against a minimal hand-written receiver
 // (raw bytes, createHmac, timingSafeEqual, JSON.parse, a Set) and against node:http's own floor (read the
 // body, answer 200), each server in its own child process, 32 connections, rotating rounds, medians.
-// Then a memory row: RSS after 1,000,000 distinct events through receive() on the default memoryStore.
+// Then a memory row: RSS after 1,000,000 distinct events through receive() on the default memoryStore
+// (BENCH_NO_MEMORY=1 leaves it out).
 //   pnpm bench node-http
 import { fork } from 'node:child_process'
 import { createHmac, timingSafeEqual } from 'node:crypto'
@@ -101,15 +102,26 @@ async function main() {
   } finally {
     for (const variant of VARIANTS) running[variant].child.kill()
   }
-  const { ratio, medianRps, medianP99, problems } = result
-  const header = ['server', 'req/s', 'p99 ms', 'vs hand-written', 'vs node:http floor']
+  const { ratio, medianRps, medianP99, medianCpu, cpuRatio, problems } = result
+  const header = [
+    'server',
+    'req/s',
+    'p99 ms',
+    'vs hand-written',
+    'vs node:http floor',
+    'server CPU µs/req',
+    'CPU: hand-written/this',
+  ]
   console.log(`\n| ${header.join(' | ')} |\n|${header.map(() => '---').join('|')}|`)
   for (const v of VARIANTS) {
-    console.log(`| ${v} | ${medianRps(v)} | ${medianP99(v)} | ${ratio(v, 'baseline')} | ${ratio(v, 'floor')} |`)
+    console.log(
+      `| ${v} | ${medianRps(v)} | ${medianP99(v)} | ${ratio(v, 'baseline')} | ${ratio(v, 'floor')} | ${medianCpu(v)} | ${cpuRatio(v, 'baseline')} |`,
+    )
   }
   console.log(
-    '\nreq/s, p99: medians over the rounds; ratios: median of per-round ratios. Targets: kit 0.95x the hand-written receiver or more, 0.80x the floor or more.',
+    '\nreq/s, p99: medians over the rounds; ratios: median of per-round ratios; server CPU: user+system time of the server process per answered request (steadier than req/s while the load generator shares the cores). Targets: kit 0.95x the hand-written receiver or more, 0.80x the floor or more.',
   )
+  if (process.env.BENCH_NO_MEMORY) return finish(problems)
   // In a fresh process, so the load's request bodies are not in its RSS.
   const child = fork(import.meta.filename, ['memory'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
   const [mem] = await once(child, 'message')
@@ -119,6 +131,10 @@ async function main() {
     `\n| memory | events | store size | RSS before MB | RSS after MB | RSS grown MB | heap grown MB | documented bound MB |\n|---|---|---|---|---|---|---|---|\n` +
       `| memoryStore() default | ${MEMORY_EVENTS} | ${mem.size} | ${mb(mem.before)} | ${mb(mem.after)} | ${mb(mem.grown)} | ${mb(mem.heapGrown)} | ${mb(mem.bound)} |`,
   )
+  finish(problems)
+}
+
+function finish(problems) {
   if (problems) {
     console.log(`${problems} round(s) had failed requests or reused bodies: see above.`)
     process.exit(1)
