@@ -408,6 +408,72 @@ describe('createWebhooks: dedupe and acknowledgement', () => {
     expect((errors[0] as HandlerError).errors).toHaveLength(1)
   })
 
+  it('keeps every handler failure, in handler order, whether thrown at once or rejected later', async () => {
+    for (const lateFirst of [false, true]) {
+      const { webhooks, errors } = setup()
+      const order: string[] = []
+      webhooks.on('transaction_settled', async () => {
+        order.push('async')
+        throw new Error('async one')
+      })
+      webhooks.onAny(() => {
+        order.push('sync')
+        throw new Error('sync one')
+      })
+      if (lateFirst) webhooks.onAny(() => order.push('ok'))
+      const event = sampleEvent('transaction_settled', { eventId: `evt_mixed_${lateFirst}` })
+      expect((await deliver(webhooks, event)).status).toBe(500)
+      expect(order).toEqual(lateFirst ? ['async', 'sync', 'ok'] : ['async', 'sync'])
+      const reported = (errors[0] as HandlerError).errors.map((e) => (e as Error).message)
+      expect(reported).toEqual(['async one', 'sync one'])
+      // The claim was released: the retry runs the handlers again.
+      order.length = 0
+      expect((await deliver(webhooks, event)).status).toBe(500)
+      expect(order).toContain('sync')
+    }
+  })
+
+  it('answers handlers that all fail synchronously 500 at once, and releases the claim', async () => {
+    const { webhooks, errors } = setup()
+    let calls = 0
+    webhooks.on('transaction_settled', () => {
+      calls++
+      throw new Error('first')
+    })
+    webhooks.onAny(() => {
+      throw new Error('second')
+    })
+    const event = sampleEvent('transaction_settled', { eventId: 'evt_sync_fail' })
+    const answer = await deliver(webhooks, event)
+    expect(answer.status).toBe(500)
+    expect((errors[0] as HandlerError).errors.map((e) => (e as Error).message)).toEqual(['first', 'second'])
+    await deliver(webhooks, event)
+    expect(calls).toBe(2)
+  })
+
+  it('answers 503 when a synchronous store throws on claim, and 200 once it recovers', async () => {
+    const inner = memoryStore()
+    let broken = true
+    const store: WebhookStore = {
+      claim: (id, lease) => {
+        if (broken) throw new Error('store down')
+        return inner.claim(id, lease)
+      },
+      complete: (id, token) => inner.complete(id, token),
+      release: (id, token) => inner.release(id, token),
+    }
+    const { webhooks, errors } = setup({ store })
+    const handler = vi.fn()
+    webhooks.onAny(handler)
+    const event = sampleEvent('transaction_settled')
+    expect((await deliver(webhooks, event)).status).toBe(503)
+    expect(errors[0]).toBeInstanceOf(StoreError)
+    expect(handler).not.toHaveBeenCalled()
+    broken = false
+    expect((await deliver(webhooks, event)).status).toBe(200)
+    expect(handler).toHaveBeenCalledOnce()
+  })
+
   it('answers before the deadline when handlers overrun, then marks the event done when they succeed', async () => {
     const { webhooks, errors } = setup({ deadlineMs: 100 })
     const gate = deferred()

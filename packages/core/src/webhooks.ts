@@ -1,6 +1,14 @@
 import { errorAnswer, inProgress, ok } from './answers.js'
 import { checkDeadLetterStore, deadLetterView, onLastTries, type ParkState, park } from './dead-letters/index.js'
-import { type Attempt, type DispatchState, dispatch, observeDispatch, releaseClaim } from './dispatch.js'
+import { Deadlines, type Pending } from './deadline.js'
+import {
+  type Attempt,
+  type DispatchState,
+  dispatch,
+  dispatchPromise,
+  observeDispatch,
+  releaseClaim,
+} from './dispatch.js'
 import {
   BodyTimeoutError,
   ClosingError,
@@ -31,7 +39,7 @@ import type {
   WebhooksOptions,
 } from './types.js'
 import { check, inRange, nonNegativeNumber } from './validations.js'
-import { checkSecrets, type VerifyState, verifyAndParse } from './verify-and-parse.js'
+import { checkSecrets, type Verified, type VerifyState, verifyAndParse } from './verify-and-parse.js'
 import { warnAtStart, warnUnknownType, watchSecrets } from './warnings.js'
 import { receiveWebRequest } from './web.js'
 
@@ -45,13 +53,18 @@ interface Engine extends VerifyState, DispatchState, ParkState {
   closing: Promise<void> | undefined
   /** Called by the last running delivery once `close` waits for them. */
   idle: (() => void) | undefined
+  /** Deliveries gone asynchronous, waiting for their deadline. */
+  readonly deadlines: Deadlines<Delivery>
 }
 
 /**
  * A delivery under way: whether it was answered (the deadline may come first), the event once parsed, and for
  * telemetry how it ended: `outcome` when it succeeded, `error` when it failed (or was parked).
  */
-interface Delivery extends Attempt {
+interface Delivery extends Attempt, Pending {
+  readonly raw: RawDelivery
+  /** Answers the caller; set once the delivery went asynchronous. */
+  resolve: ((result: WebhookResult) => void) | undefined
   event: QueuedEvent | undefined
   /** True while the body is still arriving. */
   reading: boolean
@@ -97,63 +110,137 @@ function finished(engine: Engine): void {
   }
 }
 
-async function processDelivery(engine: Engine, raw: RawDelivery, delivery: Delivery): Promise<WebhookResult> {
-  let body = raw.body
-  if (isThenable(body)) {
-    delivery.reading = true
-    try {
-      body = await body
-    } catch (error) {
+/**
+ * Verifies, parses and handles the delivery: synchronously while everything it waits on answers synchronously
+ * (bytes already read, `node:crypto` with static secrets, the memory store, handlers returning no promise), so
+ * such a delivery makes no promise, timer or closure of its own; the first promise switches to the asynchronous
+ * path. May throw synchronously.
+ */
+function processDelivery(engine: Engine, raw: RawDelivery, delivery: Delivery): WebhookResult | Promise<WebhookResult> {
+  const body = raw.body
+  if (!isThenable(body)) return afterBody(engine, raw, delivery, body)
+  delivery.reading = true
+  return Promise.resolve(body).then(
+    (bytes) => {
+      delivery.reading = false
+      return delivery.answered ? UNSENT : afterBody(engine, raw, delivery, bytes)
+    },
+    (error: unknown) => {
       if (delivery.answered) return UNSENT // the read was stopped (or broke) after the deadline answered
       throw error
-    }
-    delivery.reading = false
-    if (delivery.answered) return UNSENT
-  }
-  const received = { body: body as RawBody, getHeader: raw.getHeader }
-  let verified = verifyAndParse(engine, raw, received.body)
-  if (verified instanceof Promise) verified = await verified
+    },
+  )
+}
+
+function afterBody(
+  engine: Engine,
+  raw: RawDelivery,
+  delivery: Delivery,
+  body: RawBody,
+): WebhookResult | Promise<WebhookResult> {
+  const verified = verifyAndParse(engine, raw, body)
+  if (verified instanceof Promise) return verified.then((v) => afterVerify(engine, raw, delivery, body, v))
+  return afterVerify(engine, raw, delivery, body, verified as Verified)
+}
+
+function afterVerify(
+  engine: Engine,
+  raw: RawDelivery,
+  delivery: Delivery,
+  body: RawBody,
+  verified: Verified,
+): WebhookResult | Promise<WebhookResult> {
   const scope = delivery.scope
   if (verified instanceof WebhookError) {
     delivery.error = verified
     return engine.deadLetters && verified instanceof SchemaError
-      ? parked(delivery, await park(engine, received, verified, undefined, scope))
+      ? parkAnswer(engine, raw, body, delivery, verified, undefined)
       : reject(engine, verified)
   }
-  const event = verified as QueuedEvent
+  const event = verified
   delivery.event = event
   scope?.event(event)
-  if (engine.queue) {
-    const queue = engine.queue
-    try {
-      await (scope
-        ? scope.store('enqueue', () => queue.enqueue(event, { trace: scope.carrier() }))
-        : queue.enqueue(event))
-    } catch (cause) {
-      throw new StoreError('enqueue', cause, event.event_id, event.event_type)
-    }
-    delivery.outcome = 'queued'
-    return ok(event.event_id, 'queued')
-  }
-  let outcome: DispatchOutcome
+  if (engine.queue) return enqueue(engine.queue, event, delivery)
+  let outcome: DispatchOutcome | Promise<DispatchOutcome>
   try {
-    outcome = await dispatch(engine, event, delivery)
+    outcome = dispatch(engine, event, delivery)
   } catch (error) {
-    // Signed over 71 hours ago: the service's last tries, after which the event would be gone.
-    if (engine.deadLetters && error instanceof HandlerError && onLastTries(event)) {
-      delivery.error = error
-      return parked(delivery, await park(engine, received, error, event, scope))
-    }
-    throw error
+    return dispatchFailed(engine, raw, body, delivery, event, error)
   }
+  if (isThenable(outcome)) {
+    return outcome.then(
+      (done) => answerOutcome(delivery, event, done),
+      (error: unknown) => dispatchFailed(engine, raw, body, delivery, event, error),
+    )
+  }
+  return answerOutcome(delivery, event, outcome)
+}
+
+async function enqueue(queue: WebhookQueue, event: QueuedEvent, delivery: Delivery): Promise<WebhookResult> {
+  const scope = delivery.scope
+  try {
+    await (scope
+      ? scope.store('enqueue', () => queue.enqueue(event, { trace: scope.carrier() }))
+      : queue.enqueue(event))
+  } catch (cause) {
+    throw new StoreError('enqueue', cause, event.event_id, event.event_type)
+  }
+  delivery.outcome = 'queued'
+  return ok(event.event_id, 'queued')
+}
+
+function answerOutcome(delivery: Delivery, event: QueuedEvent, outcome: DispatchOutcome): WebhookResult {
   delivery.outcome = outcome.status
   if (outcome.status !== 'in_progress') return ok(event.event_id, outcome.status)
   return inProgress(event.event_id, outcome.retryAfterMs)
 }
 
+/** A handler failure on an event signed over 71 hours ago (the service's last tries) is parked; the rest rethrown. */
+function dispatchFailed(
+  engine: Engine,
+  raw: RawDelivery,
+  body: RawBody,
+  delivery: Delivery,
+  event: QueuedEvent,
+  error: unknown,
+): Promise<WebhookResult> {
+  if (engine.deadLetters && error instanceof HandlerError && onLastTries(event)) {
+    delivery.error = error
+    return parkAnswer(engine, raw, body, delivery, error, event)
+  }
+  throw error
+}
+
+async function parkAnswer(
+  engine: Engine,
+  raw: RawDelivery,
+  body: RawBody,
+  delivery: Delivery,
+  error: SchemaError | HandlerError,
+  event: QueuedEvent | undefined,
+): Promise<WebhookResult> {
+  const received = { body, getHeader: raw.getHeader }
+  return parked(delivery, await park(engine, received, error, event, delivery.scope))
+}
+
+/** Ends the delivery: telemetry, and the receiver's count of running work. */
+function settled(engine: Engine, delivery: Delivery, result: WebhookResult): WebhookResult {
+  finished(engine)
+  if (delivery.scope) observed(delivery.scope, delivery, result.status)
+  delivery.answered = true
+  return result
+}
+
+/** The answer for a delivery whose processing threw (or rejected). */
+function failed(engine: Engine, delivery: Delivery, error: unknown): WebhookResult {
+  delivery.error = error instanceof WebhookError ? error : new InternalError(error, delivery.event)
+  return reject(engine, delivery.error)
+}
+
 /**
- * Answers `raw` when its processing finishes or at the deadline, whichever comes first. The one timer counts from
- * the request's arrival, so it covers a body still arriving too.
+ * Answers `raw` when its processing finishes or at the deadline, whichever comes first. The deadline counts from
+ * the request's arrival, so it covers a body still arriving too. A delivery processed synchronously is answered
+ * at once, without entering the deadline list.
  */
 function receive(engine: Engine, raw: RawDelivery): Promise<WebhookResult> {
   if (engine.closing) {
@@ -164,53 +251,74 @@ function receive(engine: Engine, raw: RawDelivery): Promise<WebhookResult> {
     }
     return Promise.resolve(refuse(engine, new ClosingError()))
   }
-  const scope = engine.eventHandler.telemetry?.receive()
+  const arrivedAt = Date.now()
   const delivery: Delivery = {
     answered: false,
-    scope,
+    scope: engine.eventHandler.telemetry?.receive(),
     event: undefined,
     reading: false,
     timedOut: false,
     outcome: undefined,
     error: undefined,
+    raw,
+    resolve: undefined,
+    due: 0,
+    prev: undefined,
+    next: undefined,
+    linked: false,
   }
   engine.running++
+  let result: WebhookResult | Promise<WebhookResult>
+  try {
+    result = processDelivery(engine, raw, delivery)
+  } catch (error) {
+    result = failed(engine, delivery, error)
+  }
+  if (!isThenable(result)) return Promise.resolve(settled(engine, delivery, result))
   return new Promise((resolve) => {
-    // Whatever the work is waiting on (the body, handlers, store, secret resolver), the answer goes out at the deadline.
-    const timer = setTimeout(() => {
-      delivery.answered = true
-      if (delivery.reading) {
-        // Nothing of this delivery runs after this: count it out now, even if the read never settles.
-        delivery.timedOut = true
-        finished(engine)
-        raw.stopReading?.()
-        const error = new BodyTimeoutError(engine.deadlineMs)
-        scope?.end({ outcome: error.code, status: error.status, error })
-        resolve(reject(engine, error))
-        return
-      }
-      const event = delivery.event
-      const error = new DeadlineError(engine.deadlineMs, event?.event_id, event?.event_type)
-      // The delivery's span ends with its answer; the work's own spans end when it does.
-      scope?.end({ outcome: error.code, status: error.status, error })
-      resolve(reject(engine, error))
-    }, engine.deadlineMs)
-    // Called once processing finishes, before or after the deadline.
-    const settle = (result: WebhookResult) => {
-      if (delivery.timedOut) return
-      finished(engine)
-      if (delivery.answered) return
-      if (scope) observed(scope, delivery, result.status)
-      delivery.answered = true
-      clearTimeout(timer)
-      resolve(result)
-    }
-    processDelivery(engine, raw, delivery).then(settle, (error: unknown) => {
-      if (delivery.timedOut) return
-      delivery.error = error instanceof WebhookError ? error : new InternalError(error, delivery.event)
-      settle(reject(engine, delivery.error))
-    })
+    delivery.resolve = resolve
+    delivery.due = arrivedAt + engine.deadlineMs
+    engine.deadlines.add(delivery)
+    result.then(
+      (answer) => settle(engine, delivery, answer),
+      (error: unknown) => {
+        if (!delivery.timedOut) settle(engine, delivery, failed(engine, delivery, error))
+      },
+    )
   })
+}
+
+/** Processing finished, before or after the deadline. */
+function settle(engine: Engine, delivery: Delivery, result: WebhookResult): void {
+  if (delivery.timedOut) return
+  if (delivery.answered) {
+    finished(engine)
+    return
+  }
+  engine.deadlines.remove(delivery)
+  delivery.resolve?.(settled(engine, delivery, result))
+}
+
+/** The deadline passed before the delivery's processing finished: answer now; the work may go on. */
+function expire(engine: Engine, delivery: Delivery): void {
+  delivery.answered = true
+  const scope = delivery.scope
+  const resolve = delivery.resolve as (result: WebhookResult) => void
+  if (delivery.reading) {
+    // Nothing of this delivery runs after this: count it out now, even if the read never settles.
+    delivery.timedOut = true
+    finished(engine)
+    delivery.raw.stopReading?.()
+    const error = new BodyTimeoutError(engine.deadlineMs)
+    scope?.end({ outcome: error.code, status: error.status, error })
+    resolve(reject(engine, error))
+    return
+  }
+  const event = delivery.event
+  const error = new DeadlineError(engine.deadlineMs, event?.event_id, event?.event_type)
+  // The delivery's span ends with its answer; the work's own spans end when it does.
+  scope?.end({ outcome: error.code, status: error.status, error })
+  resolve(reject(engine, error))
 }
 
 /**
@@ -244,6 +352,7 @@ async function shutDown(engine: Engine, timeoutMs: number): Promise<void> {
   } catch (cause) {
     report(engine.eventHandler, new StoreError('dead-letter shutdown', cause))
   }
+  engine.deadlines.stop()
 }
 
 /**
@@ -308,6 +417,7 @@ export function createWebhooks<S extends SchemaMap = {}, C extends object = {}>(
     idle: undefined,
     runs: new Set(),
     stopped: false,
+    deadlines: new Deadlines((delivery) => expire(engine, delivery)),
   }
   warnAtStart(eventHandler, { store, queue: options.queue, secrets, leaseMs })
   const warnedTypes = new Set<string>()
@@ -341,7 +451,7 @@ export function createWebhooks<S extends SchemaMap = {}, C extends object = {}>(
       engine.running++
       const telemetry = eventHandler.telemetry
       const scope = telemetry?.dispatch(event, { source: 'queue', trace: dispatchOptions?.trace })
-      const outcome = dispatch(engine, event, { answered: true, scope })
+      const outcome = dispatchPromise(engine, event, { answered: true, scope })
       outcome.then(dispatched, dispatched)
       if (scope) observeDispatch(scope, outcome, event)
       return outcome

@@ -1,4 +1,4 @@
-import { type DispatchState, dispatch, observeDispatch } from '../dispatch.js'
+import { type DispatchState, dispatchPromise, observeDispatch } from '../dispatch.js'
 import { InternalError, PayloadError, StoreError, WebhookError } from '../errors.js'
 import { report } from '../event-handler/index.js'
 import { isThenable } from '../thenable.js'
@@ -47,10 +47,10 @@ async function replayLetter(state: ReplayState, store: DeadLetterStore, letter: 
       new PayloadError('invalid_envelope', `stored body is event ${verified.event_id}, not ${eventId}`, eventId),
     )
   }
-  let outcome: Awaited<ReturnType<typeof dispatch>>
+  let outcome: Awaited<ReturnType<typeof dispatchPromise>>
   try {
     const scope = state.eventHandler.telemetry?.dispatch(verified, { source: 'replay' })
-    const dispatching = dispatch(state, verified, { answered: true, scope })
+    const dispatching = dispatchPromise(state, verified, { answered: true, scope })
     if (scope) observeDispatch(scope, dispatching, verified)
     outcome = await dispatching
   } catch (error) {

@@ -7,16 +7,16 @@ const NO_ERRORS: unknown[] = []
 
 /**
  * Runs the handlers of `event.event_type` and the `onAny` handlers, concurrently, each with `event` and the same
- * `context`, and resolves with what they threw (empty when all succeeded). A single handler runs without
- * `Promise.allSettled`, and a synchronous one without awaiting anything. With a telemetry `scope`, each handler
- * runs through it (a span and a duration each).
+ * `context`, and gives what they threw (empty when all succeeded): synchronously when no handler returned a
+ * promise, else as a promise that never rejects. With a telemetry `scope`, each handler runs through it (a span
+ * and a duration each), always as a promise.
  */
-export async function runHandlers(
+export function runHandlers(
   state: EventHandler,
   event: QueuedEvent,
   context: HandlerContext,
   scope?: TelemetryScope,
-): Promise<unknown[]> {
+): unknown[] | Promise<unknown[]> {
   if (scope) return runObserved(state, event, context, scope)
   const { anyHandlers } = state
   const specific = state.handlers.get(event.event_type)
@@ -24,17 +24,36 @@ export async function runHandlers(
   if (all.length === 1) {
     try {
       const result = (all[0] as Handler<QueuedEvent>)(event, context)
-      if (isThenable(result)) await result
-      return NO_ERRORS
+      return isThenable(result) ? Promise.resolve(result).then(noErrors, oneError) : NO_ERRORS
     } catch (error) {
       return [error]
     }
   }
-  const results = await Promise.allSettled(
-    all.map(async (handler) => (handler as Handler<QueuedEvent>)(event, context)),
+  let async = false
+  let threw = false
+  const results = all.map((handler) => {
+    try {
+      const result = (handler as Handler<QueuedEvent>)(event, context)
+      if (isThenable(result)) async = true
+      return result
+    } catch (error) {
+      threw = true
+      return new Thrown(error)
+    }
+  })
+  if (!async) return threw ? results.flatMap((r) => (r instanceof Thrown ? [r.error] : [])) : NO_ERRORS
+  return Promise.allSettled(results.map((r) => (r instanceof Thrown ? Promise.reject(r.error) : r))).then((settled) =>
+    settled.flatMap((r) => (r.status === 'rejected' ? [r.reason] : [])),
   )
-  return results.flatMap((r) => (r.status === 'rejected' ? [r.reason] : []))
 }
+
+/** What a handler threw synchronously, kept in its place among the others' results. */
+class Thrown {
+  constructor(readonly error: unknown) {}
+}
+
+const noErrors = () => NO_ERRORS
+const oneError = (error: unknown) => [error]
 
 /** The same, each handler run through the telemetry scope. */
 async function runObserved(

@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest'
+import { parseUtcTimestamp } from './time.js'
+
+describe('parseUtcTimestamp', () => {
+  it('agrees with Date.parse on the forms it reads', () => {
+    for (const text of [
+      '2026-11-23T07:38:38Z',
+      '2026-11-23T07:38:38.269Z',
+      '2026-11-23T07:38:38.2Z',
+      '2026-11-23T07:38:38.26Z',
+      '2026-11-23T07:38:38.269999999Z',
+      '1970-01-01T00:00:00Z',
+      '2099-12-28T23:59:59.999Z',
+    ]) {
+      expect(parseUtcTimestamp(text), text).toBe(Date.parse(text))
+    }
+  })
+
+  it('leaves every other form to Date.parse', () => {
+    for (const text of [
+      '2026-11-23T07:38:38',
+      '2026-11-23T07:38:38+02:00',
+      '2026-11-23 07:38:38Z',
+      '2026-11-23T07:38:38.Z',
+      '2026-11-23T07:38:38.1234567890Z',
+      '2026-11-23t07:38:38z',
+      '2026-13-01T00:00:00Z',
+      '2026-02-30T00:00:00Z',
+      '2026-01-01T24:00:00Z',
+      '2026-01-01T23:59:60Z',
+      '+02026-01-01T00:00:00Z',
+      '2026-0a-01T00:00:00Z',
+      '2026-11-23T07:38:38.2a9Z',
+      '1969-12-31T23:59:59Z',
+    ]) {
+      expect(parseUtcTimestamp(text), text).toBeUndefined()
+    }
+  })
+
+  it('matches Date.parse over random timestamps of the served form', () => {
+    let seed = 42
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31
+      return seed % n
+    }
+    const pad = (n: number, width: number) => String(n).padStart(width, '0')
+    for (let i = 0; i < 5000; i++) {
+      const fraction = random(4) === 0 ? '' : `.${pad(random(10 ** 9), 9).slice(0, 1 + random(9))}`
+      const text = `${pad(1970 + random(200), 4)}-${pad(1 + random(12), 2)}-${pad(1 + random(28), 2)}T${pad(random(24), 2)}:${pad(random(60), 2)}:${pad(random(60), 2)}${fraction}Z`
+      expect(parseUtcTimestamp(text), text).toBe(Date.parse(text))
+    }
+  })
+})

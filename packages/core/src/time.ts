@@ -1,0 +1,42 @@
+const ZERO = 48
+
+/** The value of the `count` decimal digits of `text` at `at`, or -1 if one is not a digit. */
+function digits(text: string, at: number, count: number): number {
+  let value = 0
+  for (let i = at; i < at + count; i++) {
+    const digit = text.charCodeAt(i) - ZERO
+    if (digit < 0 || digit > 9) return -1
+    value = value * 10 + digit
+  }
+  return value
+}
+
+/**
+ * `Date.parse(text)` for the form the service sends, `YYYY-MM-DDTHH:MM:SS` with an optional fraction and `Z`,
+ * read without the engine's general date parser (profiling put `Date.parse` at about 1 µs per delivery under
+ * HTTP load); `undefined` for any other form, or values near the edges of their ranges, which the caller
+ * gives to `Date.parse`.
+ */
+export function parseUtcTimestamp(text: string): number | undefined {
+  const length = text.length
+  if (length < 20 || length > 30 || text.charCodeAt(length - 1) !== 90 /* Z */) return undefined
+  if (text[4] !== '-' || text[7] !== '-' || text[10] !== 'T' || text[13] !== ':' || text[16] !== ':') return undefined
+  const year = digits(text, 0, 4)
+  const month = digits(text, 5, 2)
+  const day = digits(text, 8, 2)
+  const hour = digits(text, 11, 2)
+  const minute = digits(text, 14, 2)
+  const second = digits(text, 17, 2)
+  if (year < 1970 || month < 1 || month > 12 || day < 1 || day > 28 || hour > 23 || minute > 59 || second > 59) {
+    return undefined
+  }
+  let ms = 0
+  if (length > 20) {
+    // A fraction: '.', 1 to 9 digits; the engine keeps the first three as milliseconds.
+    if (text[19] !== '.' || length < 22) return undefined
+    const fraction = length - 21
+    if (digits(text, 20, fraction) < 0) return undefined
+    ms = fraction >= 3 ? digits(text, 20, 3) : digits(text, 20, fraction) * (fraction === 1 ? 100 : 10)
+  }
+  return Date.UTC(year, month - 1, day, hour, minute, second, ms)
+}
