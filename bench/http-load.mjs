@@ -120,8 +120,7 @@ export async function compareRounds(running, { label, rounds, roundSeconds, warm
   const medianP99 = (variant) => median(samples[variant].map((s) => s.p99)).toFixed(1)
   /** Median server CPU µs per request, and its median per-round ratio to `b`'s (how much more each request costs). */
   const medianCpu = (variant) => median(samples[variant].map((s) => s.cpuUs)).toFixed(1)
-  const cpuRatio = (a, b) =>
-    `${median(samples[a].map((s, i) => samples[b][i].cpuUs / s.cpuUs)).toFixed(2)}x`
+  const cpuRatio = (a, b) => `${median(samples[a].map((s, i) => samples[b][i].cpuUs / s.cpuUs)).toFixed(2)}x`
   console.log(
     `${label} req/s per round: ${variants
       .map(
