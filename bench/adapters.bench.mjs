@@ -5,12 +5,15 @@
 // new, correctly signed event, so the adapter does its full work (verify, parse, validate, claim,
 // handler, complete). A third route, hand-written glue around core's webhooks.receive, splits the gap
 // between the adapter glue and core's own per-event work.
-// Run: pnpm bench adapters (builds first; this file imports the built packages).
+// Run: pnpm bench adapters (builds first; this file imports the built packages). BENCH_FRAMEWORKS=koa,hono runs
+// only those frameworks.
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { once } from 'node:events'
 import { compareRounds, LIMIT, SECRET, SIGNATURE_HEADER, serveChild, startServer } from './http-load.mjs'
 
-const FRAMEWORKS = ['express', 'koa', 'hono', 'fastify']
+const FRAMEWORKS = ['express', 'koa', 'hono', 'fastify'].filter(
+  (name) => !process.env.BENCH_FRAMEWORKS || process.env.BENCH_FRAMEWORKS.split(',').includes(name),
+)
 const ROUNDS = 7
 const VARIANTS = ['adapter', 'baseline', 'core']
 const ROUND_SECONDS = 1.5
@@ -188,7 +191,10 @@ async function main() {
     } finally {
       for (const variant of VARIANTS) running[variant].child.kill()
     }
-    const { ratio, medianRps, medianP99 } = result
+    const { ratio, medianRps, medianP99, medianCpu, cpuRatio } = result
+    console.log(
+      `${framework} server CPU µs/request: ${VARIANTS.map((v) => `${v} ${medianCpu(v)}`).join(', ')}; baseline/adapter ${cpuRatio('adapter', 'baseline')}`,
+    )
     problems += result.problems
     coreRows.push([framework, medianRps('core'), ratio('core', 'baseline'), ratio('adapter', 'core')])
     rows.push([

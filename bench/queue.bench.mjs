@@ -5,6 +5,7 @@
 // two arrival patterns (see load()). Medians of alternating rounds. Starts its own redis-server on a
 // free port when REDIS_URL is unset, and stops it afterwards.
 //   pnpm bench queue
+// BENCH_QUEUE=queue/burst,inline/burst runs only those mode/arrival pairs; BENCH_ROUNDS=5 sets the rounds.
 import { fork } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { once } from 'node:events'
@@ -23,7 +24,7 @@ const SECRET = 'whsec_bench_queue'
 const RATE = 500
 const DURATION_S = 10
 const WARMUP_S = 3
-const ROUNDS = 3
+const ROUNDS = Number(process.env.BENCH_ROUNDS) || 3
 const HANDLER_MS = 2000
 const WORKER_CONCURRENCY = 1200
 const SPREAD = 20
@@ -233,12 +234,13 @@ async function main() {
   console.log(
     `${RATE} requests/s for ${DURATION_S} s per round (autocannon overallRate, ${RATE} connections), handler ${HANDLER_MS} ms, ${ROUNDS} rounds, Redis ${redisUrl}${own ? ' (own)' : ''}`,
   )
+  const only = process.env.BENCH_QUEUE?.split(',')
   const configs = [
     ['queue', 'spread'],
     ['inline', 'spread'],
     ['queue', 'burst'],
     ['inline', 'burst'],
-  ]
+  ].filter((c) => !only || only.includes(c.join('/')))
   const rows = new Map(configs.map((c) => [c.join('/'), []]))
   try {
     for (let i = 0; i < ROUNDS; i++) {

@@ -8,7 +8,9 @@ import { leaseMs as checkLeaseMs, storeOptions } from './validations.js'
 /** Value of a handled event's key. Owner tokens always contain a '.', so they never equal it. */
 const DONE = 'done'
 
-// One key per event and one key per script: cluster-safe without hash tags.
+// One key per event and one key per script: cluster-safe without hash tags. A claim first sends a plain
+// SET NX PX (a new event's only command, cheaper than a script for Redis and the client alike); only when the key
+// exists does this script tell a done marker from a live claim, atomically, claiming if the key went meanwhile.
 const CLAIM_SCRIPT = `
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 'claimed' end
 if redis.call('GET', KEYS[1]) == '${DONE}' then return 'done' end
@@ -47,9 +49,9 @@ const newToken = () => `${tokenPrefix}.${(++tokenCounter).toString(36)}`
 const noop = () => {}
 
 /**
- * Dedupe store on Redis for receivers running as many processes: a claim is one atomic script on
- * one key, `extend`, `complete` and `release` only succeed for the claim's owner, and a crashed owner's
- * claim expires with its lease. Takes any `ioredis` client (standalone, Sentinel or Cluster) and never
+ * Dedupe store on Redis for receivers running as many processes: a claim is an atomic `SET NX PX` on
+ * one key (then, only if the key exists, one atomic script reading its state), `extend`, `complete` and
+ * `release` only succeed for the claim's owner, and a crashed owner's claim expires with its lease. Takes any `ioredis` client (standalone, Sentinel or Cluster) and never
  * closes it. Calls reject within `commandTimeoutMs` when Redis is down or slow, so the receiver
  * answers 503; the client's own reconnection brings the store back.
  *
@@ -76,11 +78,20 @@ export function redisStore(client: Redis | Cluster, options: RedisStoreOptions =
       const lease = Math.ceil(checkLeaseMs(leaseMs))
       const key = keyPrefix + eventId
       const token = newToken()
+      let abandoned = false
       const reply = await call(
-        () => commands.payhooksClaim(key, token, lease),
+        () =>
+          client
+            .set(key, token, 'PX', lease, 'NX')
+            // After giving up (the caller has its error already) nothing more is sent; -2 is never read.
+            .then((set) => (set === 'OK' ? 'claimed' : abandoned ? -2 : commands.payhooksClaim(key, token, lease))),
         'claim got no reply from Redis',
-        // The script may still run once Redis answers again: drop the lease it would leave behind.
-        () => commands.payhooksRelease(key, token).catch(noop),
+        // A command may still run once Redis answers again: drop the lease it would leave behind (sent after
+        // it on the same connection), and send no second command once given up.
+        () => {
+          abandoned = true
+          commands.payhooksRelease(key, token).catch(noop)
+        },
       )
       if (reply === 'claimed') return { status: 'claimed', token }
       if (reply === 'done') return { status: 'done' }
