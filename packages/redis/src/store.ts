@@ -51,7 +51,8 @@ const noop = () => {}
 /**
  * Dedupe store on Redis for receivers running as many processes: a claim is an atomic `SET NX PX` on
  * one key (then, only if the key exists, one atomic script reading its state), `extend`, `complete` and
- * `release` only succeed for the claim's owner, and a crashed owner's claim expires with its lease. Takes any `ioredis` client (standalone, Sentinel or Cluster) and never
+ * `release` only succeed for the claim's owner, and a crashed owner's claim expires with its lease.
+ * Takes any `ioredis` client (standalone, Sentinel or Cluster) and never
  * closes it. Calls reject within `commandTimeoutMs` when Redis is down or slow, so the receiver
  * answers 503; the client's own reconnection brings the store back.
  *
