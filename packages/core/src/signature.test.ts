@@ -117,6 +117,18 @@ describe('isSignatureShaped', () => {
     expect(isSignatureShaped(` ${'A'.repeat(63)}`)).toBe(false)
     expect(isSignatureShaped(undefined)).toBe(false)
   })
+
+  it('agrees with /^[0-9A-Fa-f]{64}$/ for every character up to U+02FF, at either end, and on length', () => {
+    const hex = /^[0-9A-Fa-f]{64}$/
+    for (let code = 0; code <= 0x2ff; code++) {
+      const char = String.fromCharCode(code)
+      for (const candidate of [char + 'a'.repeat(63), 'B'.repeat(63) + char]) {
+        expect(isSignatureShaped(candidate), `U+${code.toString(16)}`).toBe(hex.test(candidate))
+      }
+    }
+    expect(isSignatureShaped('a'.repeat(63))).toBe(false)
+    expect(isSignatureShaped('a'.repeat(65))).toBe(false)
+  })
 })
 
 it('sign and verify refuse empty secrets', async () => {

@@ -74,8 +74,6 @@ interface Delivery extends Attempt, Pending {
   error: WebhookError | undefined
 }
 
-/** What `processDelivery` resolves with once the deadline answered first: never sent. */
-const UNSENT: WebhookResult = { status: 0, headers: {}, body: '' }
 const ignore = () => {}
 
 /** The service retries for 72 hours: an age limit below it would refuse genuine retries. */
@@ -111,27 +109,11 @@ function finished(engine: Engine): void {
 }
 
 /**
- * Verifies, parses and handles the delivery: synchronously while everything it waits on answers synchronously
- * (bytes already read, `node:crypto` with static secrets, the memory store, handlers returning no promise), so
+ * Verifies, parses and handles the delivery once its bytes are in: synchronously while everything it waits on
+ * answers synchronously (`node:crypto` with static secrets, the memory store, handlers returning no promise), so
  * such a delivery makes no promise, timer or closure of its own; the first promise switches to the asynchronous
  * path. May throw synchronously.
  */
-function processDelivery(engine: Engine, raw: RawDelivery, delivery: Delivery): WebhookResult | Promise<WebhookResult> {
-  const body = raw.body
-  if (!isThenable(body)) return afterBody(engine, raw, delivery, body)
-  delivery.reading = true
-  return Promise.resolve(body).then(
-    (bytes) => {
-      delivery.reading = false
-      return delivery.answered ? UNSENT : afterBody(engine, raw, delivery, bytes)
-    },
-    (error: unknown) => {
-      if (delivery.answered) return UNSENT // the read was stopped (or broke) after the deadline answered
-      throw error
-    },
-  )
-}
-
 function afterBody(
   engine: Engine,
   raw: RawDelivery,
@@ -268,24 +250,59 @@ function receive(engine: Engine, raw: RawDelivery): Promise<WebhookResult> {
     linked: false,
   }
   engine.running++
+  const body = raw.body
+  if (isThenable(body)) {
+    delivery.reading = true
+    return waitFor(engine, delivery, arrivedAt, body, bodyArrived)
+  }
   let result: WebhookResult | Promise<WebhookResult>
   try {
-    result = processDelivery(engine, raw, delivery)
+    result = afterBody(engine, raw, delivery, body)
   } catch (error) {
     result = failed(engine, delivery, error)
   }
   if (!isThenable(result)) return Promise.resolve(settled(engine, delivery, result))
+  return waitFor(engine, delivery, arrivedAt, result, settle)
+}
+
+/** The delivery went asynchronous: its answer comes from `next` once `work` settles, or from the deadline. */
+function waitFor<T>(
+  engine: Engine,
+  delivery: Delivery,
+  arrivedAt: number,
+  work: PromiseLike<T>,
+  next: (engine: Engine, delivery: Delivery, value: T) => void,
+): Promise<WebhookResult> {
   return new Promise((resolve) => {
     delivery.resolve = resolve
     delivery.due = arrivedAt + engine.deadlineMs
     engine.deadlines.add(delivery)
-    result.then(
-      (answer) => settle(engine, delivery, answer),
+    work.then(
+      (value) => next(engine, delivery, value),
       (error: unknown) => {
         if (!delivery.timedOut) settle(engine, delivery, failed(engine, delivery, error))
       },
     )
   })
+}
+
+/** The body arrived: go on with it, unless the deadline answered while it was arriving. */
+function bodyArrived(engine: Engine, delivery: Delivery, body: RawBody): void {
+  delivery.reading = false
+  if (delivery.timedOut) return
+  let result: WebhookResult | Promise<WebhookResult>
+  try {
+    result = afterBody(engine, delivery.raw, delivery, body)
+  } catch (error) {
+    result = failed(engine, delivery, error)
+  }
+  if (!isThenable(result)) return settle(engine, delivery, result)
+  result.then(
+    (answer) => settle(engine, delivery, answer),
+    (error: unknown) => {
+      if (!delivery.timedOut) settle(engine, delivery, failed(engine, delivery, error))
+    },
+  )
 }
 
 /** Processing finished, before or after the deadline. */
