@@ -296,7 +296,10 @@ function bodyArrived(engine: Engine, delivery: Delivery, body: RawBody): void {
   } catch (error) {
     result = failed(engine, delivery, error)
   }
-  if (!isThenable(result)) return settle(engine, delivery, result)
+  if (!isThenable(result)) {
+    settle(engine, delivery, result)
+    return
+  }
   result.then(
     (answer) => settle(engine, delivery, answer),
     (error: unknown) => {
