@@ -4,12 +4,13 @@ import type { CryptoProvider, RawBody } from './crypto-provider.js'
 export type NodeCrypto = Pick<typeof import('node:crypto'), 'createHmac' | 'timingSafeEqual'> &
   Partial<Pick<typeof import('node:crypto'), 'createSecretKey'>>
 
+/** The part of `node:buffer`'s `Buffer` the provider uses. */
+export type NodeBuffer = Pick<typeof import('node:buffer').Buffer, 'from'>
+
 type HmacKey = Parameters<NodeCrypto['createHmac']>[1]
 
 /** Most secrets kept as key objects; a secret resolver answering with ever new secrets only refills it. */
 const MAX_KEYS = 64
-/** The part of `node:buffer`'s `Buffer` the provider uses. */
-export type NodeBuffer = Pick<typeof import('node:buffer').Buffer, 'from'>
 
 /**
  * {@link CryptoProvider} on `node:crypto` (Node, Bun, Deno): synchronous, about 20x cheaper per HMAC than Web
