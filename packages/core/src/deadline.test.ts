@@ -15,7 +15,8 @@ describe('Deadlines', () => {
     const start = Date.now()
     const a = item('a', start + 20)
     const b = item('b', start + 40)
-    const c = item('c', start + 400)
+    // Far enough that a stalled machine cannot make it due by the first check.
+    const c = item('c', start + 5000)
     deadlines.add(a)
     deadlines.add(b)
     deadlines.add(c)
@@ -23,7 +24,7 @@ describe('Deadlines', () => {
     expect(expired).toEqual(['a', 'b'])
     expect([a.linked, b.linked, c.linked]).toEqual([false, false, true])
     deadlines.remove(c)
-    await sleep(400)
+    await sleep(100)
     expect(expired).toEqual(['a', 'b'])
   })
 
@@ -32,15 +33,15 @@ describe('Deadlines', () => {
     const deadlines = new Deadlines<Item>((i) => expired.push(i.name))
     const start = Date.now()
     const first = item('first', start + 30)
-    const second = item('second', start + 90)
+    const second = item('second', start + 1000)
     deadlines.add(first)
     deadlines.add(second)
     deadlines.remove(first)
-    await sleep(50)
+    await sleep(100)
     // The timer set for `first` fired: `second` is not due yet and stays watched.
     expect(expired).toEqual([])
     expect(second.linked).toBe(true)
-    await sleep(100)
+    await sleep(1100 - (Date.now() - start))
     expect(expired).toEqual(['second'])
   })
 
