@@ -1,7 +1,7 @@
 import { ClosingError, HandlerError, InternalError, StoreError, WebhookError } from './errors.js'
 import { type EventHandler, report, runHandlers } from './event-handler/index.js'
 import type { ClaimResult, TransactionOutcome, WebhookStore } from './store.js'
-import type { TelemetryScope } from './telemetry.js'
+import type { StoreOperation, TelemetryScope } from './telemetry.js'
 import { isThenable } from './thenable.js'
 import type { DispatchOutcome, HandlerContext, QueuedEvent } from './types.js'
 
@@ -114,11 +114,12 @@ export function dispatch(
 ): DispatchOutcome | Promise<DispatchOutcome> {
   const { event_id: eventId, event_type: eventType } = event
   const { store, leaseMs } = state
-  if (attempt.scope || !state.initialized || store.transaction) return dispatchAsync(state, event, attempt)
+  if (!state.initialized || store.transaction) return dispatchAsync(state, event, attempt)
+  const scope = attempt.scope
   let claim: ClaimResult | PromiseLike<ClaimResult>
   const claimedAt = Date.now()
   try {
-    claim = store.claim(eventId, leaseMs)
+    claim = scope ? scope.store('claim', () => store.claim(eventId, leaseMs)) : store.claim(eventId, leaseMs)
   } catch (cause) {
     throw new StoreError('claim', cause, eventId, eventType)
   }
@@ -142,6 +143,26 @@ export function dispatchPromise(state: DispatchState, event: QueuedEvent, attemp
   }
 }
 
+/**
+ * A store call, through the telemetry scope when there is one (which returns what the call returns). The calls made
+ * on every delivery (claim, complete, release) spell the same choice out, so no closure is made without a scope.
+ */
+function storeCall<T>(scope: TelemetryScope | undefined, operation: StoreOperation, call: () => T): T {
+  return scope ? scope.store(operation, call) : call()
+}
+
+/** The outcome when the claim is not this delivery's, else the run that now holds it. */
+function runOf(event: QueuedEvent, claim: ClaimResult): DispatchOutcome | Run {
+  if (claim.status === 'done') return { status: 'duplicate' }
+  if (claim.status === 'processing') return { status: 'in_progress', retryAfterMs: claim.retryAfterMs }
+  return {
+    eventId: event.event_id,
+    eventType: event.event_type,
+    token: claim.token,
+    controller: new LazyAbortController(),
+  }
+}
+
 function afterClaim(
   state: DispatchState,
   event: QueuedEvent,
@@ -149,21 +170,16 @@ function afterClaim(
   claim: ClaimResult,
   claimedAt: number,
 ): DispatchOutcome | Promise<DispatchOutcome> {
-  if (claim.status === 'done') return { status: 'duplicate' }
-  if (claim.status === 'processing') return { status: 'in_progress', retryAfterMs: claim.retryAfterMs }
-  const run: Run = {
-    eventId: event.event_id,
-    eventType: event.event_type,
-    token: claim.token,
-    controller: new LazyAbortController(),
-  }
-  if (state.stopped) return stopped(state, run)
+  const run = runOf(event, claim)
+  if ('status' in run) return run
+  const scope = attempt.scope
+  if (state.stopped) return stopped(state, run, scope)
   const context = new SignalContext(run.controller) as unknown as HandlerContext
-  const errors = runHandlers(state.eventHandler, event, context)
+  const errors = runHandlers(state.eventHandler, event, context, scope)
   if (!isThenable(errors)) return complete(state, run, attempt, errors)
   // The handlers went asynchronous: from now on the claim needs renewing, and `close` may have to abort them.
   state.runs.add(run)
-  const lease = holdLease(state, run, claimedAt, undefined)
+  const lease = holdLease(state, run, claimedAt, scope)
   return errors.then(
     (failures) => {
       lease.stop()
@@ -178,14 +194,14 @@ function afterClaim(
   )
 }
 
-async function stopped(state: DispatchState, run: Run, scope?: TelemetryScope): Promise<never> {
+async function stopped(state: DispatchState, run: Run, scope: TelemetryScope | undefined): Promise<never> {
   await releaseClaim(state, run, scope)
   throw new ClosingError()
 }
 
 /**
- * After the handlers ran without telemetry: on failure releases the claim and throws {@link HandlerError}, else
- * marks the event done (a store failure then is reported, not thrown: the handlers succeeded).
+ * After the handlers ran: on failure releases the claim and throws {@link HandlerError}, else marks the event done
+ * (a store failure then is reported, not thrown: the handlers succeeded).
  */
 function complete(
   state: DispatchState,
@@ -194,16 +210,19 @@ function complete(
   errors: unknown[],
 ): DispatchOutcome | Promise<DispatchOutcome> {
   const { eventId, eventType, token } = run
+  const scope = attempt.scope
   if (errors.length > 0) {
     const failed = () => {
       throw new HandlerError(eventId, eventType, errors, attempt.answered)
     }
-    const released = releaseClaimNow(state, run)
+    const released = releaseClaim(state, run, scope)
     return released === undefined ? failed() : released.then(failed)
   }
   let completed: boolean | PromiseLike<boolean>
   try {
-    completed = state.store.complete(eventId, token)
+    completed = scope
+      ? scope.store('complete', () => state.store.complete(eventId, token))
+      : state.store.complete(eventId, token)
   } catch (cause) {
     completeFailed(state, run, cause)
     return { status: 'processed' }
@@ -236,68 +255,43 @@ function completeFailed(state: DispatchState, run: Run, cause: unknown): void {
   report(state.eventHandler, new StoreError('complete', cause, run.eventId, run.eventType))
 }
 
-/** The path with telemetry, a store still to init, or a store with transactions: always a promise. */
+/**
+ * The store's one-time `init` (tried again by the next delivery after a failure), then {@link dispatch}; or, for a
+ * store with transactions, the claim and the handlers inside its transaction.
+ */
 async function dispatchAsync(state: DispatchState, event: QueuedEvent, attempt: Attempt): Promise<DispatchOutcome> {
   const { event_id: eventId, event_type: eventType } = event
   const { store, leaseMs } = state
   const scope = attempt.scope
+  if (!state.initialized) {
+    try {
+      state.storeReady ??= Promise.resolve(storeCall(scope, 'init', () => store.init?.()))
+      await state.storeReady
+      state.initialized = true
+    } catch (cause) {
+      state.storeReady = undefined
+      throw new StoreError('init', cause, eventId, eventType)
+    }
+  }
+  if (!store.transaction) return dispatch(state, event, attempt)
   let claim: ClaimResult
   const claimedAt = Date.now()
   try {
-    if (!state.initialized) {
-      state.storeReady ??= Promise.resolve(scope ? scope.store('init', () => store.init?.()) : store.init?.())
-      await state.storeReady
-      state.initialized = true
-    }
-    const pending = scope ? scope.store('claim', () => store.claim(eventId, leaseMs)) : store.claim(eventId, leaseMs)
-    claim = isThenable(pending) ? await pending : pending
+    claim = await storeCall(scope, 'claim', () => store.claim(eventId, leaseMs))
   } catch (cause) {
-    state.storeReady = undefined // a failed init is tried again by the next delivery
-    throw new StoreError(state.initialized ? 'claim' : 'init', cause, eventId, eventType)
+    throw new StoreError('claim', cause, eventId, eventType)
   }
-  if (claim.status === 'done') return { status: 'duplicate' }
-  if (claim.status === 'processing') return { status: 'in_progress', retryAfterMs: claim.retryAfterMs }
-  const run: Run = { eventId, eventType, token: claim.token, controller: new LazyAbortController() }
+  const run = runOf(event, claim)
+  if ('status' in run) return run
   if (state.stopped) return stopped(state, run, scope)
   state.runs.add(run)
   const lease = holdLease(state, run, claimedAt, scope)
   try {
-    return store.transaction
-      ? await runInTransaction(state, event, run, lease, attempt)
-      : await runThenComplete(state, event, run, lease, attempt)
+    return await runInTransaction(state, event, run, lease, attempt)
   } finally {
     lease.stop()
     state.runs.delete(run)
   }
-}
-
-async function runThenComplete(
-  state: DispatchState,
-  event: QueuedEvent,
-  run: Run,
-  lease: Lease,
-  attempt: Attempt,
-): Promise<DispatchOutcome> {
-  const { eventId, eventType, token } = run
-  const { store } = state
-  const scope = attempt.scope
-  const context = new SignalContext(run.controller) as unknown as HandlerContext
-  const errors = await runHandlers(state.eventHandler, event, context, scope)
-  lease.stop()
-  if (errors.length > 0) {
-    await releaseClaim(state, run, scope)
-    throw new HandlerError(eventId, eventType, errors, attempt.answered)
-  }
-  try {
-    let completed = scope
-      ? scope.store('complete', () => store.complete(eventId, token))
-      : store.complete(eventId, token)
-    if (isThenable(completed)) completed = await completed
-    if (!completed) claimLost(state, run)
-  } catch (cause) {
-    completeFailed(state, run, cause)
-  }
-  return { status: 'processed' }
 }
 
 /** The store runs the handlers inside its transaction and commits the done marker with their writes. */
@@ -319,8 +313,7 @@ async function runInTransaction(
     return errors.length === 0
   }
   try {
-    const transaction = () => state.store.transaction!(eventId, token, work)
-    outcome = await (scope ? scope.store('transaction', transaction) : transaction())
+    outcome = await storeCall(scope, 'transaction', () => state.store.transaction!(eventId, token, work))
   } catch (cause) {
     // Rolled back, or the commit's outcome is unknown: releasing never touches a done marker, so either way
     // the retry finds the truth.
@@ -352,33 +345,22 @@ export function observeDispatch(scope: TelemetryScope, result: Promise<DispatchO
 }
 
 /**
- * Releases the run's claim without telemetry: `undefined` when the store answered synchronously, else a promise
- * that never rejects. A failure is reported (the lease then ends on its own).
+ * Releases the run's claim: `undefined` when the store answered synchronously, else a promise that never rejects.
+ * A failure is reported (the lease then ends on its own).
  */
-function releaseClaimNow(state: DispatchState, run: Run): Promise<void> | undefined {
+export function releaseClaim(state: DispatchState, run: Run, scope?: TelemetryScope): Promise<void> | undefined {
   const failed = (cause: unknown) => {
     report(state.eventHandler, new StoreError('release', cause, run.eventId, run.eventType))
   }
   try {
-    const released = state.store.release(run.eventId, run.token)
+    const released = scope
+      ? scope.store('release', () => state.store.release(run.eventId, run.token))
+      : state.store.release(run.eventId, run.token)
     if (isThenable(released)) return Promise.resolve(released).then(() => undefined, failed)
   } catch (cause) {
     failed(cause)
   }
   return undefined
-}
-
-/** Releases the run's claim; a failure is reported (the lease then ends on its own). */
-export async function releaseClaim(state: DispatchState, run: Run, scope?: TelemetryScope): Promise<void> {
-  const { store } = state
-  try {
-    const released = scope
-      ? scope.store('release', () => store.release(run.eventId, run.token))
-      : store.release(run.eventId, run.token)
-    if (isThenable(released)) await released
-  } catch (cause) {
-    report(state.eventHandler, new StoreError('release', cause, run.eventId, run.eventType))
-  }
 }
 
 /**
@@ -423,9 +405,7 @@ function holdLease(state: DispatchState, run: Run, claimedAt: number, scope: Tel
       watch(heldUntil - interval / 2, unanswered)
       const startedAt = Date.now()
       try {
-        let renewed = scope
-          ? scope.store('extend', () => extend(eventId, token, leaseMs))
-          : extend(eventId, token, leaseMs)
+        let renewed = storeCall(scope, 'extend', () => extend(eventId, token, leaseMs))
         if (isThenable(renewed)) renewed = await renewed
         if (stopped) return
         if (!renewed) return lose(new Error('claim lost: its lease ran out and another delivery took it'))
