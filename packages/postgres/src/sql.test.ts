@@ -1,0 +1,30 @@
+import { readFileSync } from 'node:fs'
+import { describe, expect, it } from 'vitest'
+import { createDeadLetterTableSql } from './dead-letter-sql.js'
+import { createTableSql } from './sql.js'
+
+/** The statements without comments, quotes around names, or layout. */
+const statements = (sql: string) =>
+  sql
+    .replace(/--.*$/gm, '')
+    .replace(/"/g, '')
+    .replace(/\s+/g, ' ')
+    .replace(/\s*;\s*/g, ';')
+    .replace(/;$/, '')
+    .trim()
+
+const shipped = (file: string) => readFileSync(new URL(`../sql/${file}`, import.meta.url), 'utf8')
+
+// The migrations ship as files for migration tools, and the stores create the same tables themselves: the two
+// copies must not drift apart.
+describe('the shipped migrations', () => {
+  it('001 creates what createTableSql writes for the default table', () => {
+    expect(statements(shipped('001_payhooks_events.sql'))).toBe(statements(createTableSql('payhooks_events')))
+  })
+
+  it('002 creates what createDeadLetterTableSql writes for the default table', () => {
+    expect(statements(shipped('002_payhooks_dead_letters.sql'))).toBe(
+      statements(createDeadLetterTableSql('payhooks_dead_letters')),
+    )
+  })
+})
