@@ -1,7 +1,8 @@
-import { sampleEvent, signedDelivery, signedRequest } from '@payhooks/testing'
+import { sampleEvent, signedRequest } from '@payhooks/testing'
 import { describe, expect, it, vi } from 'vitest'
 import { ClosingError, StoreError, type WebhookError } from './errors.js'
 import { memoryStore, type WebhookStore } from './store.js'
+import { deliverSettled, gate } from './test-helpers.js'
 import type { QueuedEvent, WebhooksOptions } from './types.js'
 import { createWebhooks } from './webhooks.js'
 
@@ -16,18 +17,8 @@ function setup(options: Partial<WebhooksOptions> = {}) {
   return { webhooks, errors, shutdown }
 }
 
-async function deliver(webhooks: ReturnType<typeof setup>['webhooks'], eventId: string) {
-  const { body, headers } = await signedDelivery(sampleEvent('transaction_settled', { eventId }), secret)
-  return webhooks.receive({ method: 'POST', body, getHeader: (name) => (headers as Record<string, string>)[name] })
-}
-
-function gate() {
-  let open!: () => void
-  const promise = new Promise<void>((resolve) => {
-    open = resolve
-  })
-  return { promise, open }
-}
+const deliver = (webhooks: ReturnType<typeof setup>['webhooks'], eventId: string) =>
+  deliverSettled(webhooks, eventId, secret)
 
 describe('webhooks.close()', () => {
   it('answers new deliveries 503 closing with retry-after, runs no handler, and shuts the store down', async () => {

@@ -1,7 +1,7 @@
-import { sampleEvent, signedDelivery } from '@payhooks/testing'
 import { describe, expect, it, vi } from 'vitest'
 import { HandlerError, StoreError, type WebhookError } from './errors.js'
 import { memoryStore, type TransactionOutcome, type WebhookStore } from './store.js'
+import { deliverSettled, gate } from './test-helpers.js'
 import type { HandlerContext, QueuedEvent, WebhooksOptions } from './types.js'
 import { createWebhooks } from './webhooks.js'
 
@@ -17,18 +17,8 @@ function setup<C extends object = {}>(options: Partial<WebhooksOptions<{}, C>> =
   return { webhooks, errors, warnings }
 }
 
-async function deliver(webhooks: ReturnType<typeof setup>['webhooks'], eventId: string) {
-  const { body, headers } = await signedDelivery(sampleEvent('transaction_settled', { eventId }), secret)
-  return webhooks.receive({ method: 'POST', body, getHeader: (name) => (headers as Record<string, string>)[name] })
-}
-
-function gate() {
-  let open!: () => void
-  const promise = new Promise<void>((resolve) => {
-    open = resolve
-  })
-  return { promise, open }
-}
+const deliver = (webhooks: ReturnType<typeof setup>['webhooks'], eventId: string) =>
+  deliverSettled(webhooks, eventId, secret)
 
 describe('handler context', () => {
   it('gives every handler of an event the same context, with a live signal', async () => {

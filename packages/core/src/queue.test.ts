@@ -3,6 +3,7 @@ import { HandlerError, StoreError, type WebhookError } from './errors.js'
 import { inProcessQueue } from './queue.js'
 import { SIGNATURE_HEADER, sign } from './signature.js'
 import { memoryStore } from './store.js'
+import { gate } from './test-helpers.js'
 import type { Webhooks } from './types.js'
 import { createWebhooks } from './webhooks.js'
 
@@ -17,14 +18,6 @@ async function deliver(webhooks: Webhooks<unknown>, eventId: string) {
     getHeader: (name) => (name === SIGNATURE_HEADER ? signature : undefined),
   })
   return { status: result.status, body: JSON.parse(result.body) as Record<string, unknown> }
-}
-
-function gate() {
-  let open!: () => void
-  const promise = new Promise<void>((resolve) => {
-    open = resolve
-  })
-  return { promise, open }
 }
 
 async function until(condition: () => boolean, what: string) {
