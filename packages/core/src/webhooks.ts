@@ -114,20 +114,14 @@ function finished(engine: Engine): void {
  * such a delivery makes no promise, timer or closure of its own; the first promise switches to the asynchronous
  * path. May throw synchronously.
  */
-function afterBody(
-  engine: Engine,
-  raw: RawDelivery,
-  delivery: Delivery,
-  body: RawBody,
-): WebhookResult | Promise<WebhookResult> {
-  const verified = verifyAndParse(engine, raw, body)
-  if (verified instanceof Promise) return verified.then((v) => afterVerify(engine, raw, delivery, body, v))
-  return afterVerify(engine, raw, delivery, body, verified as Verified)
+function afterBody(engine: Engine, delivery: Delivery, body: RawBody): WebhookResult | Promise<WebhookResult> {
+  const verified = verifyAndParse(engine, delivery.raw, body)
+  if (verified instanceof Promise) return verified.then((v) => afterVerify(engine, delivery, body, v))
+  return afterVerify(engine, delivery, body, verified as Verified)
 }
 
 function afterVerify(
   engine: Engine,
-  raw: RawDelivery,
   delivery: Delivery,
   body: RawBody,
   verified: Verified,
@@ -136,7 +130,7 @@ function afterVerify(
   if (verified instanceof WebhookError) {
     delivery.error = verified
     return engine.deadLetters && verified instanceof SchemaError
-      ? parkAnswer(engine, raw, body, delivery, verified, undefined)
+      ? parkAnswer(engine, body, delivery, verified, undefined)
       : reject(engine, verified)
   }
   const event = verified
@@ -147,12 +141,12 @@ function afterVerify(
   try {
     outcome = dispatch(engine, event, delivery)
   } catch (error) {
-    return dispatchFailed(engine, raw, body, delivery, event, error)
+    return dispatchFailed(engine, body, delivery, event, error)
   }
   if (isThenable(outcome)) {
     return outcome.then(
       (done) => answerOutcome(delivery, event, done),
-      (error: unknown) => dispatchFailed(engine, raw, body, delivery, event, error),
+      (error: unknown) => dispatchFailed(engine, body, delivery, event, error),
     )
   }
   return answerOutcome(delivery, event, outcome)
@@ -180,7 +174,6 @@ function answerOutcome(delivery: Delivery, event: QueuedEvent, outcome: Dispatch
 /** A handler failure on an event signed over 71 hours ago (the service's last tries) is parked; the rest rethrown. */
 function dispatchFailed(
   engine: Engine,
-  raw: RawDelivery,
   body: RawBody,
   delivery: Delivery,
   event: QueuedEvent,
@@ -188,20 +181,19 @@ function dispatchFailed(
 ): Promise<WebhookResult> {
   if (engine.deadLetters && error instanceof HandlerError && onLastTries(event)) {
     delivery.error = error
-    return parkAnswer(engine, raw, body, delivery, error, event)
+    return parkAnswer(engine, body, delivery, error, event)
   }
   throw error
 }
 
 async function parkAnswer(
   engine: Engine,
-  raw: RawDelivery,
   body: RawBody,
   delivery: Delivery,
   error: SchemaError | HandlerError,
   event: QueuedEvent | undefined,
 ): Promise<WebhookResult> {
-  const received = { body, getHeader: raw.getHeader }
+  const received = { body, getHeader: delivery.raw.getHeader }
   return parked(delivery, await park(engine, received, error, event, delivery.scope))
 }
 
@@ -255,14 +247,23 @@ function receive(engine: Engine, raw: RawDelivery): Promise<WebhookResult> {
     delivery.reading = true
     return waitFor(engine, delivery, arrivedAt, body, bodyArrived)
   }
-  let result: WebhookResult | Promise<WebhookResult>
-  try {
-    result = afterBody(engine, raw, delivery, body)
-  } catch (error) {
-    result = failed(engine, delivery, error)
-  }
+  const result = processBody(engine, delivery, body)
   if (!isThenable(result)) return Promise.resolve(settled(engine, delivery, result))
   return waitFor(engine, delivery, arrivedAt, result, settle)
+}
+
+/** {@link afterBody}, with a synchronous throw turned into its answer. */
+function processBody(engine: Engine, delivery: Delivery, body: RawBody): WebhookResult | Promise<WebhookResult> {
+  try {
+    return afterBody(engine, delivery, body)
+  } catch (error) {
+    return failed(engine, delivery, error)
+  }
+}
+
+/** Processing failed (or a body read broke): answer it, unless the deadline ended the delivery during the read. */
+function settleFailure(engine: Engine, delivery: Delivery, error: unknown): void {
+  if (!delivery.timedOut) settle(engine, delivery, failed(engine, delivery, error))
 }
 
 /** The delivery went asynchronous: its answer comes from `next` once `work` settles, or from the deadline. */
@@ -279,9 +280,7 @@ function waitFor<T>(
     engine.deadlines.add(delivery)
     work.then(
       (value) => next(engine, delivery, value),
-      (error: unknown) => {
-        if (!delivery.timedOut) settle(engine, delivery, failed(engine, delivery, error))
-      },
+      (error: unknown) => settleFailure(engine, delivery, error),
     )
   })
 }
@@ -290,21 +289,14 @@ function waitFor<T>(
 function bodyArrived(engine: Engine, delivery: Delivery, body: RawBody): void {
   delivery.reading = false
   if (delivery.timedOut) return
-  let result: WebhookResult | Promise<WebhookResult>
-  try {
-    result = afterBody(engine, delivery.raw, delivery, body)
-  } catch (error) {
-    result = failed(engine, delivery, error)
-  }
+  const result = processBody(engine, delivery, body)
   if (!isThenable(result)) {
     settle(engine, delivery, result)
     return
   }
   result.then(
     (answer) => settle(engine, delivery, answer),
-    (error: unknown) => {
-      if (!delivery.timedOut) settle(engine, delivery, failed(engine, delivery, error))
-    },
+    (error: unknown) => settleFailure(engine, delivery, error),
   )
 }
 
