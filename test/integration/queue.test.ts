@@ -47,8 +47,8 @@ function connect(url = REDIS_URL!): Redis {
   return client
 }
 
-async function deliver(webhooks: Webhooks<unknown>, eventId: string) {
-  const { body, headers } = await signedDelivery(sampleEvent('transaction_settled', { eventId }), SECRET)
+async function deliver(webhooks: Webhooks<unknown>, eventId: string, createdAt?: string) {
+  const { body, headers } = await signedDelivery(sampleEvent('transaction_settled', { eventId, createdAt }), SECRET)
   const result = await webhooks.receive({
     method: 'POST',
     body,
@@ -217,6 +217,26 @@ describe('bullmqQueue + startWorker', () => {
     expect(calls.get('evt_dead_a')).toBe(4)
     expect(calls.get('evt_dead_b')).toBe(4)
     expect(await queue.replayAll()).toBe(0)
+  })
+  it('shows a dead letter created_at without a zone as UTC, as the receiver read it, on a server west of UTC', async () => {
+    const saved = process.env.TZ
+    process.env.TZ = 'America/New_York'
+    try {
+      const { webhooks, queue } = setup({ attempts: 1 })
+      webhooks.on('transaction_settled', () => {
+        throw new Error('ledger unavailable')
+      })
+      const zoneless = new Date(Date.now() - 60_000).toISOString().slice(0, -1)
+      expect((await deliver(webhooks, 'evt_zoneless', zoneless)).status).toBe(200)
+      const [letter] = await until(async () => {
+        const letters = await queue.deadLetters()
+        return letters.length > 0 ? letters : undefined
+      }, 'the dead letter')
+      expect(letter?.createdAt?.toISOString()).toBe(`${zoneless}Z`)
+    } finally {
+      if (saved === undefined) delete process.env.TZ
+      else process.env.TZ = saved
+    }
   })
 })
 

@@ -6,6 +6,7 @@ import type {
   WebhookQueue,
   Webhooks,
 } from '@payhooks/core'
+import { parseCreatedAt } from '@payhooks/core'
 import { connectionDeadline } from '@payhooks/redis/connection'
 import { type Job, type KeepJobs, Queue } from 'bullmq'
 import { closeConnection, connectionErrorReporter, openConnection, type QueueConnection } from './connection.js'
@@ -145,7 +146,7 @@ function keepJobs({ maxAgeMs, maxCount }: JobRetention): KeepJobs | false {
 const encoder = new TextEncoder()
 
 function createdAtOf(event: QueuedEvent | undefined): Date | undefined {
-  const time = typeof event?.created_at === 'string' ? Date.parse(event.created_at) : Number.NaN
+  const time = typeof event?.created_at === 'string' ? parseCreatedAt(event.created_at) : Number.NaN
   return Number.isNaN(time) ? undefined : new Date(time)
 }
 

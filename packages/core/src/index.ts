@@ -74,6 +74,7 @@ export type {
   TelemetryScope,
   TraceCarrier,
 } from './telemetry.js'
+export { parseCreatedAt } from './time.js'
 export type {
   AnyEvent,
   CloseOptions,

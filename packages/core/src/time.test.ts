@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { parseUtcTimestamp } from './time.js'
+import { parseCreatedAt, parseUtcTimestamp } from './time.js'
 
 describe('parseUtcTimestamp', () => {
   it('agrees with Date.parse on the forms it reads', () => {
@@ -48,6 +48,27 @@ describe('parseUtcTimestamp', () => {
       const fraction = random(4) === 0 ? '' : `.${pad(random(10 ** 9), 9).slice(0, 1 + random(9))}`
       const text = `${pad(1970 + random(200), 4)}-${pad(1 + random(12), 2)}-${pad(1 + random(28), 2)}T${pad(random(24), 2)}:${pad(random(60), 2)}:${pad(random(60), 2)}${fraction}Z`
       expect(parseUtcTimestamp(text), text).toBe(Date.parse(text))
+    }
+  })
+})
+
+describe('parseCreatedAt', () => {
+  it('reads a created_at without a zone as UTC and a zoned one by its zone, whatever the server time zone', () => {
+    const saved = process.env.TZ
+    process.env.TZ = 'Asia/Kolkata'
+    try {
+      expect(new Date(Date.UTC(2026, 10, 2)).getTimezoneOffset()).toBe(-330)
+      const utc = Date.parse('2026-11-02T15:00:00.250Z')
+      for (const text of ['2026-11-02T15:00:00.250', '2026-11-02T15:00:00.250Z', '2026-11-02T20:30:00.250+05:30']) {
+        expect(parseCreatedAt(text), text).toBe(utc)
+      }
+      expect(parseCreatedAt('2026-11-02T15:00')).toBe(Date.parse('2026-11-02T15:00Z'))
+      expect(parseCreatedAt('2026-11-02T10:00:00-0500')).toBe(Date.parse('2026-11-02T15:00:00Z'))
+      expect(parseCreatedAt('2026-11-02')).toBe(Date.parse('2026-11-02T00:00:00Z'))
+      expect(parseCreatedAt('yesterday')).toBeNaN()
+    } finally {
+      if (saved === undefined) delete process.env.TZ
+      else process.env.TZ = saved
     }
   })
 })

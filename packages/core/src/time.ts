@@ -40,3 +40,24 @@ export function parseUtcTimestamp(text: string): number | undefined {
   }
   return Date.UTC(year, month - 1, day, hour, minute, second, ms)
 }
+
+/** ISO 8601 ending in a zone (`Z`, `+02:00`, `-0500`, `+02`). */
+const HAS_ZONE = /(?:[zZ]|[+-]\d\d(?::?\d\d)?)$/
+
+/**
+ * An event's `created_at` as milliseconds since the epoch, or `NaN` when it is not a timestamp. The spec's
+ * `created_at` is UTC, so a date-time without a zone is read as UTC, never as this server's local time (which
+ * `Date.parse` does): every check of an event's age (the receiver's `maxEventAgeMs`, the dead-letter parking of
+ * the service's last tries, the dead-letter views) reads it the same way, whatever the server's `TZ`.
+ *
+ * @example
+ * parseCreatedAt('2026-11-02T15:00:00Z') // 1793631600000
+ * parseCreatedAt('2026-11-02T15:00:00') // the same: no zone means UTC
+ * parseCreatedAt('yesterday') // NaN
+ */
+export function parseCreatedAt(createdAt: string): number {
+  const fast = parseUtcTimestamp(createdAt)
+  if (fast !== undefined) return fast
+  const zoned = createdAt.endsWith('Z') || HAS_ZONE.test(createdAt) || !createdAt.includes('T')
+  return Date.parse(zoned ? createdAt : `${createdAt}Z`)
+}

@@ -14,7 +14,7 @@ import { compileCheck } from './schema-check.js'
 import type { SchemaMap } from './schemas.js'
 import { cryptoProvider, isSignatureShaped, type RawBody, SIGNATURE_HEADER } from './signature.js'
 import { isThenable } from './thenable.js'
-import { parseUtcTimestamp } from './time.js'
+import { parseCreatedAt } from './time.js'
 import type { QueuedEvent, RawDelivery, SecretOption } from './types.js'
 import { check } from './validations.js'
 
@@ -70,20 +70,11 @@ function flattenIssues(issues: readonly v.BaseIssue<unknown>[]): SchemaIssue[] {
   }))
 }
 
-/** ISO 8601 without a zone is read as UTC (the spec's `created_at` is UTC), not as this server's local time. */
-const HAS_ZONE = /(?:[zZ]|[+-]\d\d(?::?\d\d)?)$/
-
-/** `created_at` as a time; ISO 8601 without a zone is read as UTC. */
-function parseTimestamp(createdAt: string): number {
-  const zoned = createdAt.endsWith('Z') || HAS_ZONE.test(createdAt) || !createdAt.includes('T')
-  return Date.parse(zoned ? createdAt : `${createdAt}Z`)
-}
-
 /** `event` itself, or why its `created_at` is refused: older than `maxEventAgeMs`, or too far in the future. */
 function checkAge(state: VerifyState, event: QueuedEvent): Verified {
   const createdAt = event.created_at
   if (typeof createdAt !== 'string') return event
-  const time = parseUtcTimestamp(createdAt) ?? parseTimestamp(createdAt)
+  const time = parseCreatedAt(createdAt)
   if (Number.isNaN(time)) return event
   const ageMs = Date.now() - time
   if (ageMs > state.maxEventAgeMs) {

@@ -4,6 +4,7 @@ import { type EventHandler, report } from '../event-handler/index.js'
 import { type RawBody, SIGNATURE_HEADER } from '../signature.js'
 import type { TelemetryScope } from '../telemetry.js'
 import { isThenable } from '../thenable.js'
+import { parseCreatedAt } from '../time.js'
 import type { QueuedEvent, RawDelivery, WebhookResult } from '../types.js'
 import { check } from '../validations.js'
 import type { DeadLetterStore, ParkedEvent } from './types.js'
@@ -62,7 +63,7 @@ export async function readyDeadLetters(state: ParkState): Promise<DeadLetterStor
 function createdAtOf(message: unknown): Date | undefined {
   const createdAt = (message as { created_at?: unknown } | null)?.created_at
   if (typeof createdAt !== 'string') return undefined
-  const time = Date.parse(createdAt)
+  const time = parseCreatedAt(createdAt)
   return Number.isNaN(time) ? undefined : new Date(time)
 }
 
