@@ -53,6 +53,19 @@ describe('memoryStore', () => {
     expect(store.claim('evt_1', 60_000).status).toBe('claimed')
   })
 
+  it('keeps a done marker until its retention ends to the millisecond, and forgets it within a second after', () => {
+    const time = clock(1_000_123)
+    const store = memoryStore({ now: time.now, retentionMs: DEFAULT_RETENTION_MS + 777 })
+    time.t += 456
+    const claim = store.claim('evt_1', 60_000)
+    if (claim.status !== 'claimed') throw new Error('expected a claim')
+    store.complete('evt_1', claim.token)
+    time.t += DEFAULT_RETENTION_MS + 776
+    expect(store.claim('evt_1', 60_000)).toEqual({ status: 'done' })
+    time.t += 1001
+    expect(store.claim('evt_1', 60_000).status).toBe('claimed')
+  })
+
   it('refuses a retention shorter than the retry window', () => {
     expect(() => memoryStore({ retentionMs: 3600_000 })).toThrow(RangeError)
   })

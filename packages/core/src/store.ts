@@ -164,6 +164,9 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   let warned = false
   const generationSize = Math.max(1, Math.floor(maxEntries / 2))
 
+  // A marker holds its expiry in whole seconds (rounded up) from the store's start: a small integer V8 keeps in
+  // the Map itself, where milliseconds since 1970 would be a heap number allocated, kept and traced per marker.
+  const start = now()
   const isDone = (eventId: string, at: number): boolean => {
     let map = young
     let expiresAt = young.get(eventId)
@@ -172,7 +175,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       expiresAt = old.get(eventId)
       if (expiresAt === undefined) return false
     }
-    if (expiresAt > at) return true
+    if (expiresAt * 1000 + start > at) return true
     map.delete(eventId)
     return false
   }
@@ -206,7 +209,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       young = new Map()
     }
     youngNewest = at + retentionMs
-    young.set(eventId, youngNewest)
+    young.set(eventId, Math.ceil((youngNewest - start) / 1000))
   }
 
   const store: MemoryStore = {
