@@ -4,7 +4,7 @@ import { sampleEvent, sampleEventTypes } from '@payhooks/testing'
 import fc from 'fast-check'
 import * as v from 'valibot'
 import { describe, expect, it } from 'vitest'
-import { compileCheck } from './schema-check.js'
+import { buildCheck, type CheckBuilder, compileCheck } from './schema-check.js'
 import { eventSchemas } from './schemas.js'
 import { sign } from './signature.js'
 import { createWebhooks } from './webhooks.js'
@@ -125,10 +125,10 @@ function mutations(paths: string[][]) {
   return fc.array(fc.tuple(path, fc.option(json, { nil: undefined, freq: 3 })), { maxLength: 4 })
 }
 
-describe('compileCheck', () => {
+describe.each<CheckBuilder>(['generated', 'closures'])('compileCheck, %s', (builder) => {
   for (const { name, schema, samples } of cases) {
     it(`agrees with v.safeParse on mutated ${name} events`, () => {
-      const check = compileCheck(schema)
+      const check = buildCheck(schema, builder)
       expect(check).toBeTypeOf('function')
       const paths = schemaPaths(schema)
       let accepted = 0
@@ -152,17 +152,13 @@ describe('compileCheck', () => {
   }
 
   it('fills defaults into the value itself', () => {
-    const check = compileCheck(refundSchema)
+    const check = buildCheck(refundSchema, builder)
     const event: Record<string, unknown> = { ...refundSample, meta: {} }
     const meta = event.meta
     expect(check?.(event)).toBe(true)
     expect(event).toMatchObject({ currency: 'USD', note: 'none', reason: 'unknown', meta: { source: 'api', level: 0 } })
     expect(event.meta).toBe(meta)
     expect('live' in event).toBe(false)
-  })
-
-  it('compiles each schema once', () => {
-    expect(compileCheck(refundSchema)).toBe(compileCheck(refundSchema))
   })
 
   it.each<[string, Schema]>([
@@ -183,7 +179,24 @@ describe('compileCheck', () => {
     ['an object default', v.looseObject({ a: v.optional(v.looseObject({}), {}) })],
     ['an async schema', v.looseObjectAsync({ a: v.string() }) as unknown as Schema],
   ])('leaves %s to v.safeParse', (_, schema) => {
-    expect(compileCheck(schema)).toBeUndefined()
+    expect(buildCheck(schema, builder)).toBeUndefined()
+  })
+})
+
+describe('compileCheck', () => {
+  it('compiles each schema once', () => {
+    expect(compileCheck(refundSchema)).toBe(compileCheck(refundSchema))
+  })
+
+  it('generates code on Node, and writes no schema value into it: a literal or key with quotes stays data', () => {
+    const evil = "'); throw new Error('injected'); ('"
+    const schema = v.looseObject({ [evil]: v.optional(v.literal(evil), evil), kind: v.picklist([evil, 'b']) })
+    const generated = buildCheck(schema, 'generated')
+    expect(generated).toBeTypeOf('function')
+    const event: Record<string, unknown> = { kind: evil }
+    expect(generated?.(event)).toBe(true)
+    expect(event[evil]).toBe(evil)
+    expect(generated?.({ kind: 'c' })).toBe(false)
   })
 })
 
