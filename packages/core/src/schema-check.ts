@@ -351,7 +351,7 @@ export function buildCheck(schema: v.GenericSchema, builder: CheckBuilder): ((va
  * `optional`/`exactOptional`/`nullable`/`nullish` with a primitive default, `pipe` with validation, metadata,
  * `brand` and `readonly` actions), or `undefined` when some part is of another kind (transforms, `object`,
  * unions, async schemas, `fallback`, function or object defaults...): use `v.safeParse` then. Compiled once per
- * schema object.
+ * schema object: as generated code where the runtime compiles strings (Node, Bun, Deno), as closures on Workers.
  *
  * The check returns `true` when `v.safeParse(schema, value)` would succeed with an output deep-equal to `value`
  * after the check filled in defaults in place (key order may differ), so `value` must be the caller's own object,
