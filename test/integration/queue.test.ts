@@ -6,7 +6,7 @@ import { redisStore } from '@payhooks/redis'
 import { sampleEvent, signedDelivery } from '@payhooks/testing'
 import { Queue } from 'bullmq'
 import { Redis } from 'ioredis'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest'
 import { freePort, ownRedis } from '../fixtures/own-redis.js'
 
 const REDIS_URL = process.env.REDIS_URL
@@ -218,25 +218,21 @@ describe('bullmqQueue + startWorker', () => {
     expect(calls.get('evt_dead_b')).toBe(4)
     expect(await queue.replayAll()).toBe(0)
   })
+
   it('shows a dead letter created_at without a zone as UTC, as the receiver read it, on a server west of UTC', async () => {
-    const saved = process.env.TZ
-    process.env.TZ = 'America/New_York'
-    try {
-      const { webhooks, queue } = setup({ attempts: 1 })
-      webhooks.on('transaction_settled', () => {
-        throw new Error('ledger unavailable')
-      })
-      const zoneless = new Date(Date.now() - 60_000).toISOString().slice(0, -1)
-      expect((await deliver(webhooks, 'evt_zoneless', zoneless)).status).toBe(200)
-      const [letter] = await until(async () => {
-        const letters = await queue.deadLetters()
-        return letters.length > 0 ? letters : undefined
-      }, 'the dead letter')
-      expect(letter?.createdAt?.toISOString()).toBe(`${zoneless}Z`)
-    } finally {
-      if (saved === undefined) delete process.env.TZ
-      else process.env.TZ = saved
-    }
+    vi.stubEnv('TZ', 'America/New_York')
+    onTestFinished(() => vi.unstubAllEnvs())
+    const { webhooks, queue } = setup({ attempts: 1 })
+    webhooks.on('transaction_settled', () => {
+      throw new Error('ledger unavailable')
+    })
+    const zoneless = new Date(Date.now() - 60_000).toISOString().slice(0, -1)
+    expect((await deliver(webhooks, 'evt_zoneless', zoneless)).status).toBe(200)
+    const [letter] = await until(async () => {
+      const letters = await queue.deadLetters()
+      return letters.length > 0 ? letters : undefined
+    }, 'the dead letter')
+    expect(letter?.createdAt?.toISOString()).toBe(`${zoneless}Z`)
   })
 })
 

@@ -8,10 +8,15 @@ interface Item extends Pending {
 const item = (name: string, due: number): Item => ({ name, due, prev: undefined, next: undefined, linked: false })
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
+/** A deadline list that records the names of the items it expires, in order. */
+function watching() {
+  const expired: string[] = []
+  return { expired, deadlines: new Deadlines<Item>((i) => expired.push(i.name)) }
+}
+
 describe('Deadlines', () => {
   it('expires each watched item once its due time passed, oldest first, and only those', async () => {
-    const expired: string[] = []
-    const deadlines = new Deadlines<Item>((i) => expired.push(i.name))
+    const { expired, deadlines } = watching()
     const start = Date.now()
     const a = item('a', start + 20)
     const b = item('b', start + 40)
@@ -29,8 +34,7 @@ describe('Deadlines', () => {
   })
 
   it('never expires an item removed before its deadline, even the one the timer was set for', async () => {
-    const expired: string[] = []
-    const deadlines = new Deadlines<Item>((i) => expired.push(i.name))
+    const { expired, deadlines } = watching()
     const start = Date.now()
     const first = item('first', start + 30)
     const second = item('second', start + 1000)
@@ -46,8 +50,7 @@ describe('Deadlines', () => {
   })
 
   it('removes from the middle and the ends of the list', async () => {
-    const expired: string[] = []
-    const deadlines = new Deadlines<Item>((i) => expired.push(i.name))
+    const { expired, deadlines } = watching()
     const due = Date.now() + 30
     const items = ['a', 'b', 'c', 'd', 'e'].map((name) => item(name, due))
     for (const i of items) deadlines.add(i)
@@ -60,8 +63,7 @@ describe('Deadlines', () => {
   })
 
   it('expires an item added again after the list emptied (the idle timer is reused or re-armed)', async () => {
-    const expired: string[] = []
-    const deadlines = new Deadlines<Item>((i) => expired.push(i.name))
+    const { expired, deadlines } = watching()
     const early = item('early', Date.now() + 200)
     deadlines.add(early)
     deadlines.remove(early)

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, onTestFinished, vi } from 'vitest'
 import { parseCreatedAt, parseUtcTimestamp } from './time.js'
 
 describe('parseUtcTimestamp', () => {
@@ -54,21 +54,16 @@ describe('parseUtcTimestamp', () => {
 
 describe('parseCreatedAt', () => {
   it('reads a created_at without a zone as UTC and a zoned one by its zone, whatever the server time zone', () => {
-    const saved = process.env.TZ
-    process.env.TZ = 'Asia/Kolkata'
-    try {
-      expect(new Date(Date.UTC(2026, 10, 2)).getTimezoneOffset()).toBe(-330)
-      const utc = Date.parse('2026-11-02T15:00:00.250Z')
-      for (const text of ['2026-11-02T15:00:00.250', '2026-11-02T15:00:00.250Z', '2026-11-02T20:30:00.250+05:30']) {
-        expect(parseCreatedAt(text), text).toBe(utc)
-      }
-      expect(parseCreatedAt('2026-11-02T15:00')).toBe(Date.parse('2026-11-02T15:00Z'))
-      expect(parseCreatedAt('2026-11-02T10:00:00-0500')).toBe(Date.parse('2026-11-02T15:00:00Z'))
-      expect(parseCreatedAt('2026-11-02')).toBe(Date.parse('2026-11-02T00:00:00Z'))
-      expect(parseCreatedAt('yesterday')).toBeNaN()
-    } finally {
-      if (saved === undefined) delete process.env.TZ
-      else process.env.TZ = saved
+    vi.stubEnv('TZ', 'Asia/Kolkata')
+    onTestFinished(() => vi.unstubAllEnvs())
+    expect(new Date(Date.UTC(2026, 10, 2)).getTimezoneOffset()).toBe(-330)
+    const utc = Date.parse('2026-11-02T15:00:00.250Z')
+    for (const text of ['2026-11-02T15:00:00.250', '2026-11-02T15:00:00.250Z', '2026-11-02T20:30:00.250+05:30']) {
+      expect(parseCreatedAt(text), text).toBe(utc)
     }
+    expect(parseCreatedAt('2026-11-02T15:00')).toBe(Date.parse('2026-11-02T15:00Z'))
+    expect(parseCreatedAt('2026-11-02T10:00:00-0500')).toBe(Date.parse('2026-11-02T15:00:00Z'))
+    expect(parseCreatedAt('2026-11-02')).toBe(Date.parse('2026-11-02T00:00:00Z'))
+    expect(parseCreatedAt('yesterday')).toBeNaN()
   })
 })

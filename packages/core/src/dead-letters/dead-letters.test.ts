@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, onTestFinished, vi } from 'vitest'
 import { ClosingError, SchemaError, StoreError, type WebhookError } from '../errors.js'
 import { createWebhooks, inProcessQueue, memoryDeadLetterStore, SIGNATURE_HEADER } from '../index.js'
 import { sign } from '../signature.js'
@@ -221,26 +221,21 @@ describe('createWebhooks({ deadLetters })', () => {
   })
 
   it('parks on the last tries a created_at without a zone, read as UTC even on a server west of UTC', async () => {
-    const saved = process.env.TZ
-    process.env.TZ = 'America/New_York'
-    try {
-      const { store } = durableStore()
-      const webhooks = createWebhooks({ secret: SECRET, deadLetters: store, logger: { error() {} } })
-      webhooks.onAny(() => {
-        throw new Error('ledger down')
-      })
-      // 71.5 hours ago in UTC, written without its zone: Date.parse would read it as New York time, 4.5 hours
-      // younger than the 71-hour mark, and answer 500 on one of the last tries instead of parking it.
-      const zoneless = new Date(Date.now() - 71.5 * HOUR).toISOString().slice(0, -1)
-      expect(Date.now() - Date.parse(zoneless)).toBeLessThan(71 * HOUR)
-      expect((await deliver(webhooks, settled('evt_zoneless', { createdAt: zoneless }))).status).toBe(200)
-      const [letter] = await store.list()
-      expect(letter?.eventId).toBe('evt_zoneless')
-      expect(letter?.createdAt?.toISOString()).toBe(`${zoneless}Z`)
-    } finally {
-      if (saved === undefined) delete process.env.TZ
-      else process.env.TZ = saved
-    }
+    vi.stubEnv('TZ', 'America/New_York')
+    onTestFinished(() => vi.unstubAllEnvs())
+    const { store } = durableStore()
+    const webhooks = createWebhooks({ secret: SECRET, deadLetters: store, logger: { error() {} } })
+    webhooks.onAny(() => {
+      throw new Error('ledger down')
+    })
+    // 71.5 hours ago in UTC, written without its zone: Date.parse would read it as New York time, 4.5 hours
+    // younger than the 71-hour mark, and answer 500 on one of the last tries instead of parking it.
+    const zoneless = new Date(Date.now() - 71.5 * HOUR).toISOString().slice(0, -1)
+    expect(Date.now() - Date.parse(zoneless)).toBeLessThan(71 * HOUR)
+    expect((await deliver(webhooks, settled('evt_zoneless', { createdAt: zoneless }))).status).toBe(200)
+    const [letter] = await store.list()
+    expect(letter?.eventId).toBe('evt_zoneless')
+    expect(letter?.createdAt?.toISOString()).toBe(`${zoneless}Z`)
   })
 
   it('replays with the secrets of the moment: a letter signed with a retired secret fails, the resolver sees its headers', async () => {
