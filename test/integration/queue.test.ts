@@ -221,7 +221,9 @@ describe('bullmqQueue + startWorker', () => {
 
   it('shows a dead letter created_at without a zone as UTC, as the receiver read it, on a server west of UTC', async () => {
     vi.stubEnv('TZ', 'America/New_York')
-    onTestFinished(() => vi.unstubAllEnvs())
+    onTestFinished(() => {
+      vi.unstubAllEnvs()
+    })
     const { webhooks, queue } = setup({ attempts: 1 })
     webhooks.on('transaction_settled', () => {
       throw new Error('ledger unavailable')

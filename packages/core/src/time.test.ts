@@ -55,7 +55,9 @@ describe('parseUtcTimestamp', () => {
 describe('parseCreatedAt', () => {
   it('reads a created_at without a zone as UTC and a zoned one by its zone, whatever the server time zone', () => {
     vi.stubEnv('TZ', 'Asia/Kolkata')
-    onTestFinished(() => vi.unstubAllEnvs())
+    onTestFinished(() => {
+      vi.unstubAllEnvs()
+    })
     expect(new Date(Date.UTC(2026, 10, 2)).getTimezoneOffset()).toBe(-330)
     const utc = Date.parse('2026-11-02T15:00:00.250Z')
     for (const text of ['2026-11-02T15:00:00.250', '2026-11-02T15:00:00.250Z', '2026-11-02T20:30:00.250+05:30']) {

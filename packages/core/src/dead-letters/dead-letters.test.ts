@@ -222,7 +222,9 @@ describe('createWebhooks({ deadLetters })', () => {
 
   it('parks on the last tries a created_at without a zone, read as UTC even on a server west of UTC', async () => {
     vi.stubEnv('TZ', 'America/New_York')
-    onTestFinished(() => vi.unstubAllEnvs())
+    onTestFinished(() => {
+      vi.unstubAllEnvs()
+    })
     const { store } = durableStore()
     const webhooks = createWebhooks({ secret: SECRET, deadLetters: store, logger: { error() {} } })
     webhooks.onAny(() => {
