@@ -303,7 +303,12 @@ describe('send test webhook', () => {
       const request = target.requests[0]
       expect(target.requests).toHaveLength(1)
       const { event_id: _sampleId, created_at: _sampleTime, ...sample } = samples.transaction_settled
-      expect(request?.json).toMatchObject({ ...sample, merchant_id: 2, client_id: 2 })
+      expect(request?.json).toMatchObject({
+        ...sample,
+        merchant_id: 2,
+        client_id: 2,
+        data: { ...sample.data, transaction_id: expect.any(String), transaction_external_id: expect.any(String) },
+      })
       expect(request?.json?.created_at).toBe(new Date(sandbox.clock.now()).toISOString()) // not taken for a replay
       expect(request?.json?.event_id).toMatch(/^evt_test_[0-9a-f-]{36}$/)
       // No subscription of the caller uses this url: signed with the sandbox test secret.

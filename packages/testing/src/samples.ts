@@ -101,7 +101,10 @@ export interface SampleEventOptions {
 }
 
 /**
- * A fresh message of `eventType`: the sample with a new `event_id`. Types without a sample (such as
+ * A fresh message of `eventType`: the sample with a new `event_id` and its own ids, so that two calls never share a
+ * `data.transaction_id` (a fresh `txn_<8 hex>`) or an order reference (`external_id` /
+ * `transaction_external_id` `order-<same 8 hex>` where the sample has one): events sent into a table keyed on
+ * either do not collide. `options.data` still sets any of them. Types without a sample (such as
  * `payment_created`, whose body the spec does not show) get the envelope and `data: {}`.
  *
  * @example
@@ -113,6 +116,7 @@ export function sampleEvent(eventType: string, options: SampleEventOptions = {})
     ? structuredClone(sample)
     : { event_type: eventType, event_id: '', merchant_id: 1234, created_at: '', data: {} }
   event.event_id = options.eventId ?? `evt_${randomUUID()}`
+  freshIds(event.data as Record<string, unknown>)
   if ('created_at' in event) event.created_at = options.createdAt ?? new Date().toISOString()
   if (options.merchantId !== undefined) {
     event.merchant_id = options.merchantId
@@ -123,4 +127,13 @@ export function sampleEvent(eventType: string, options: SampleEventOptions = {})
   }
   if (options.data) event.data = { ...(event.data as object), ...options.data }
   return event
+}
+
+/** Gives a cloned sample's `data` its own transaction id and order reference (the samples' ids are constants). */
+function freshIds(data: Record<string, unknown>): void {
+  const suffix = randomUUID().slice(0, 8)
+  if ('transaction_id' in data) data.transaction_id = `txn_${suffix}`
+  for (const field of ['external_id', 'transaction_external_id']) {
+    if (typeof data[field] === 'string' && String(data[field]).startsWith('order-')) data[field] = `order-${suffix}`
+  }
 }
