@@ -12,6 +12,7 @@ import {
   UsageError,
   warn,
 } from '../context.js'
+import { ALLOW_UNKNOWN, allowUnknownOption, checkEventTypes } from '../event-types.js'
 import type { CommandSpec, OptionSpec } from '../spec.js'
 
 const SECRET_ENV = 'PAYHOOKS_WEBHOOK_SECRET'
@@ -142,7 +143,8 @@ const trigger: CommandSpec = {
   summary: 'Post a signed sample event to your receiver and print its answer',
   details: [
     `Sample events: ${sampleEventTypes.join(', ')}.`,
-    'Other types are sent with the envelope and empty data. Exits 1 when an answer is not 2XX.',
+    'Other types the spec names are sent with the envelope and empty data; a type it does not name is',
+    `refused with a suggestion unless --${ALLOW_UNKNOWN} is given. Exits 1 when an answer is not 2XX.`,
   ],
   examples: [
     'payhooks trigger transaction_settled --to http://127.0.0.1:3000/webhooks --secret whsec_abc',
@@ -157,10 +159,12 @@ const trigger: CommandSpec = {
     count: { type: 'string', arg: '<n>', help: 'send this many events (default 1)' },
     duplicate: { type: 'boolean', help: 'send every event twice, byte for byte, as the service may' },
     'timeout-ms': { type: 'string', arg: '<ms>', help: 'give up on an answer after this long (default 30000)' },
+    [ALLOW_UNKNOWN]: allowUnknownOption,
   },
   positionals: { min: 1, max: 1, name: '<event_type>' },
   async run(ctx) {
     const eventType = ctx.positionals[0] as string
+    checkEventTypes(ctx, [eventType])
     const url = checkUrl(requireString(ctx, 'to'))
     const secret = requireString(ctx, 'secret', SECRET_ENV)
     const merchantId = integerValue(ctx, 'merchant', { min: 1, max: Number.MAX_SAFE_INTEGER })

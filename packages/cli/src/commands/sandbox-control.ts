@@ -1,5 +1,6 @@
 // `payhooks sandbox advance` and `payhooks sandbox emit`: the control routes of a running sandbox.
 import { CommandFailed, type Context, integerValue, out, printJson, stringValue, UsageError, warn } from '../context.js'
+import { ALLOW_UNKNOWN, allowUnknownOption, checkEventTypes } from '../event-types.js'
 import type { CommandSpec, OptionSpec } from '../spec.js'
 
 const DEFAULT_BASE_URL = 'http://127.0.0.1:4010'
@@ -121,7 +122,8 @@ const emit: CommandSpec = {
   summary: 'Make a running sandbox emit an event to its subscriptions',
   details: [
     'The sample message of the type, with --data merged over its data. Prints where it went; an',
-    'event that no subscription gets is still logged, and a warning says why.',
+    'event that no subscription gets is still logged, and a warning says why. A type the spec does not',
+    `name is refused with a suggestion unless --${ALLOW_UNKNOWN} is given.`,
   ],
   examples: [
     'payhooks sandbox emit transaction_settled',
@@ -131,10 +133,12 @@ const emit: CommandSpec = {
     merchant: { type: 'string', arg: '<id>', help: "merchant of the event (default the sandbox's first)" },
     data: { type: 'string', arg: '<json>', help: "JSON object merged over the sample's data" },
     'event-id': { type: 'string', arg: '<id>', help: 'event_id to use (default a fresh evt_<uuid>)' },
+    [ALLOW_UNKNOWN]: allowUnknownOption,
     ...controlOptions,
   },
   positionals: { min: 1, max: 1, name: '<event-type>' },
   async run(ctx) {
+    checkEventTypes(ctx, [ctx.positionals[0] as string])
     const merchantId = integerValue(ctx, 'merchant', { min: 0, max: Number.MAX_SAFE_INTEGER })
     const dataText = stringValue(ctx, 'data')
     let data: unknown

@@ -1,34 +1,11 @@
 import type { PayhooksClient, ResellerClient, Subscription, SubscriptionInput } from '@payhooks/client'
-import { closestEventType, knownEventTypes } from '@payhooks/core'
+import { knownEventTypes } from '@payhooks/core'
 import { defaultSandboxCredentials } from '@payhooks/sandbox'
 import { call, connect } from '../connection.js'
 import { type Context, integerValue, out, printJson, requireString, stringValue, UsageError, warn } from '../context.js'
+import { ALLOW_UNKNOWN, allowUnknownOption, checkEventTypes } from '../event-types.js'
 import { keyValues, table } from '../format.js'
 import type { CommandSpec, OptionSpec } from '../spec.js'
-
-const ALLOW_UNKNOWN = 'allow-unknown-event-type'
-
-const allowUnknownOption: OptionSpec = {
-  type: 'boolean',
-  help: 'send event types the spec does not name (otherwise refused, as a misspelt one would never deliver)',
-}
-
-/**
- * Refuses event types the spec does not name unless `--allow-unknown-event-type` is given: the
- * service may accept a misspelt type, and the subscription then silently never delivers.
- */
-function checkEventTypes(ctx: Context, types: string[]): void {
-  if (ctx.values[ALLOW_UNKNOWN] === true) return
-  const known = knownEventTypes as readonly string[]
-  const unknown = types.filter((type) => !known.includes(type))
-  const first = unknown[0]
-  if (first === undefined) return
-  const nearest = closestEventType(first.toLowerCase(), known, Math.max(2, Math.floor(first.length / 4)))
-  const hint = nearest ? ` (did you mean ${nearest}?)` : ''
-  throw new UsageError(
-    `${unknown.length > 1 ? `event types ${unknown.map((t) => `"${t}"`).join(', ')} are` : `event type "${first}" is`} not one the spec names${hint}: it names ${known.join(', ')}; pass --${ALLOW_UNKNOWN} to send ${unknown.length > 1 ? 'them' : 'it'} anyway`,
-  )
-}
 
 /** `--event-type a --event-type b,c` → `['a', 'b', 'c']`, checked against the spec's names. */
 function eventTypes(ctx: Context): string[] | undefined {
