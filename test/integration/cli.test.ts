@@ -557,16 +557,19 @@ describe('trigger', () => {
   it.each([
     [['trigger', 'transaction_setled', '--to', 'http://127.0.0.1:9/webhooks', '--secret', SECRET], /could not reach/],
     [['sandbox', 'emit', 'transaction_setled', '--base-url', 'http://127.0.0.1:9'], /cannot reach the sandbox/],
-  ])('%j refuses a misspelt event type with the hint subscriptions create gives, unless allowed', async (args, tried) => {
-    const refused = await runCli(args)
-    expect(refused.code).toBe(2)
-    expect(oneLine(refused.stderr)).toMatch(
-      /event type "transaction_setled" is not one the spec names \(did you mean transaction_settled\?\): it names .*; pass --allow-unknown-event-type to send it anyway;/,
-    )
-    const allowed = await runCli([...args, '--allow-unknown-event-type'])
-    expect(allowed.code).toBe(1)
-    expect(allowed.stderr).toMatch(tried)
-  })
+  ])(
+    '%j refuses a misspelt event type with the hint subscriptions create gives, unless allowed',
+    async (args, tried) => {
+      const refused = await runCli(args)
+      expect(refused.code).toBe(2)
+      expect(oneLine(refused.stderr)).toMatch(
+        /event type "transaction_setled" is not one the spec names \(did you mean transaction_settled\?\): it names .*; pass --allow-unknown-event-type to send it anyway;/,
+      )
+      const allowed = await runCli([...args, '--allow-unknown-event-type'])
+      expect(allowed.code).toBe(1)
+      expect(allowed.stderr).toMatch(tried)
+    },
+  )
 
   it('exits 1 with one line when the receiver cannot be reached', async () => {
     const receiver = await startCoreReceiver(SECRET)

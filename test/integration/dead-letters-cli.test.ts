@@ -1,7 +1,9 @@
 // `payhooks dead-letters list|show|replay` as users run them: the built CLI in a child process, reaching the dead
 // letters through a module of the user's (test/fixtures/*-module.mjs) on a real Redis.
 import { randomUUID } from 'node:crypto'
-import { resolve } from 'node:path'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
 import { bullmqQueue, startWorker } from '@payhooks/bullmq'
 import { createWebhooks, type Webhooks } from '@payhooks/core'
 import { redisDeadLetterStore, redisStore } from '@payhooks/redis'
@@ -215,6 +217,29 @@ describe('payhooks dead-letters', () => {
     const noIds = await runCli(['dead-letters', 'replay', '--module', empty], { env })
     expect(noIds.code).toBe(2)
     expect(oneLine(noIds.stderr)).toMatch(/^payhooks dead-letters replay: missing <event_id> \(or --all\)/)
+  })
+
+  it('says a memory store is not durable, and how to run a TypeScript module', async () => {
+    const env = { PATH: process.env.PATH ?? '' }
+    const memory = resolve(import.meta.dirname, '../fixtures/memory-dead-letters-module.mjs')
+    const listed = await runCli(['dead-letters', 'list', '--module', memory], { env })
+    expect([listed.code, listed.stdout]).toEqual([0, 'No parked dead letters.\n'])
+    expect(oneLine(listed.stderr)).toMatch(
+      /^payhooks dead-letters list: warning: .* keeps its dead letters in memory \(memoryDeadLetterStore\), which is not durable: this process started with none/,
+    )
+
+    const dir = await mkdtemp(join(tmpdir(), 'payhooks-ts-module-'))
+    try {
+      const typescript = join(dir, 'webhooks.ts')
+      await writeFile(typescript, 'export const deadLetters: unknown = undefined\n')
+      const refused = await runCli(['dead-letters', 'list', '--module', typescript], { env })
+      expect(refused.code).toBe(1)
+      expect(oneLine(refused.stderr)).toMatch(
+        /cannot load .*webhooks\.ts: Unknown file extension "\.ts".*; this Node does not run TypeScript: build the module first and pass its \.js, or run the CLI with tsx loaded \(npm i -D tsx; NODE_OPTIONS='--import tsx' payhooks dead-letters list --module .*webhooks\.ts\)$/,
+      )
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
   })
 
   it("serves BullMQ's dead letters with the same commands: list, show, and replay back to the queue", async () => {

@@ -22,7 +22,11 @@ describe('sampleEvent', () => {
   })
 
   it('leaves a null or non-order external id alone', () => {
-    expect((sampleEvent('transaction_returned').data as { transaction_external_id: unknown }).transaction_external_id).toBeNull()
-    expect((sampleEvent('merchant_activated_for_payment_type').data as { external_id: unknown }).external_id).toBe('partner-42')
+    expect(
+      (sampleEvent('transaction_returned').data as { transaction_external_id: unknown }).transaction_external_id,
+    ).toBeNull()
+    expect((sampleEvent('merchant_activated_for_payment_type').data as { external_id: unknown }).external_id).toBe(
+      'partner-42',
+    )
   })
 })

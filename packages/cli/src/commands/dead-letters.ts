@@ -10,6 +10,7 @@ import {
   requireString,
   stringValue,
   UsageError,
+  warn,
 } from '../context.js'
 import { keyValues, show, table } from '../format.js'
 import type { CommandSpec, OptionSpec } from '../spec.js'
@@ -49,6 +50,12 @@ const isDeadLetters = (value: unknown): value is DeadLetters =>
   value !== null &&
   ['list', 'get', 'replay', 'replayAll'].every((name) => typeof (value as Record<string, unknown>)[name] === 'function')
 
+/** What to do about a module Node cannot import as it is: TypeScript, which this Node does not run. */
+function loadHint(ctx: Context, file: string, error: unknown): string {
+  if ((error as { code?: string }).code !== 'ERR_UNKNOWN_FILE_EXTENSION' || !/\.[cm]?tsx?$/.test(file)) return ''
+  return `; this Node does not run TypeScript: build the module first and pass its .js, or run the CLI with tsx loaded (npm i -D tsx; NODE_OPTIONS='--import tsx' payhooks ${ctx.command} --module ${file})`
+}
+
 /** Imports the user's module and finds its dead letters: an exported receiver's, or exported dead letters. */
 async function load(ctx: Context): Promise<Loaded> {
   const file = requireString(ctx, 'module', MODULE_ENV)
@@ -57,7 +64,7 @@ async function load(ctx: Context): Promise<Loaded> {
     exports = await import(pathToFileURL(resolve(process.cwd(), file)).href)
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error)
-    throw new CommandFailed(`cannot load ${file}: ${message.split('\n')[0]}`)
+    throw new CommandFailed(`cannot load ${file}: ${message.split('\n')[0]}${loadHint(ctx, file, error)}`)
   }
   for (const name of ['deadLetters', 'default', 'webhooks']) {
     const value = exports[name] as { deadLetters?: unknown; close?: () => Promise<void> } | undefined
@@ -81,6 +88,12 @@ async function load(ctx: Context): Promise<Loaded> {
 /** Runs `work` with the module's dead letters, then closes what the module opened. */
 async function withDeadLetters(ctx: Context, work: (deadLetters: DeadLetters) => Promise<number>): Promise<number> {
   const loaded = await load(ctx)
+  if (loaded.deadLetters.durable === false) {
+    warn(
+      ctx,
+      `warning: ${requireString(ctx, 'module', MODULE_ENV)} keeps its dead letters in memory (memoryDeadLetterStore), which is not durable: this process started with none, so it sees none of those your receiver parked. Use a durable store (redisDeadLetterStore from @payhooks/redis, postgresDeadLetterStore from @payhooks/postgres) to list and replay them from here.`,
+    )
+  }
   try {
     return await work(loaded.deadLetters)
   } catch (error) {

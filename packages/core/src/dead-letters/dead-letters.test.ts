@@ -100,6 +100,10 @@ describe('memoryDeadLetterStore', () => {
 
   it('is not durable, and refuses a maxEntries that is not a positive integer', () => {
     expect(memoryDeadLetterStore().durable).toBe(false)
+    // The receiver's view says so too, for tools in another process (payhooks dead-letters).
+    expect(createWebhooks({ secret: SECRET, deadLetters: memoryDeadLetterStore() }).deadLetters.durable).toBe(false)
+    expect(createWebhooks({ secret: SECRET, deadLetters: durableStore().store }).deadLetters.durable).toBe(true)
+    expect(createWebhooks({ secret: SECRET }).deadLetters.durable).toBeUndefined()
     expect(() => memoryDeadLetterStore({ maxEntries: 0 })).toThrow(
       new RangeError('memoryDeadLetterStore: maxEntries must be a positive integer'),
     )

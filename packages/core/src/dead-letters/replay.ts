@@ -106,5 +106,6 @@ export function deadLetterView(state: ReplayState, guard: Guard): DeadLetters {
       }),
     replay: (eventId) => guard(() => replay(state, eventId)),
     replayAll: (filter) => guard(() => replayAll(state, filter)),
+    ...(state.deadLetters ? { durable: state.deadLetters.durable } : {}),
   }
 }

@@ -146,4 +146,9 @@ export interface DeadLetters {
   replay(eventId: string): Promise<ReplayOutcome>
   /** Replays every parked letter matching `filter`, one after the other, oldest first. */
   replayAll(filter?: DeadLetterFilter): Promise<ReplayOutcome[]>
+  /**
+   * The store's own `durable`: `false` for letters that live in this process's memory (`memoryDeadLetterStore`),
+   * which another process, such as the `payhooks dead-letters` CLI, never sees. Undefined when unknown.
+   */
+  readonly durable?: boolean
 }
