@@ -453,7 +453,9 @@ describe('service commands against a recording server', () => {
     const result = await runCli(['subscriptions', 'list', '--merchant', '1'], { env: resellerEnv() })
     expect(result.code).toBe(1)
     const line = oneLine(result.stderr)
-    expect(line).toMatch(/^payhooks subscriptions list: GET \/ps\/webhook\/subscriptions answered 401 Unauthorized: /)
+    expect(line).toMatch(
+      /^payhooks subscriptions list: GET \/ps\/webhook\/subscriptions answered 401 Unauthorized \(the service refused the credentials\): /,
+    )
     expect(line).toContain('[redacted]')
     expect(result.stderr + result.stdout).not.toContain(RESELLER_KEY.split('|')[1])
   })

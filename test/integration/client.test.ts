@@ -386,7 +386,7 @@ describe('failures', () => {
         const scheme = secrets[0] === KEY ? 'reseller' : 'basic'
         expect(error.statusText).toBe(`Bad key ${scheme} [redacted] ([redacted])`)
         expect(error.message).toContain(
-          `answered 401 Bad key ${scheme} [redacted] ([redacted]): bad credentials ${scheme} [redacted] `,
+          `answered 401 Bad key ${scheme} [redacted] ([redacted]) (the service refused the credentials): bad credentials ${scheme} [redacted] `,
         )
         // Each echo is replaced as one piece: 16 echoes, 16 markers, nothing mangled around them.
         expect(error.body.match(/\[redacted\]/g)).toHaveLength(16)
@@ -444,9 +444,11 @@ describe('failures', () => {
         .catch((e: unknown) => e)) as ApiError
       expect(error).toBeInstanceOf(ApiError)
       expect([error.status, error.statusText]).toEqual([403, ''])
-      const notice = `[server text withheld: ${label} is shorter than 8 characters, too short to redact safely]`
+      const notice = `[the service's text is withheld, not shown: ${label} is shorter than 8 characters, too short to redact from it safely]`
       expect(error.body).toBe(notice)
-      expect(error.message).toBe(`subscriptions.list: GET /ps/webhook/subscriptions answered 403: ${notice}`)
+      expect(error.message).toBe(
+        `subscriptions.list: GET /ps/webhook/subscriptions answered 403 (the service refused this call for these credentials): ${notice}`,
+      )
       for (const view of [String(error), JSON.stringify(error), inspect(error, { depth: 10 })]) {
         expect(view).not.toContain('Qz9')
       }

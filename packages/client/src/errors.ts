@@ -11,8 +11,8 @@ export interface Issue {
  * key, its secret part, the API key or `username:key`, whether the server echoed them as is,
  * JSON-escaped, URL-encoded or as HTML entities: each is replaced with `[redacted]`. When the API key
  * or the reseller key's secret part is shorter than 8 characters it cannot be told apart from ordinary
- * words, so server text is left out instead (`statusText` empty, `body` a `[server text withheld: …]`
- * notice).
+ * words, so server text is left out instead (`statusText` empty, `body` a `[the service's text is withheld: …]`
+ * notice); a 401 or 403 still says in the message that the service refused the credentials.
  *
  * @example
  * try {
@@ -43,6 +43,11 @@ export class PayhooksClientError extends Error {
 }
 
 const SNIPPET_LENGTH = 300
+/** What 401 and 403 mean here, said in the message: the service's own text may be withheld (see below). */
+const REFUSALS: Record<number, string> = {
+  401: 'the service refused the credentials',
+  403: 'the service refused this call for these credentials',
+}
 
 function snippet(body: string): string {
   const line = body.replace(/\s+/g, ' ').trim()
@@ -72,11 +77,12 @@ export class ApiError extends PayhooksClientError {
     readonly body: string,
   ) {
     const text = snippet(body)
+    const meaning = REFUSALS[status]
     super(
       operation,
       method,
       path,
-      `${operation}: ${method} ${path} answered ${status}${statusText ? ` ${statusText}` : ''}${text ? `: ${text}` : ''}`,
+      `${operation}: ${method} ${path} answered ${status}${statusText ? ` ${statusText}` : ''}${meaning ? ` (${meaning})` : ''}${text ? `: ${text}` : ''}`,
     )
   }
 }

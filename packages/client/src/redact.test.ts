@@ -38,7 +38,7 @@ describe('createRedactor', () => {
       { value: 'ab', label: 'the API key' },
     ])
     expect(short.withheld).toBe(
-      'server text withheld: the API key is shorter than 8 characters, too short to redact safely',
+      "the service's text is withheld, not shown: the API key is shorter than 8 characters, too short to redact from it safely",
     )
     expect(short.serverText('Bad key ab')).toBe('')
     // The bare "ab" is not redacted from local text: that would mangle "table" and "about".

@@ -78,7 +78,7 @@ export function createRedactor(secrets: Secret[]): Redactor {
   const short = list.filter((s) => !s.shaped && s.value.length < MIN_REDACTABLE_LENGTH)
   const withheld =
     short.length > 0
-      ? `server text withheld: ${short.map((s) => s.label).join(' and ')} ${short.length > 1 ? 'are' : 'is'} shorter than ${MIN_REDACTABLE_LENGTH} characters, too short to redact safely`
+      ? `the service's text is withheld, not shown: ${short.map((s) => s.label).join(' and ')} ${short.length > 1 ? 'are' : 'is'} shorter than ${MIN_REDACTABLE_LENGTH} characters, too short to redact from it safely`
       : undefined
   // A short bare secret stays out of the pattern (server text is withheld instead); its credential-shaped
   // forms (`12|ab`, `user:ab`) stay in, for the local error messages that are still shown.
