@@ -79,20 +79,22 @@ export interface SchemaIssue {
 
 /**
  * 422: a correctly signed event of a known type does not match its schema. Answered non-2XX so the
- * service keeps retrying (hourly, for 72 hours) while you fix the schema; no handler ran.
+ * service keeps retrying (hourly, for 72 hours) while you fix the schema; no handler ran. The message names every
+ * issue (`data.a: …; data.b: …`), as does `issues`.
  */
 export class SchemaError extends WebhookError {
   override name = 'SchemaError'
   constructor(
     eventId: string,
     eventType: string,
+    /** Every issue valibot found, in its order. */
     readonly issues: SchemaIssue[],
   ) {
-    const first = issues[0]
+    const all = issues.map((issue) => `${issue.path || '(root)'}: ${issue.message}`).join('; ')
     super(
       'schema_mismatch',
       422,
-      `${eventType} ${eventId} does not match its schema${first ? `: ${first.path || '(root)'}: ${first.message}` : ''}${issues.length > 1 ? ` (+${issues.length - 1} more)` : ''}`,
+      `${eventType} ${eventId} does not match its schema${all ? `: ${all}` : ''}`,
       eventId,
       eventType,
     )

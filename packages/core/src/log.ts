@@ -78,17 +78,13 @@ export function errorFields(error: WebhookError): LogFields {
   return fields
 }
 
-/** Issue paths named in a logged schema mismatch; the rest are counted. */
-const LOGGED_PATHS = 5
-
 /**
  * The one-line message logged for `error`: its own message, except for a schema mismatch, whose issues quote the
- * values they refused (an e-mail address, an amount: the body's), so the log names the fields at fault only.
+ * values they refused (an e-mail address, an amount: the body's), so the log names every field at fault, only.
  */
 export function logMessage(error: WebhookError): string {
   const issues = (error as { issues?: { path: string }[] }).issues
   if (error.code !== 'schema_mismatch' || !Array.isArray(issues)) return error.message
   const paths = issues.map((issue) => issue.path || '(root)')
-  const more = paths.length > LOGGED_PATHS ? ` (+${paths.length - LOGGED_PATHS} more)` : ''
-  return `${error.eventType} ${error.eventId} does not match its schema at ${paths.slice(0, LOGGED_PATHS).join(', ')}${more}`
+  return `${error.eventType} ${error.eventId} does not match its schema at ${paths.join(', ')}`
 }

@@ -3,6 +3,7 @@
 import { sampleEvent, signedDelivery } from '@payhooks/testing'
 import * as v from 'valibot'
 import { afterEach, describe, expect, it, vi } from 'vitest'
+import type { SchemaError } from './errors.js'
 import type { LogFields, Logger } from './log.js'
 import { inProcessQueue } from './queue.js'
 import { memoryStore, type WebhookStore } from './store.js'
@@ -96,6 +97,33 @@ describe('logging failures', () => {
       ],
     ])
     expect(JSON.stringify(calls)).not.toMatch(/4155550123|merchant-secret-name/)
+  })
+
+  it('gives every schema issue to onError and to the log, none hidden behind a count', async () => {
+    const event = sampleEvent('transaction_settled', { eventId: 'evt_log_six' })
+    const wrong = [
+      'transaction_amount',
+      'settlement_amount',
+      'settlement_code',
+      'transaction_net_amount',
+      'transaction_fees_amount',
+      'settlement_date',
+    ]
+    for (const field of wrong) (event.data as Record<string, unknown>)[field] = { not: 'this' }
+    const paths = wrong.map((field) => `data.${field}`)
+
+    const reported: SchemaError[] = []
+    const listened = createWebhooks({ secret }).onError((error) => reported.push(error as SchemaError))
+    expect((await deliver(listened, event)).status).toBe(422)
+    expect(reported[0]?.issues.map((issue) => issue.path).sort()).toEqual([...paths].sort())
+    for (const path of paths) expect(reported[0]?.message).toContain(`${path}: `)
+    expect(reported[0]?.message).not.toMatch(/more\)/)
+
+    const { logger, calls } = structured()
+    expect((await deliver(createWebhooks({ secret, logger }), event)).status).toBe(422)
+    const line = calls[0]?.args[1] as string
+    for (const path of paths) expect(line).toContain(path)
+    expect(line).not.toMatch(/more\)/)
   })
 
   it('adds the failed store operation to the fields of a store error', async () => {
