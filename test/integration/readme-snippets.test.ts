@@ -1,9 +1,13 @@
 // Every TypeScript and JavaScript snippet of these READMEs compiles as pasted: each one is type-checked
 // on its own, as a module in the README's folder, against the built packages (run `pnpm build` first).
+import { spawn } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
+import { rm, writeFile } from 'node:fs/promises'
 import { dirname, resolve } from 'node:path'
+import { sampleEvent, signedDelivery } from '@payhooks/testing'
 import ts from 'typescript'
 import { describe, expect, it } from 'vitest'
+import { unusedPort } from '../fixtures/sandbox-receivers.js'
 
 const root = resolve(import.meta.dirname, '../..')
 /** READMEs whose snippets are checked; `sections` limits a README to the snippets whose nearest heading is one of those. */
@@ -14,6 +18,8 @@ const READMES: { file: string; sections?: string[] }[] = [
   { file: 'packages/client/README.md' },
   { file: 'packages/postgres/README.md' },
   { file: 'packages/otel/README.md' },
+  { file: 'packages/hono/README.md' },
+  { file: 'packages/sandbox/README.md' },
 ]
 
 interface Snippet {
@@ -110,5 +116,53 @@ describe('README snippets', () => {
         { ...common, allowJs: true, checkJs: true },
       ),
     ).toEqual([])
+  })
+})
+
+describe('the Hono README', () => {
+  it('serves on Node as pasted: a signed delivery to the running snippet is handled', async () => {
+    const [snippet] = snippets({ file: 'packages/hono/README.md' })
+    const file = resolve(root, 'packages/hono/README.snippet-run.mjs')
+    const js = ts.transpileModule(snippet?.code ?? '', {
+      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+    }).outputText
+    await writeFile(file, js)
+    const port = await unusedPort()
+    const secret = 'whsec_hono_readme'
+    const child = spawn(process.execPath, [file], {
+      env: { PATH: process.env.PATH ?? '', PORT: String(port), WEBHOOK_SECRET: secret },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let output = ''
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk
+    })
+    child.stderr.on('data', (chunk: Buffer) => {
+      output += chunk
+    })
+    const exited = new Promise<number | null>((done) => child.once('exit', done))
+    try {
+      const listening = await Promise.race([
+        new Promise<boolean>((done) => {
+          const poll = setInterval(() => {
+            if (!output.includes('listening on')) return
+            clearInterval(poll)
+            done(true)
+          }, 20)
+          exited.then(() => clearInterval(poll))
+        }),
+        exited.then(() => false),
+      ])
+      expect(listening, `the snippet exited without serving:\n${output}`).toBe(true)
+      const event = sampleEvent('transaction_settled')
+      const { body, headers } = await signedDelivery(event, secret)
+      const answer = await fetch(`http://127.0.0.1:${port}/webhooks`, { method: 'POST', body, headers })
+      expect(answer.status).toBe(200)
+      await expect.poll(() => output).toContain(String(event.event_id))
+    } finally {
+      child.kill()
+      await exited
+      await rm(file, { force: true })
+    }
   })
 })
