@@ -64,6 +64,7 @@ describe('payhooks sandbox --manual-clock and sandbox advance', () => {
       expect(JSON.parse(early.stdout)).toEqual({
         advancedMs: 59 * 60_000,
         now: new Date(delivery.firstAttemptTime + 59 * 60_000).toISOString(),
+        attempts: [],
       })
       expect(
         (await call(started.url, 'GET', `/_sandbox/log/${eventId}`)).json.data.deliveries[0].attempts,
@@ -71,7 +72,12 @@ describe('payhooks sandbox --manual-clock and sandbox advance', () => {
 
       const onTime = await runCli(['sandbox', 'advance', '1m', '--base-url', started.url], { env: {} })
       expect(onTime.code).toBe(0)
-      expect(onTime.stdout).toBe(`Clock advanced 1m: now ${new Date(delivery.firstAttemptTime + HOUR).toISOString()}\n`)
+      const retryAt = new Date(delivery.firstAttemptTime + HOUR).toISOString()
+      expect(onTime.stdout).toMatch(
+        new RegExp(
+          `^Clock advanced 1m: now ${retryAt}\\n1 attempt\\(s\\) ran:\\n  ${retryAt}  transaction_settled ${eventId} → ${receiver.url}  retry 1: 200 in \\d+ ms\\n`,
+        ),
+      )
       const after = (await call(started.url, 'GET', `/_sandbox/log/${eventId}`)).json.data.deliveries[0]
       expect(after.state).toBe('delivered')
       expect(after.attempts.map((a: { retry: number; status: number }) => [a.retry, a.status])).toEqual([
@@ -82,6 +88,65 @@ describe('payhooks sandbox --manual-clock and sandbox advance', () => {
     } finally {
       child.kill('SIGTERM')
       expect(await exited(child)).toBe(0)
+    }
+  })
+
+  it('prints each attempt an advance ran with its answer, and what a 401 or future_event means', async () => {
+    const refusing = await startReceiver((request) =>
+      request.json?.event_type === 'transaction_settled'
+        ? { status: 401, body: '{"error":"invalid_signature","message":"service-hmac-sha256 does not match the body"}' }
+        : {
+            status: 503,
+            body: `{"error":"future_event","message":"created_at is ahead of this receiver's clock; retry later"}`,
+          },
+    )
+    const { child, started } = await startSandbox(['--manual-clock'])
+    try {
+      const created = await call(started.url, 'POST', '/ps/webhook/subscription', {
+        auth: `reseller ${started.credentials.resellers[0]?.key}`,
+        body: { url: refusing.url, event_types: ['transaction_settled', 'payment_created'], is_active: true },
+      })
+      expect(created.status).toBe(200)
+      const env = { PAYHOOKS_BASE_URL: started.url }
+      const emitted = await runCli(['sandbox', 'emit', 'transaction_settled'], { env })
+      expect(emitted.stdout).toMatch(
+        /^ {2}wsub_\S+ {2}pending {2}401 in \d+ ms\n {6}means: 401: the receiver refused the signature/m,
+      )
+      await runCli(['sandbox', 'emit', 'payment_created'], { env })
+
+      const advanced = await runCli(['sandbox', 'advance', '1h'], { env })
+      expect(advanced.code).toBe(0)
+      const lines = advanced.stdout.split('\n')
+      expect(lines[1]).toBe('2 attempt(s) ran:')
+      expect(lines.slice(2, 5)).toEqual([
+        expect.stringMatching(
+          /^ {2}\S+Z {2}transaction_settled evt_\S+ → http:\/\/127\.0\.0\.1:\d+\/webhooks {2}retry 1: 401 in \d+ ms$/,
+        ),
+        ' '.repeat(6) + '{"error":"invalid_signature","message":"service-hmac-sha256 does not match the body"}',
+        expect.stringMatching(
+          /^ {6}means: 401: the receiver refused the signature: it must verify with this subscription's signature_secret/,
+        ),
+      ])
+      expect(lines.slice(5, 8)).toEqual([
+        expect.stringMatching(/^ {2}\S+Z {2}payment_created evt_\S+ → \S+ {2}retry 1: 503 in \d+ ms$/),
+        expect.stringContaining('"error":"future_event"'),
+        expect.stringMatching(/^ {6}means: future_event: the event's created_at is ahead of the receiver's clock/),
+      ])
+      const json = JSON.parse((await runCli(['sandbox', 'advance', '1h', '--json'], { env })).stdout)
+      expect(
+        json.attempts.map((a: { retry: number; status: number; hint: string }) => [
+          a.retry,
+          a.status,
+          a.hint.split(':')[0],
+        ]),
+      ).toEqual([
+        [2, 401, '401'],
+        [2, 503, 'future_event'],
+      ])
+    } finally {
+      child.kill('SIGTERM')
+      await exited(child)
+      await refusing.close()
     }
   })
 
@@ -107,7 +172,9 @@ describe('payhooks sandbox --manual-clock and sandbox advance', () => {
       expect(started.manualClock).toBe(false)
       const result = await runCli(['sandbox', 'advance', '1h', '--base-url', started.url])
       expect(result.code).toBe(1)
-      expect(result.stderr).toBe('payhooks sandbox advance: 409: the sandbox runs on a real clock\n')
+      expect(result.stderr).toBe(
+        'payhooks sandbox advance: 409: the sandbox runs on a real clock, which only time moves: restart it with `payhooks sandbox --manual-clock` to play the hourly retries with `payhooks sandbox advance`\n',
+      )
     } finally {
       child.kill('SIGTERM')
       await exited(child)

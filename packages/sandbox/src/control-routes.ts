@@ -2,7 +2,31 @@
 // control token before any of them runs.
 import { isManualClock } from './clock.js'
 import { SandboxHttpError } from './errors.js'
-import { eventIdsField, json, merchantIdField, ok, type RouteTable } from './routing.js'
+import { eventIdsField, json, merchantIdField, ok, type RouteTable, type SandboxCore } from './routing.js'
+
+/**
+ * The attempts made at clock times in (`from`, `to`], oldest first, with the event and subscription they belong
+ * to: what an advance of the clock ran. The signature is left out; `hint` says what a puzzling answer means.
+ */
+function attemptsBetween(core: SandboxCore, from: number, to: number) {
+  const ran = []
+  for (const entry of core.engine.log()) {
+    for (const delivery of entry.deliveries) {
+      for (const { signature: _, ...attempt } of delivery.attempts) {
+        if (attempt.time <= from || attempt.time > to) continue
+        const url = core.store.get(delivery.subscriptionId)?.url
+        ran.push({
+          eventId: entry.eventId,
+          eventType: entry.eventType,
+          subscriptionId: delivery.subscriptionId,
+          ...(url ? { url } : {}),
+          ...attempt,
+        })
+      }
+    }
+  }
+  return ran.sort((a, b) => a.time - b.time)
+}
 
 export const controlRoutes: RouteTable = {
   '/_sandbox/emit': {
@@ -57,9 +81,16 @@ export const controlRoutes: RouteTable = {
       if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) {
         throw new SandboxHttpError(400, 'ms must be a number of milliseconds >= 0')
       }
-      if (!isManualClock(core.clock)) throw new SandboxHttpError(409, 'the sandbox runs on a real clock')
+      if (!isManualClock(core.clock)) {
+        throw new SandboxHttpError(
+          409,
+          'the sandbox runs on a real clock: start it with --manual-clock (or clock: "manual") to move time by hand',
+        )
+      }
+      const before = core.clock.now()
       await core.advance(ms)
-      return ok({ data: { now: new Date(core.clock.now()).toISOString() } })
+      const now = core.clock.now()
+      return ok({ data: { now: new Date(now).toISOString(), attempts: attemptsBetween(core, before, now) } })
     },
   },
   '/_sandbox/credentials': {

@@ -1,3 +1,4 @@
+import { answerHint } from './answer-hints.js'
 import type { Clock, ClockTimer } from './clock.js'
 import { postSigned, serializeEvent } from './send.js'
 import type { ResolvedChaos, SandboxAttempt, SandboxDelivery, SandboxLogEntry, SandboxSubscription } from './types.js'
@@ -298,6 +299,8 @@ export class DeliveryEngine {
       ...(result.response === undefined ? {} : { response: result.response }),
       signature: result.signature,
     }
+    const hint = answerHint(result.status, result.response)
+    if (hint) attempt.hint = hint
     const { view } = delivery
     view.attempts.push(attempt)
     if (result.ok && view.state !== 'delivered') {

@@ -67,6 +67,11 @@ export interface SandboxAttempt {
   response?: string
   /** The `service-hmac-sha256` header sent with this attempt. */
   signature?: string
+  /**
+   * What the answer means, for the answers of a payhooks receiver that the status alone does not explain: a 401
+   * (signature refused), `future_event` and `stale` (created_at outside what the receiver accepts).
+   */
+  hint?: string
 }
 
 /** `pending` until a 2XX arrives (`delivered`) or the 72 hours of retries run out (`failed`). */

@@ -78,13 +78,45 @@ async function control(ctx: Context, method: string, path: string, body?: unknow
   return answer
 }
 
+/** An attempt `POST /_sandbox/clock/advance` reports as run. */
+interface RanAttempt {
+  eventId: string
+  eventType: string
+  subscriptionId: string
+  url?: string
+  kind: string
+  retry?: number
+  at: string
+  status?: number
+  error?: string
+  latencyMs: number
+  response?: string
+  hint?: string
+}
+
+const ANSWER_CHARS = 160
+
+/** `  <time>  <type> <id> → <url>  retry 1: 503 in 4 ms`, the start of the answer, and what it means if known. */
+function attemptLines(attempt: RanAttempt): string {
+  const name = attempt.kind === 'scheduled' ? (attempt.retry ? `retry ${attempt.retry}` : 'first send') : attempt.kind
+  const result = attempt.status === undefined ? (attempt.error ?? 'no answer') : String(attempt.status)
+  const lines = [
+    `  ${attempt.at}  ${attempt.eventType} ${attempt.eventId} → ${attempt.url ?? attempt.subscriptionId}  ${name}: ${result} in ${attempt.latencyMs} ms`,
+  ]
+  const body = attempt.response?.replace(/\s+/g, ' ').trim()
+  if (body) lines.push(`      ${body.length > ANSWER_CHARS ? `${body.slice(0, ANSWER_CHARS)}…` : body}`)
+  if (attempt.hint) lines.push(`      means: ${attempt.hint}`)
+  return lines.join('\n')
+}
+
 const advance: CommandSpec = {
   name: ['sandbox', 'advance'],
   usage: '<duration> [--base-url <url>] [--token <token>]',
   summary: 'Move the clock of a sandbox started with --manual-clock',
   details: [
     'Runs every send due up to then, in time order, and returns once they completed: the hourly',
-    'retries of the service play out in seconds. Durations: 1h, 30m, 1h30m, 45s, 500ms, 3d.',
+    'retries of the service play out in seconds. Prints each attempt that ran with its answer (and what',
+    'a 401, future_event or stale answer means). Durations: 1h, 30m, 1h30m, 45s, 500ms, 3d.',
   ],
   examples: ['payhooks sandbox advance 1h', 'payhooks sandbox advance 72h --base-url http://127.0.0.1:4010 --json'],
   options: controlOptions,
@@ -93,10 +125,25 @@ const advance: CommandSpec = {
     const text = ctx.positionals[0] as string
     const ms = parseDuration(text)
     if (ms === undefined) throw new UsageError(`"${text}" is not a duration such as 1h, 30m, 1h30m, 45s or 500ms`)
-    const answer = await control(ctx, 'POST', '/_sandbox/clock/advance', { ms })
-    const now = (answer.data as { now?: unknown } | undefined)?.now
-    if (ctx.json) printJson(ctx, { advancedMs: ms, now })
-    else out(ctx, `Clock advanced ${text}: now ${String(now)}`)
+    let answer: Record<string, unknown>
+    try {
+      answer = await control(ctx, 'POST', '/_sandbox/clock/advance', { ms })
+    } catch (error) {
+      if (error instanceof CommandFailed && error.message.startsWith('409:')) {
+        throw new CommandFailed(
+          '409: the sandbox runs on a real clock, which only time moves: restart it with `payhooks sandbox --manual-clock` to play the hourly retries with `payhooks sandbox advance`',
+        )
+      }
+      throw error
+    }
+    const { now, attempts = [] } = (answer.data ?? {}) as { now?: unknown; attempts?: RanAttempt[] }
+    if (ctx.json) {
+      printJson(ctx, { advancedMs: ms, now, attempts })
+      return 0
+    }
+    out(ctx, `Clock advanced ${text}: now ${String(now)}`)
+    out(ctx, attempts.length === 0 ? 'No attempt was due.' : `${attempts.length} attempt(s) ran:`)
+    for (const attempt of attempts) out(ctx, attemptLines(attempt))
     return 0
   },
 }
@@ -109,7 +156,7 @@ interface EmitAnswer {
     deliveries: {
       subscriptionId: string
       state: string
-      attempts: { status?: number; error?: string; latencyMs: number }[]
+      attempts: { status?: number; error?: string; latencyMs: number; hint?: string }[]
     }[]
   }
   deliveries: number
@@ -173,6 +220,7 @@ const emit: CommandSpec = {
       const last = delivery.attempts.at(-1)
       const result = last ? `${last.status ?? last.error} in ${last.latencyMs} ms` : 'not sent yet'
       out(ctx, `  ${delivery.subscriptionId}  ${delivery.state}  ${result}`)
+      if (last?.hint) out(ctx, `      means: ${last.hint}`)
     }
     return 0
   },

@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest'
+import { answerHint } from './answer-hints.js'
+
+describe('answerHint', () => {
+  it.each([
+    [
+      401,
+      '{"error":"invalid_signature","message":"service-hmac-sha256 does not match the body"}',
+      /^401: the receiver refused the signature/,
+    ],
+    [401, undefined, /^401: /],
+    [
+      503,
+      `{"error":"future_event","message":"created_at is ahead of this receiver's clock; retry later"}`,
+      /^future_event: the event's created_at is ahead/,
+    ],
+    [
+      200,
+      '{"ok":true,"event_id":"evt_1","status":"stale"}',
+      /^stale: the event's created_at is older than the receiver's maxEventAgeMs/,
+    ],
+    [410, '{"error":"stale_event","message":"event older than this receiver accepts"}', /^stale: /],
+  ])('explains %s %s', (status, body, hint) => {
+    expect(answerHint(status, body)).toMatch(hint)
+  })
+
+  it('says nothing about answers the status explains', () => {
+    expect(answerHint(200, '{"ok":true,"event_id":"evt_1","status":"processed"}')).toBeUndefined()
+    expect(answerHint(500, 'database unavailable')).toBeUndefined()
+    expect(answerHint(undefined, undefined)).toBeUndefined()
+  })
+})
