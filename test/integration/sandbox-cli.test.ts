@@ -1,5 +1,8 @@
 // `payhooks sandbox --manual-clock`, `payhooks sandbox advance` and `payhooks sandbox emit`, run as
 // child processes of the built CLI against a real sandbox and a real receiver on 127.0.0.1.
+import { mkdtemp, rm, stat } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { Script } from 'node:vm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { assertBuilt, exited, runCli, startCli } from '../fixtures/cli-run.js'
@@ -12,6 +15,8 @@ interface Started {
   dashboard: string
   chaos: unknown
   manualClock: boolean
+  state?: string
+  restoredSubscriptions?: number
   tokenRequired: boolean
   token?: string
   credentials: { resellers: { key: string }[] }
@@ -122,7 +127,7 @@ describe('payhooks sandbox --manual-clock and sandbox advance', () => {
         expect.stringMatching(
           /^ {2}\S+Z {2}transaction_settled evt_\S+ → http:\/\/127\.0\.0\.1:\d+\/webhooks {2}retry 1: 401 in \d+ ms$/,
         ),
-        ' '.repeat(6) + '{"error":"invalid_signature","message":"service-hmac-sha256 does not match the body"}',
+        `      {"error":"invalid_signature","message":"service-hmac-sha256 does not match the body"}`,
         expect.stringMatching(
           /^ {6}means: 401: the receiver refused the signature: it must verify with this subscription's signature_secret/,
         ),
@@ -197,6 +202,44 @@ describe('payhooks sandbox --manual-clock and sandbox advance', () => {
     const result = await runCli(['sandbox', 'advance', '1h', '--base-url', `http://127.0.0.1:${await unusedPort()}`])
     expect(result.code).toBe(1)
     expect(result.stderr).toMatch(/^payhooks sandbox advance: cannot reach the sandbox at http:\/\/127\.0\.0\.1:\d+/)
+  })
+})
+
+describe('payhooks sandbox --state', () => {
+  it('keeps subscriptions and their secrets across a restart', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'payhooks-cli-state-'))
+    const state = join(dir, 'sandbox.json')
+    try {
+      const first = await startSandbox(['--state', state])
+      let created: { id: string; signature_secret: string }
+      try {
+        expect(first.started).toMatchObject({ state, restoredSubscriptions: 0 })
+        const answer = await call(first.started.url, 'POST', '/ps/webhook/subscription', {
+          auth: `reseller ${first.started.credentials.resellers[0]?.key}`,
+          body: { url: receiver.url, event_types: ['transaction_settled'], is_active: true },
+        })
+        created = answer.json.data
+      } finally {
+        first.child.kill('SIGTERM')
+        expect(await exited(first.child)).toBe(0)
+      }
+      expect((await stat(state)).mode & 0o777).toBe(0o600)
+
+      const second = await startSandbox(['--state', state])
+      try {
+        expect(second.started).toMatchObject({ state, restoredSubscriptions: 1 })
+        const kept = await call(second.started.url, 'GET', `/ps/webhook/subscription/${created.id}`, {
+          auth: `reseller ${second.started.credentials.resellers[0]?.key}`,
+        })
+        expect(kept.status).toBe(200)
+        expect(kept.json.data.signature_secret).toBe(created.signature_secret)
+      } finally {
+        second.child.kill('SIGTERM')
+        expect(await exited(second.child)).toBe(0)
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
   })
 })
 

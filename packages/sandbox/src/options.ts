@@ -92,6 +92,15 @@ export interface SandboxOptions {
    * createSandbox({ requireControlToken: true, controlToken: process.env.PAYHOOKS_SANDBOX_TOKEN })
    */
   requireControlToken?: boolean
+  /**
+   * A file that keeps the subscriptions, with their ids and signature secrets, across restarts: read when the
+   * sandbox is created (a missing file starts empty), rewritten after every create, update and delete (atomically,
+   * mode 0600, since it holds secrets). Events and deliveries are not kept.
+   * @default undefined (subscriptions live in memory only)
+   * @example
+   * createSandbox({ statePath: '.payhooks-sandbox.json' })
+   */
+  statePath?: string
 }
 
 /**
@@ -121,6 +130,7 @@ export interface ResolvedOptions {
   logger: ((line: string) => void) | undefined
   controlToken: string
   requireControlToken: boolean | undefined
+  statePath: string | undefined
 }
 
 /** Applies the defaults and checks the options; throws a TypeError or RangeError naming the bad one. */
@@ -144,7 +154,12 @@ export function resolveOptions(options: SandboxOptions): ResolvedOptions {
   if (requireControlToken !== undefined && typeof requireControlToken !== 'boolean') {
     throw new TypeError('createSandbox: requireControlToken must be a boolean')
   }
+  const { statePath } = options
+  if (statePath !== undefined && (typeof statePath !== 'string' || statePath === '')) {
+    throw new TypeError('createSandbox: statePath must be a non-empty file path')
+  }
   return {
+    statePath,
     credentials,
     clock,
     chaos,

@@ -12,6 +12,7 @@ import type { ControlGuard } from './guard.js'
 import { createSandboxHandler, type SandboxCore } from './http.js'
 import { resolveOptions, type SandboxOptions } from './options.js'
 import { postSigned, serializeEvent } from './send.js'
+import { loadState, saveState } from './state.js'
 import {
   parseSubscriptionBody,
   RESELLER_SCOPED_EVENTS,
@@ -60,8 +61,29 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     logger,
     controlToken,
     requireControlToken,
+    statePath,
   } = resolveOptions(options)
-  const store = new SubscriptionStore(() => hub.subscriptionsChanged())
+  const store = new SubscriptionStore(() => {
+    if (statePath !== undefined) {
+      try {
+        saveState(statePath, store.all())
+      } catch (error) {
+        logger?.(`! cannot write ${statePath}: ${(error as { code?: string }).code ?? (error as Error).message}`)
+      }
+    }
+    hub.subscriptionsChanged()
+  })
+  if (statePath !== undefined) {
+    store.restore(loadState(statePath))
+    // Written once now, so an unwritable path fails at start rather than at the first subscription.
+    try {
+      saveState(statePath, store.all())
+    } catch (error) {
+      throw new TypeError(
+        `createSandbox: cannot write statePath ${statePath} (${(error as { code?: string }).code ?? 'error'})`,
+      )
+    }
+  }
   const engine = new DeliveryEngine({
     clock,
     timeoutMs: deliveryTimeoutMs,
@@ -182,8 +204,15 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
         if (!reseller) throw new TypeError('subscribe: unknown resellerKey, and no merchantId given')
         owner = { kind: 'reseller', reseller, merchantId: undefined }
       }
+      const { signatureSecret } = subscribeOptions
+      if (
+        signatureSecret !== undefined &&
+        (typeof signatureSecret !== 'string' || !/^\S{16,}$/.test(signatureSecret))
+      ) {
+        throw new TypeError('subscribe: signatureSecret must be at least 16 characters, no whitespace')
+      }
       // Same validation as the HTTP route, so code and HTTP subscriptions behave alike.
-      return store.create(owner, parseSubscriptionBody(fields, false))
+      return store.create(owner, parseSubscriptionBody(fields, false), signatureSecret)
     },
     subscriptions: () => store.all(),
     async resend(eventIds) {

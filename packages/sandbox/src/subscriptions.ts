@@ -57,14 +57,15 @@ export class SubscriptionStore {
   /** `onChange` runs after every create, update and delete (the dashboard's live view). */
   constructor(private readonly onChange: () => void = () => {}) {}
 
-  create(owner: Caller, fields: SubscriptionFields): SandboxSubscription {
+  /** `signatureSecret` pins the secret (`sandbox.subscribe`); the HTTP route always draws a new one. */
+  create(owner: Caller, fields: SubscriptionFields, signatureSecret?: string): SandboxSubscription {
     const scope = scopeOf(owner)
     const subscription: SandboxSubscription & { owner: ScopeKey } = {
       id: newSubscriptionId(),
       url: fields.url,
       event_types: fields.event_types,
       is_active: fields.is_active,
-      signature_secret: newSignatureSecret(),
+      signature_secret: signatureSecret ?? newSignatureSecret(),
       ...(scope.startsWith('reseller:')
         ? { scope: 'reseller', resellerKey: (owner as { reseller: SandboxReseller }).reseller.key }
         : { scope: 'merchant', merchantId: owner.merchantId as number }),
@@ -73,6 +74,17 @@ export class SubscriptionStore {
     this.byId.set(subscription.id, subscription)
     this.onChange()
     return publicView(subscription)
+  }
+
+  /** Puts back subscriptions kept from an earlier run (`statePath`), ids and secrets as they were. */
+  restore(subscriptions: readonly SandboxSubscription[]): void {
+    for (const subscription of subscriptions) {
+      const owner: ScopeKey =
+        subscription.scope === 'reseller'
+          ? `reseller:${subscription.resellerKey as string}`
+          : `merchant:${subscription.merchantId as number}`
+      this.byId.set(subscription.id, { ...subscription, event_types: [...subscription.event_types], owner })
+    }
   }
 
   /** The subscription if `caller` owns it; 404 otherwise, so ids of other scopes are not revealed. */

@@ -141,6 +141,12 @@ export interface SandboxSubscribeOptions {
    * @default the first reseller's key
    */
   resellerKey?: string
+  /**
+   * Pins the subscription's `signature_secret` (16+ characters), so a receiver configured with it keeps working
+   * across sandbox restarts without `statePath`.
+   * @default a new random secret
+   */
+  signatureSecret?: string
 }
 
 /** A running emulator of the payment service's webhook facility. */

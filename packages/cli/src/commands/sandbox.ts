@@ -5,7 +5,7 @@ import { sandboxControlCommands } from './sandbox-control.js'
 
 const sandbox: CommandSpec = {
   name: ['sandbox'],
-  usage: '[--port 4010] [--host 127.0.0.1] [--no-chaos] [--manual-clock] [--token <token>]',
+  usage: '[--port 4010] [--host 127.0.0.1] [--no-chaos] [--manual-clock] [--state <file>] [--token <token>]',
   summary: 'Run a local emulator of the service until Ctrl+C',
   details: [
     'Serves the subscription API with both authorization schemes and delivers signed messages with',
@@ -16,11 +16,14 @@ const sandbox: CommandSpec = {
     'so the hourly retries play out in minutes (chaos-delayed first sends wait for it too: add --no-chaos',
     'to see every first send at once). Listening beyond loopback (--host 0.0.0.0) puts the',
     'control routes and the dashboard behind a token, printed at start (x-sandbox-token header).',
+    'Subscriptions and their secrets live in memory and a restart makes new ones (a receiver still',
+    'holding an old secret then answers 401): --state <file> keeps them in that file across restarts.',
   ],
   examples: [
     'payhooks sandbox',
     'payhooks sandbox --port 0 --no-chaos --json',
     'payhooks sandbox --manual-clock   # then: payhooks sandbox advance 1h',
+    'payhooks sandbox --state .payhooks-sandbox.json   # subscriptions and secrets survive a restart',
     "PAYHOOKS_BASE_URL=http://127.0.0.1:4010 PAYHOOKS_RESELLER_KEY='1001|sandbox-reseller-key' payhooks subscriptions list",
   ],
   options: {
@@ -28,6 +31,11 @@ const sandbox: CommandSpec = {
     host: { type: 'string', arg: '<host>', default: '127.0.0.1', help: 'address to listen on' },
     chaos: { type: 'boolean', default: true, help: 'duplicate and reorder deliveries (--no-chaos: off)' },
     'manual-clock': { type: 'boolean', help: 'time moves only with `payhooks sandbox advance` or the dashboard' },
+    state: {
+      type: 'string',
+      arg: '<file>',
+      help: 'keep subscriptions and their secrets in this file across restarts (mode 0600)',
+    },
     token: {
       type: 'string',
       arg: '<token>',
@@ -43,6 +51,8 @@ const sandbox: CommandSpec = {
     const chaos = ctx.values.chaos !== false
     const manualClock = ctx.values['manual-clock'] === true
     const controlToken = stringValue(ctx, 'token', 'PAYHOOKS_SANDBOX_TOKEN')
+    const statePath = stringValue(ctx, 'state')
+    if (statePath === '') throw new UsageError('--state must not be empty')
     const log = (line: string) => (ctx.json ? ctx.io.stderr : ctx.io.stdout).write(`${line}\n`)
     let instance: ReturnType<typeof createSandbox>
     try {
@@ -51,10 +61,17 @@ const sandbox: CommandSpec = {
         logger: log,
         ...(manualClock ? { clock: 'manual' as const } : {}),
         ...(controlToken === undefined ? {} : { controlToken }),
+        ...(statePath === undefined ? {} : { statePath }),
       })
     } catch (error) {
-      throw new UsageError((error as Error).message.replace('createSandbox: controlToken', '--token'))
+      throw new UsageError(
+        (error as Error).message
+          .replace('createSandbox: controlToken', '--token')
+          .replace('createSandbox: statePath', '--state')
+          .replace('createSandbox: cannot', '--state: cannot'),
+      )
     }
+    const kept = statePath === undefined ? undefined : instance.subscriptions().length
     let url: string
     try {
       ;({ url } = await instance.listen(port, host))
@@ -80,6 +97,7 @@ const sandbox: CommandSpec = {
           dashboard,
           chaos: instance.chaos ?? false,
           manualClock,
+          ...(statePath === undefined ? {} : { state: statePath, restoredSubscriptions: kept }),
           tokenRequired,
           ...(tokenRequired ? { token: instance.controlToken } : {}),
           credentials: instance.credentials,
@@ -89,6 +107,7 @@ const sandbox: CommandSpec = {
       const clock = manualClock ? 'manual clock: payhooks sandbox advance 1h' : 'real clock'
       out(ctx, `Listening on ${url} (chaos ${chaos ? 'on' : 'off'}, ${clock}). Press Ctrl+C to stop.`)
       out(ctx, `Dashboard: ${dashboard}`)
+      if (statePath !== undefined) out(ctx, `State: ${statePath} (${kept} subscription(s) restored)`)
       if (tokenRequired) {
         out(ctx, `Control token: ${instance.controlToken} (x-sandbox-token header; PAYHOOKS_SANDBOX_TOKEN for the CLI)`)
       }

@@ -5,7 +5,7 @@ import { call, connect } from '../connection.js'
 import { type Context, integerValue, out, printJson, requireString, stringValue, UsageError, warn } from '../context.js'
 import { ALLOW_UNKNOWN, allowUnknownOption, checkEventTypes } from '../event-types.js'
 import { keyValues, table } from '../format.js'
-import type { CommandSpec, OptionSpec } from '../spec.js'
+import type { CommandSpec } from '../spec.js'
 
 /** `--event-type a --event-type b,c` → `['a', 'b', 'c']`, checked against the spec's names. */
 function eventTypes(ctx: Context): string[] | undefined {

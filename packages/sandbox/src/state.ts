@@ -1,0 +1,88 @@
+// The sandbox's subscriptions (and their secrets) kept in a file across restarts, so a receiver configured with a
+// subscription's signature_secret keeps verifying after `payhooks sandbox` is stopped and started again.
+import { randomBytes } from 'node:crypto'
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import type { SandboxSubscription } from './types.js'
+
+const VERSION = 1
+
+function refuse(path: string, why: string): never {
+  throw new TypeError(
+    `createSandbox: statePath ${path} is not a sandbox state file (${why}); move it away to start afresh`,
+  )
+}
+
+function checkSubscription(path: string, value: unknown, index: number): SandboxSubscription {
+  const s = value as Record<string, unknown>
+  const where = `subscriptions[${index}]`
+  if (typeof s !== 'object' || s === null) refuse(path, `${where} is not an object`)
+  for (const field of ['id', 'url', 'signature_secret'] as const) {
+    if (typeof s[field] !== 'string' || s[field] === '') refuse(path, `${where}.${field} is not a non-empty string`)
+  }
+  if (!Array.isArray(s.event_types) || !s.event_types.every((type) => typeof type === 'string')) {
+    refuse(path, `${where}.event_types is not a list of strings`)
+  }
+  if (typeof s.is_active !== 'boolean') refuse(path, `${where}.is_active is not a boolean`)
+  if (s.scope === 'reseller' && typeof s.resellerKey === 'string') {
+    return {
+      id: s.id as string,
+      url: s.url as string,
+      event_types: [...(s.event_types as string[])],
+      is_active: s.is_active,
+      signature_secret: s.signature_secret as string,
+      scope: 'reseller',
+      resellerKey: s.resellerKey,
+    }
+  }
+  if (s.scope === 'merchant' && Number.isSafeInteger(s.merchantId)) {
+    return {
+      id: s.id as string,
+      url: s.url as string,
+      event_types: [...(s.event_types as string[])],
+      is_active: s.is_active,
+      signature_secret: s.signature_secret as string,
+      scope: 'merchant',
+      merchantId: s.merchantId as number,
+    }
+  }
+  return refuse(path, `${where} has no reseller key or merchant id for its scope`)
+}
+
+/** The subscriptions kept at `path`; none when the file does not exist yet. Throws on a file that is not one. */
+export function loadState(path: string): SandboxSubscription[] {
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch (error) {
+    if ((error as { code?: string }).code === 'ENOENT') return []
+    throw new TypeError(
+      `createSandbox: cannot read statePath ${path} (${(error as { code?: string }).code ?? 'error'})`,
+    )
+  }
+  let state: unknown
+  try {
+    state = JSON.parse(text)
+  } catch {
+    refuse(path, 'not JSON')
+  }
+  const { version, subscriptions } = (state ?? {}) as { version?: unknown; subscriptions?: unknown }
+  if (version !== VERSION) refuse(path, `version ${String(version)}, expected ${VERSION}`)
+  if (!Array.isArray(subscriptions)) refuse(path, 'no subscriptions list')
+  return subscriptions.map((value, index) => checkSubscription(path, value, index))
+}
+
+/**
+ * Writes `subscriptions` to `path` atomically (a temporary file in the same folder, then a rename, so a crash
+ * leaves the old file or the new one, never half of one), readable by its owner only: it holds secrets.
+ */
+export function saveState(path: string, subscriptions: readonly SandboxSubscription[]): void {
+  const temporary = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`
+  const text = `${JSON.stringify({ version: VERSION, subscriptions }, null, 2)}\n`
+  try {
+    writeFileSync(temporary, text, { mode: 0o600, flag: 'wx' })
+    renameSync(temporary, path)
+  } catch (error) {
+    rmSync(temporary, { force: true })
+    throw error
+  }
+}
