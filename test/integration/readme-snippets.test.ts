@@ -7,6 +7,7 @@ import { dirname, resolve } from 'node:path'
 import { sampleEvent, signedDelivery } from '@payhooks/testing'
 import ts from 'typescript'
 import { describe, expect, it } from 'vitest'
+import { runCli } from '../fixtures/cli-run.js'
 import { unusedPort } from '../fixtures/sandbox-receivers.js'
 
 const root = resolve(import.meta.dirname, '../..')
@@ -163,6 +164,39 @@ describe('the Hono README', () => {
       child.kill()
       await exited
       await rm(file, { force: true })
+    }
+  })
+})
+
+describe("the top README's local workflow", () => {
+  const text = readFileSync(resolve(root, 'README.md'), 'utf8')
+  const section = text.slice(
+    text.indexOf('## Local workflow'),
+    text.indexOf('\n## ', text.indexOf('## Local workflow') + 1),
+  )
+
+  it('shows the manual clock, sandbox emit and sandbox advance, and each command it shows exists', async () => {
+    for (const shown of [
+      'pnpm payhooks sandbox --manual-clock',
+      'pnpm payhooks sandbox emit ',
+      'pnpm payhooks sandbox advance 1h',
+    ]) {
+      expect(section).toContain(shown)
+    }
+    // The command words of each `pnpm payhooks …` shown: up to two, before the first argument or flag.
+    const commands = new Set<string>()
+    for (const [, rest = ''] of section.matchAll(/pnpm payhooks ([^\n#`]*)/g)) {
+      const words: string[] = []
+      for (const word of rest.split(' ')) {
+        if (!/^[a-z]+(-[a-z]+)*$/.test(word) || words.length === 2) break
+        words.push(word)
+      }
+      if (words.length > 0) commands.add(words.join(' '))
+    }
+    expect(commands.size).toBeGreaterThanOrEqual(5)
+    for (const command of commands) {
+      const help = await runCli([...command.split(' '), '--help'])
+      expect([command, help.code, help.stderr]).toEqual([command, 0, ''])
     }
   })
 })
