@@ -14,6 +14,7 @@ export function dashboardApp(): void {
     latencyMs: number
     response?: string
     signature?: string
+    hint?: string
   }
   interface Delivery {
     subscriptionId: string
@@ -54,6 +55,12 @@ export function dashboardApp(): void {
   type Child = Node | string | null | undefined | false
 
   const HOUR = 3_600_000
+  /** Dots closer than this share of the timeline stack up; about a label's width on a desktop page. */
+  const STACK_PERCENT = 4
+  const STACK_NUDGE_PX = 9
+  const STACK_RISE_PX = 17
+  /** The sandbox keeps this much of each answer (send.ts); a longer body was cut there. */
+  const KEPT_ANSWER_CHARS = 500
   const TOKEN_KEY = 'payhooks-sandbox-token'
   const entries = new Map<string, Entry>()
   const closed = new Set<string>()
@@ -64,6 +71,7 @@ export function dashboardApp(): void {
   let clockReceived = performance.now()
   let source: EventSource | undefined
   let greeted = false
+  let sampleTypes: string[] = []
 
   // The token comes once as ?token=…; it is kept for this tab and taken out of the address bar.
   const params = new URLSearchParams(location.search)
@@ -180,6 +188,8 @@ export function dashboardApp(): void {
       subscriptions = hello.subscriptions
       setClock(hello.clock)
       fillEmitForm(hello)
+      sampleTypes = hello.eventTypes
+      fillTypeFilter()
       byId('chaos').textContent = hello.chaos ? `chaos on (seed ${hello.chaos.seed})` : 'chaos off'
       byId('total').textContent = hello.total > hello.log.length ? `latest ${hello.log.length} of ${hello.total}` : ''
       renderSubscriptions()
@@ -212,6 +222,33 @@ export function dashboardApp(): void {
 
   function renderClock(): void {
     byId('clock-now').textContent = `${clockTime(now(), true)} UTC`
+  }
+
+  /** The type filter's choices: the types the sandbox has samples of, and any other type in the log. */
+  function fillTypeFilter(): void {
+    const types = byId<HTMLSelectElement>('filter-type')
+    const listed = new Set([...sampleTypes, ...Array.from(entries.values(), (entry) => entry.eventType)])
+    if (types.options.length === listed.size + 1) return
+    const keep = types.value
+    types.replaceChildren(
+      h('option', { value: '' }, 'all event types'),
+      ...[...listed].sort().map((type) => h('option', { value: type }, type)),
+    )
+    types.value = keep
+  }
+
+  /** Whether `entry` passes the filters above the list: its type, a state or an answer, and part of its id. */
+  function shown(entry: Entry): boolean {
+    const type = byId<HTMLSelectElement>('filter-type').value
+    const status = byId<HTMLSelectElement>('filter-status').value
+    const id = byId<HTMLInputElement>('filter-id').value.trim().toLowerCase()
+    if (type && entry.eventType !== type) return false
+    if (id && !entry.eventId.toLowerCase().includes(id)) return false
+    if (!status) return true
+    if (['pending', 'delivered', 'failed', 'none'].includes(status)) return entryState(entry) === status
+    const attempts = entry.deliveries.flatMap((d) => d.attempts)
+    if (status === 'error') return attempts.some((a) => a.status === undefined)
+    return attempts.some((a) => a.status !== undefined && String(a.status).startsWith(status))
   }
 
   function fillEmitForm(hello: Hello): void {
@@ -272,18 +309,33 @@ export function dashboardApp(): void {
       tick.style.left = at(hour * HOUR)
       track.append(tick)
     }
+    // Attempts closer than a label's width (several at 0 h: a first send, a chaos copy, a resend) are a stack:
+    // each one's dot is nudged right and its label raised, so none hides another.
+    let stackStart = Number.NEGATIVE_INFINITY
+    let stacked = 0
+    let tallest = 1
     delivery.attempts.forEach((attempt, index) => {
+      const offset = attempt.time - start
+      const percent = (offset / (hours * HOUR)) * 100
+      if (percent - stackStart < STACK_PERCENT) stacked += 1
+      else {
+        stackStart = percent
+        stacked = 0
+      }
+      tallest = Math.max(tallest, stacked + 1)
       const dot = h(
         'span',
         {
           class: `dot ${attempt.ok ? 'ok' : 'fail'} kind-${attempt.kind}`,
           'data-status': statusText(attempt),
           'data-index': String(index + 1),
-          title: `${attemptName(attempt)} at ${clockTime(attempt.time)}: ${attempt.error ?? statusText(attempt)}, ${attempt.latencyMs} ms`,
+          'data-stack': String(stacked),
+          title: `${attemptName(attempt)} at ${clockTime(attempt.time, true)}: ${attempt.error ?? statusText(attempt)}, ${attempt.latencyMs} ms${attempt.hint ? `\n${attempt.hint}` : ''}`,
         },
         h('span', { class: 'dot-label' }, attempt.status === undefined ? 'err' : String(attempt.status)),
       )
-      dot.style.left = at(attempt.time - start)
+      dot.style.left = `calc(${at(offset)} + ${stacked * STACK_NUDGE_PX}px)`
+      ;(dot.firstChild as HTMLElement).style.bottom = `${16 + stacked * STACK_RISE_PX}px`
       track.append(dot)
     })
     if (delivery.nextAttemptTime !== undefined) {
@@ -291,22 +343,49 @@ export function dashboardApp(): void {
       next.style.left = at(delivery.nextAttemptTime - start)
       track.append(next)
     }
-    return h('div', { class: 'timeline', 'aria-label': 'attempts over time' }, track)
+    const line = h('div', { class: 'timeline', 'aria-label': 'attempts over time' }, track)
+    line.style.paddingTop = `${30 + (tallest - 1) * STACK_RISE_PX}px`
+    return line
+  }
+
+  /** The answer's body folded to its first line, unfolding to all of it that the sandbox kept. */
+  function answerCell(a: Attempt): HTMLElement {
+    if (a.status === undefined) return h('td', { class: 'answer error' }, a.error ?? 'no answer')
+    if (!a.response) return h('td', { class: 'answer' }, '—')
+    const cut = a.response.length >= KEPT_ANSWER_CHARS
+    return h(
+      'td',
+      { class: 'answer' },
+      h(
+        'details',
+        { class: 'body' },
+        h('summary', {}, h('code', {}, a.response)),
+        h('pre', {}, a.response),
+        cut && h('p', { class: 'cut' }, `The sandbox keeps the first ${KEPT_ANSWER_CHARS} characters of an answer.`),
+      ),
+    )
   }
 
   function attemptsTable(delivery: Delivery): HTMLElement {
-    const rows = delivery.attempts.map((a, index) =>
-      h(
-        'tr',
-        { class: a.ok ? 'ok' : 'fail' },
-        h('td', {}, String(index + 1)),
-        h('td', {}, attemptName(a)),
-        h('td', {}, `${clockTime(a.time)} (+${duration(a.time - delivery.firstAttemptTime)})`),
-        h('td', { class: 'status' }, a.status === undefined ? (a.error ?? 'no answer') : String(a.status)),
-        h('td', {}, `${a.latencyMs} ms`),
-        h('td', { class: 'answer' }, a.response ? h('code', { title: a.response }, a.response) : '—'),
-      ),
-    )
+    const rows: HTMLElement[] = []
+    delivery.attempts.forEach((a, index) => {
+      rows.push(
+        h(
+          'tr',
+          { class: a.ok ? 'ok' : 'fail' },
+          h('td', {}, String(index + 1)),
+          h('td', { class: 'name' }, attemptName(a)),
+          h('td', { class: 'time' }, `${clockTime(a.time, true)} (+${duration(a.time - delivery.firstAttemptTime)})`),
+          h('td', { class: 'status' }, a.status === undefined ? 'no answer' : String(a.status)),
+          h('td', { class: 'latency' }, `${a.latencyMs} ms`),
+          answerCell(a),
+        ),
+      )
+      // What a puzzling answer means, once per run of attempts that got it.
+      if (a.hint && a.hint !== delivery.attempts[index - 1]?.hint) {
+        rows.push(h('tr', { class: 'hint' }, h('td', {}, ''), h('td', { colspan: '5' }, a.hint)))
+      }
+    })
     return h(
       'table',
       { class: 'attempts' },
@@ -316,7 +395,7 @@ export function dashboardApp(): void {
         h(
           'tr',
           {},
-          ...['#', 'attempt', 'clock time', 'status', 'latency', 'answer body'].map((name) => h('th', {}, name)),
+          ...['#', 'attempt', 'clock time (UTC)', 'status', 'latency', 'answer body'].map((name) => h('th', {}, name)),
         ),
       ),
       h('tbody', {}, ...rows),
@@ -339,7 +418,7 @@ export function dashboardApp(): void {
           h(
             'span',
             { class: 'next-attempt' },
-            `next attempt ${clockTime(next)} (${next > now() ? `in ${duration(next - now())}` : 'due'})`,
+            `next attempt ${clockTime(next, true)} (${next > now() ? `in ${duration(next - now())}` : 'due'})`,
           ),
         delivery.reason && h('span', { class: 'reason' }, delivery.reason),
       ),
@@ -386,7 +465,7 @@ export function dashboardApp(): void {
         h(
           'span',
           { class: 'meta' },
-          `merchant ${entry.merchantId} · ${clockTime(entry.emittedTime)} · ${entry.deliveries.length} deliver${entry.deliveries.length === 1 ? 'y' : 'ies'}`,
+          `merchant ${entry.merchantId} · ${clockTime(entry.emittedTime, true)} UTC · ${entry.deliveries.length} deliver${entry.deliveries.length === 1 ? 'y' : 'ies'}`,
         ),
         resend,
       ),
@@ -407,12 +486,18 @@ export function dashboardApp(): void {
   }
 
   function renderCount(): void {
-    byId('event-count').textContent = String(entries.size)
+    const showing = byId('events').childElementCount
+    byId('event-count').textContent = showing === entries.size ? String(entries.size) : `${showing} of ${entries.size}`
     byId('no-events').hidden = entries.size > 0
+    byId('no-match').hidden = entries.size === 0 || showing > 0
   }
 
   function renderEvents(): void {
-    const sorted = [...entries.values()].sort((a, b) => b.emittedTime - a.emittedTime)
+    // Newest first; events emitted at the same clock time (a manual clock) in the reverse of their log order.
+    const sorted = [...entries.values()]
+      .reverse()
+      .filter(shown)
+      .sort((a, b) => b.emittedTime - a.emittedTime)
     byId('events').replaceChildren(...sorted.map(card))
     renderCount()
   }
@@ -420,12 +505,18 @@ export function dashboardApp(): void {
   function upsert(entry: Entry): void {
     const known = entries.has(entry.eventId)
     entries.set(entry.eventId, entry)
+    if (!known) fillTypeFilter()
     const list = byId('events')
     const old = list.querySelector(`li.event[data-event-id="${CSS.escape(entry.eventId)}"]`)
-    if (old) old.replaceWith(card(entry))
+    if (!shown(entry)) old?.remove()
+    else if (old) old.replaceWith(card(entry))
     else if (!known) list.prepend(card(entry))
+    else renderEvents() // it matches the filters now: put it back in its place
     renderCount()
   }
+
+  for (const id of ['filter-type', 'filter-status', 'filter-id']) byId(id).addEventListener('input', renderEvents)
+  byId<HTMLFormElement>('filters').addEventListener('submit', (event) => event.preventDefault())
 
   byId<HTMLFormElement>('emit').addEventListener('submit', (event) => {
     event.preventDefault()

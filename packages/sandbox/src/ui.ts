@@ -55,7 +55,24 @@ const PAGE = `<!doctype html>
   </aside>
   <section class="events">
     <h2>Events <span id="event-count" class="count"></span> <span id="total" class="total"></span></h2>
+    <form id="filters" class="filters" role="search">
+      <select id="filter-type" aria-label="event type"><option value="">all event types</option></select>
+      <select id="filter-status" aria-label="status">
+        <option value="">any status</option>
+        <option value="pending">pending</option>
+        <option value="delivered">delivered</option>
+        <option value="failed">failed</option>
+        <option value="none">sent nowhere</option>
+        <option value="2">an attempt got 2XX</option>
+        <option value="401">an attempt got 401</option>
+        <option value="4">an attempt got 4XX</option>
+        <option value="5">an attempt got 5XX</option>
+        <option value="error">an attempt got no answer</option>
+      </select>
+      <input id="filter-id" type="search" placeholder="event id" aria-label="event id" autocomplete="off" spellcheck="false">
+    </form>
     <p id="no-events" class="empty">No event yet: emit one here or with POST /_sandbox/emit.</p>
+    <p id="no-match" class="empty" hidden>No event matches these filters.</p>
     <ol id="events"></ol>
   </section>
 </main>
@@ -143,6 +160,10 @@ textarea { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12p
 .delivery-head .next-attempt { font-size: 12.5px; color: var(--wait); }
 .delivery-head .reason { font-size: 12.5px; color: var(--fail); }
 .timeline { padding: 30px 14px 22px; }
+.filters { display: flex; flex-wrap: wrap; gap: 8px; margin: 0 0 12px; }
+.filters select, .filters input { display: inline-block; width: auto; margin: 0; font: inherit; font-size: 13px;
+  padding: 5px 7px; border: 1px solid #c5cbd6; border-radius: 6px; background: #fff; color: var(--ink); }
+.filters input { flex: 1 1 220px; font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12.5px; }
 .track { position: relative; height: 2px; background: var(--line); }
 .tick { position: absolute; top: 8px; transform: translateX(-50%); font-size: 10.5px; color: var(--muted); white-space: nowrap; }
 .tick::before { content: ""; position: absolute; left: 50%; top: -12px; width: 1px; height: 6px; background: #c5cbd6; }
@@ -155,12 +176,29 @@ textarea { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12p
 .dot-label { position: absolute; bottom: 16px; left: 50%; transform: translateX(-50%); font-size: 11px; font-weight: 600; white-space: nowrap; }
 .dot.ok .dot-label { color: var(--ok); }
 .dot.fail .dot-label { color: var(--fail); }
-table.attempts { width: 100%; border-collapse: collapse; font-size: 12.5px; font-variant-numeric: tabular-nums; }
+table.attempts { width: 100%; border-collapse: collapse; font-size: 12.5px; font-variant-numeric: tabular-nums;
+  table-layout: fixed; }
+.attempts th:nth-child(1) { width: 28px; }
+.attempts th:nth-child(2) { width: 84px; }
+.attempts th:nth-child(3) { width: 196px; }
+.attempts th:nth-child(4) { width: 86px; }
+.attempts th:nth-child(5) { width: 64px; }
+.attempts td.time, .attempts td.name, .attempts td.status, .attempts td.latency { white-space: nowrap; }
 .attempts th { text-align: left; font-weight: 500; color: var(--muted); border-bottom: 1px solid var(--line); padding: 4px 8px 4px 0; }
 .attempts td { padding: 4px 8px 4px 0; border-bottom: 1px solid #f0f2f5; vertical-align: top; }
 .attempts tr.ok .status { color: var(--ok); font-weight: 600; }
 .attempts tr.fail .status { color: var(--fail); font-weight: 600; }
-.attempts .answer code { display: inline-block; max-width: 340px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; vertical-align: bottom; }
+.attempts .answer { overflow-wrap: anywhere; }
+.attempts .answer.error { color: var(--fail); }
+.attempts .answer summary { cursor: pointer; list-style: none; display: flex; }
+.attempts .answer summary::-webkit-details-marker { display: none; }
+.attempts .answer summary code { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; min-width: 0; }
+.attempts .answer summary::after { content: "▸"; color: var(--accent); margin-left: 4px; }
+.attempts .answer details[open] summary { display: none; }
+.attempts .answer pre { margin: 0; white-space: pre-wrap; overflow-wrap: anywhere; font-size: 12px; }
+.attempts .answer .cut { margin: 2px 0 0; font-size: 11.5px; color: var(--muted); }
+.attempts tr.hint td { padding: 2px 8px 6px 0; border-bottom: 1px solid #f0f2f5; color: #6b4e00; font-size: 12px; }
+.attempts tr.hint td:last-child { background: var(--wait-bg); padding: 5px 8px; border-radius: 4px; }
 .signature { margin: 8px 0 0; font-size: 12px; color: var(--muted); overflow-wrap: anywhere; }
 .signature code { color: var(--ink); }
 .payload { margin-top: 8px; }
