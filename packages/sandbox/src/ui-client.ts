@@ -61,6 +61,8 @@ export function dashboardApp(): void {
   const STACK_RISE_PX = 17
   /** The sandbox keeps this much of each answer (send.ts); a longer body was cut there. */
   const KEPT_ANSWER_CHARS = 500
+  /** An answer this short is shown as it is, with nothing to unfold. */
+  const SHORT_ANSWER_CHARS = 40
   const TOKEN_KEY = 'payhooks-sandbox-token'
   const entries = new Map<string, Entry>()
   const closed = new Set<string>()
@@ -352,6 +354,9 @@ export function dashboardApp(): void {
   function answerCell(a: Attempt): HTMLElement {
     if (a.status === undefined) return h('td', { class: 'answer error' }, a.error ?? 'no answer')
     if (!a.response) return h('td', { class: 'answer' }, '—')
+    if (a.response.length <= SHORT_ANSWER_CHARS && !a.response.includes('\n')) {
+      return h('td', { class: 'answer' }, h('code', {}, a.response))
+    }
     const cut = a.response.length >= KEPT_ANSWER_CHARS
     return h(
       'td',
