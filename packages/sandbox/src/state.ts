@@ -23,27 +23,18 @@ function checkSubscription(path: string, value: unknown, index: number): Sandbox
     refuse(path, `${where}.event_types is not a list of strings`)
   }
   if (typeof s.is_active !== 'boolean') refuse(path, `${where}.is_active is not a boolean`)
+  const common = {
+    id: s.id as string,
+    url: s.url as string,
+    event_types: [...(s.event_types as string[])],
+    is_active: s.is_active,
+    signature_secret: s.signature_secret as string,
+  }
   if (s.scope === 'reseller' && typeof s.resellerKey === 'string') {
-    return {
-      id: s.id as string,
-      url: s.url as string,
-      event_types: [...(s.event_types as string[])],
-      is_active: s.is_active,
-      signature_secret: s.signature_secret as string,
-      scope: 'reseller',
-      resellerKey: s.resellerKey,
-    }
+    return { ...common, scope: 'reseller', resellerKey: s.resellerKey }
   }
   if (s.scope === 'merchant' && Number.isSafeInteger(s.merchantId)) {
-    return {
-      id: s.id as string,
-      url: s.url as string,
-      event_types: [...(s.event_types as string[])],
-      is_active: s.is_active,
-      signature_secret: s.signature_secret as string,
-      scope: 'merchant',
-      merchantId: s.merchantId as number,
-    }
+    return { ...common, scope: 'merchant', merchantId: s.merchantId as number }
   }
   return refuse(path, `${where} has no reseller key or merchant id for its scope`)
 }
