@@ -9,7 +9,7 @@
 export function answerHint(status: number | undefined, response: string | undefined): string | undefined {
   const body = response ?? ''
   if (/"error"\s*:\s*"future_event"/.test(body)) {
-    return "future_event: the event's created_at is ahead of the receiver's clock by more than its maxClockSkewMs (5 min by default), so it handled nothing and asks for a retry. The sandbox's clock and the receiver's disagree: a manual clock advanced past the wall clock stamps future times. The service's clock is real, so this does not happen in production unless the receiver's clock is wrong."
+    return "future_event: the event's created_at is ahead of the receiver's clock by more than its maxClockSkewMs (5 min by default), so it handled nothing and asks for a retry, which it will handle once the clocks agree. The clock that stamped the event and the receiver's disagree: a receiver machine whose clock is behind, or a sandbox whose clock was set ahead of the receiver's."
   }
   if (/"status"\s*:\s*"stale"/.test(body) || /"error"\s*:\s*"stale_event"/.test(body)) {
     return "stale: the event's created_at is older than the receiver's maxEventAgeMs (73 h by default), so it ran no handler. A resend of an old event, or a sandbox clock far behind the receiver's, gets this; see maxEventAgeMs in the core README."
