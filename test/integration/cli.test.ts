@@ -513,17 +513,8 @@ describe('trigger', () => {
   it('--count 2 sends two events with their own transaction ids, as a table keyed on them needs', async () => {
     const receiver = await startCoreReceiver(SECRET)
     try {
-      const result = await runCli([
-        'trigger',
-        'transaction_settled',
-        '--to',
-        receiver.url,
-        '--secret',
-        SECRET,
-        '--count',
-        '2',
-      ])
-      expect(result.code).toBe(0)
+      const to = ['--to', receiver.url, '--secret', SECRET]
+      expect((await runCli(['trigger', 'transaction_settled', '--count', '2', ...to])).code).toBe(0)
       const rows = new Map(receiver.settled.map((event) => [event.data.transaction_id, event]))
       expect(receiver.settled).toHaveLength(2)
       expect(rows.size).toBe(2)
