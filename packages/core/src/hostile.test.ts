@@ -1,7 +1,7 @@
 // The receiver under hostile input and faults, without a transport: bodies that never finish arriving, thrown
 // errors that carry secrets, replays of old events, events from the future, and decoded text that lost its BOM.
 import { sampleEvent, signedDelivery, signedRequest } from '@payhooks/testing'
-import { describe, expect, it, vi } from 'vitest'
+import { describe, expect, it, onTestFinished, vi } from 'vitest'
 import { errorAnswer } from './answers.js'
 import {
   BodyTimeoutError,
@@ -273,6 +273,25 @@ describe('the age of a signed event', () => {
     expect((await webhooks.receive(await signed(unreadable))).status).toBe(200)
     expect(errors.map((e) => e.code)).toEqual(['stale_event'])
     expect(runs).toEqual([unreadable.event_id])
+  })
+
+  it.each([
+    ['Asia/Tokyo', 66 * HOUR],
+    ['Pacific/Honolulu', 60_000],
+  ])('runs an event with a space-separated created_at without a zone under TZ=%s (%d ms old)', async (zone, ageMs) => {
+    vi.stubEnv('TZ', zone)
+    onTestFinished(() => {
+      vi.unstubAllEnvs()
+    })
+    const { webhooks, errors, runs } = setup()
+    const event = aged(ageMs)
+    event.created_at = String(event.created_at).replace('T', ' ').replace('Z', '')
+
+    const answer = await webhooks.receive(await signed(event))
+
+    expect(JSON.parse(answer.body)).toEqual({ ok: true, event_id: event.event_id, status: 'processed' })
+    expect(errors).toEqual([])
+    expect(runs).toEqual([event.event_id])
   })
 
   it('answers an event further in the future than maxClockSkewMs 503 future_event, and runs it once it is not', async () => {

@@ -68,4 +68,51 @@ describe('parseCreatedAt', () => {
     expect(parseCreatedAt('2026-11-02')).toBe(Date.parse('2026-11-02T00:00:00Z'))
     expect(parseCreatedAt('yesterday')).toBeNaN()
   })
+
+  // Zones east and west of UTC, and one with a half-hour offset, so a local reading is off in every direction.
+  describe.each([
+    ['Asia/Tokyo', -540],
+    ['Pacific/Honolulu', 600],
+    ['Asia/Kolkata', -330],
+  ])('under TZ=%s', (zone, offsetMinutes) => {
+    it('reads every date-time form without a zone as UTC, and every zoned one by its zone', () => {
+      vi.stubEnv('TZ', zone)
+      onTestFinished(() => {
+        vi.unstubAllEnvs()
+      })
+      expect(new Date(Date.UTC(2026, 10, 2)).getTimezoneOffset()).toBe(offsetMinutes)
+      const at = (iso: string) => new Date(iso).getTime()
+      const table: [string, number][] = [
+        ['2026-11-02 15:04:05', at('2026-11-02T15:04:05Z')],
+        ['2026-11-02 15:04:05.250', at('2026-11-02T15:04:05.250Z')],
+        ['2026-11-02 15:04:05.123456789', at('2026-11-02T15:04:05.123Z')],
+        ['2026-11-02 15:04', at('2026-11-02T15:04:00Z')],
+        ['2026-11-02T15:04:05', at('2026-11-02T15:04:05Z')],
+        ['2026-11-02T15:04:05.25', at('2026-11-02T15:04:05.250Z')],
+        ['2026-11-02T15:04', at('2026-11-02T15:04:00Z')],
+        ['2026-11-02t15:04:05', at('2026-11-02T15:04:05Z')],
+        ['2026-11-02', at('2026-11-02T00:00:00Z')],
+        ['2026-11-02 15:04:05Z', at('2026-11-02T15:04:05Z')],
+        ['2026-11-02T15:04:05z', at('2026-11-02T15:04:05Z')],
+        ['2026-11-02 15:04:05.5Z', at('2026-11-02T15:04:05.500Z')],
+        ['2026-11-02T17:04:05+02:00', at('2026-11-02T15:04:05Z')],
+        ['2026-11-02 17:04:05+02:00', at('2026-11-02T15:04:05Z')],
+        ['2026-11-02T10:04:05-0500', at('2026-11-02T15:04:05Z')],
+        ['2026-11-02T17:04:05+02', at('2026-11-02T15:04:05Z')],
+        ['2026-11-02T20:34:05.250+05:30', at('2026-11-02T15:04:05.250Z')],
+        ['2026-11-02 15:04+00:00', at('2026-11-02T15:04:00Z')],
+      ]
+      for (const [text, expected] of table) expect(parseCreatedAt(text), text).toBe(expected)
+    })
+
+    it('gives NaN for forms that are not ISO 8601, rather than a reading in the local zone', () => {
+      vi.stubEnv('TZ', zone)
+      onTestFinished(() => {
+        vi.unstubAllEnvs()
+      })
+      for (const text of ['Mon, 02 Nov 2026 15:04:05', 'Nov 2 2026 15:04', '2026/11/02 15:04:05', 'yesterday', '']) {
+        expect(parseCreatedAt(text), text).toBeNaN()
+      }
+    })
+  })
 })

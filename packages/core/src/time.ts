@@ -41,23 +41,35 @@ export function parseUtcTimestamp(text: string): number | undefined {
   return Date.UTC(year, month - 1, day, hour, minute, second, ms)
 }
 
-/** ISO 8601 ending in a zone (`Z`, `+02:00`, `-0500`, `+02`). */
-const HAS_ZONE = /(?:[zZ]|[+-]\d\d(?::?\d\d)?)$/
+/**
+ * ISO 8601 in its extended form: a date, optionally followed (after `T` or a space) by `HH:MM`, seconds, a
+ * fraction and a zone (`Z`, `+02:00`, `-0500`, `+02`).
+ */
+const ISO_DATE_TIME = /^(\d{4}-\d\d-\d\d)(?:[Tt ](\d\d:\d\d(?::\d\d(?:\.\d+)?)?)(?:([zZ])|([+-]\d\d)(?::?(\d\d))?)?)?$/
 
 /**
- * An event's `created_at` as milliseconds since the epoch, or `NaN` when it is not a timestamp. The spec's
- * `created_at` is UTC, so a date-time without a zone is read as UTC, never as this server's local time (which
- * `Date.parse` does): every check of an event's age (the receiver's `maxEventAgeMs`, the dead-letter parking of
- * the service's last tries, the dead-letter views) reads it the same way, whatever the server's `TZ`.
+ * An event's `created_at` as milliseconds since the epoch, or `NaN` when it is not an ISO 8601 timestamp. The
+ * spec's `created_at` is UTC, so a date-time without a zone (`T` or a space between date and time, with or
+ * without seconds and a fraction) is read as UTC, never as this server's local time (which `Date.parse` does
+ * for most of them); one with a zone is read by its zone. Other forms (`Mon, 02 Nov 2026 15:00:00`) are `NaN`
+ * rather than a guess in the server's zone: every check of an event's age (the receiver's `maxEventAgeMs`, the
+ * dead-letter parking of the service's last tries, the dead-letter views) then leaves the event unaged, the same
+ * whatever the server's `TZ`.
  *
  * @example
  * parseCreatedAt('2026-11-02T15:00:00Z') // 1793631600000
  * parseCreatedAt('2026-11-02T15:00:00') // the same: no zone means UTC
+ * parseCreatedAt('2026-11-02 15:00:00') // the same
+ * parseCreatedAt('2026-11-02T17:00:00+02:00') // the same
  * parseCreatedAt('yesterday') // NaN
  */
 export function parseCreatedAt(createdAt: string): number {
   const fast = parseUtcTimestamp(createdAt)
   if (fast !== undefined) return fast
-  const zoned = createdAt.endsWith('Z') || HAS_ZONE.test(createdAt) || !createdAt.includes('T')
-  return Date.parse(zoned ? createdAt : `${createdAt}Z`)
+  const parts = ISO_DATE_TIME.exec(createdAt)
+  if (!parts) return Number.NaN
+  const [, date, time, z, zoneHours, zoneMinutes] = parts
+  if (time === undefined) return Date.parse(`${date}T00:00:00Z`)
+  const zone = z || zoneHours === undefined ? 'Z' : `${zoneHours}:${zoneMinutes ?? '00'}`
+  return Date.parse(`${date}T${time}${zone}`)
 }
