@@ -469,6 +469,100 @@ describe('failures', () => {
     await expect(merchant().subscriptions.list()).rejects.toThrow(/unexpected body: \(root\): not JSON/)
   })
 
+  describe('secret fields of an answer kept on an error', () => {
+    const SECRET = 'whsec_S3cr3tV4lu3ThatMustNotLeak'
+    const TOKEN = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.c2lnbmF0dXJl'
+
+    function expectAbsent(error: unknown, ...values: string[]) {
+      const views = [String(error), JSON.stringify(error), inspect(error, { depth: 10, showHidden: true })]
+      for (const view of views) for (const value of values) expect(view).not.toContain(value)
+    }
+
+    it('redacts signature_secret from a subscription list or get with a field of an unexpected type', async () => {
+      const odd = { ...subscription, signature_secret: SECRET, is_active: 'yes' }
+      server.respond(() => ({ status: 200, body: { total_item_count: 1, data: [odd] } }))
+      const listed = (await merchant()
+        .subscriptions.list()
+        .catch((e: unknown) => e)) as InvalidResponseError
+      expect(listed).toBeInstanceOf(InvalidResponseError)
+      expect(listed.issues).toEqual([{ path: 'data.0.is_active', message: 'expected boolean' }])
+      expect(JSON.parse(listed.body)).toEqual({
+        total_item_count: 1,
+        data: [{ ...odd, signature_secret: '[redacted]' }],
+      })
+      expectAbsent(listed, SECRET)
+
+      server.respond(() => ({ status: 200, body: { data: odd } }))
+      const got = await merchant()
+        .subscriptions.get('whs_1')
+        .catch((e: unknown) => e)
+      expect(got).toBeInstanceOf(InvalidResponseError)
+      expectAbsent(got, SECRET)
+    })
+
+    it('redacts the token of a client-token answer whose expires is a number', async () => {
+      server.respond(() => ({ status: 200, body: { data: { token: TOKEN, expires: 1793631600 } } }))
+      const error = (await resellerWide()
+        .auth.clientToken({ merchantId: 1 })
+        .catch((e: unknown) => e)) as InvalidResponseError
+      expect(error).toBeInstanceOf(InvalidResponseError)
+      expect(JSON.parse(error.body)).toEqual({ data: { token: '[redacted]', expires: 1793631600 } })
+      expectAbsent(error, TOKEN)
+    })
+
+    it('redacts them from a non-2XX answer and from a cut-off answer that is not JSON', async () => {
+      server.respond(() => ({
+        status: 500,
+        body: `{"data":[{"signature_secret":"${SECRET}"}],"trace":"token=${TOKEN}"}`,
+      }))
+      const failed = await merchant()
+        .subscriptions.list()
+        .catch((e: unknown) => e)
+      expect(failed).toBeInstanceOf(ApiError)
+      expectAbsent(failed, SECRET, TOKEN)
+
+      server.respond(() => ({
+        status: 200,
+        body: `{"total_item_count":1,"data":[{"id":"a","signature_secret":"${SECRET}`,
+      }))
+      const cut = (await merchant()
+        .subscriptions.list()
+        .catch((e: unknown) => e)) as InvalidResponseError
+      expect(cut).toBeInstanceOf(InvalidResponseError)
+      expect(cut.body).toBe('{"total_item_count":1,"data":[{"id":"a","signature_secret":"[redacted]')
+      expectAbsent(cut, SECRET)
+    })
+
+    it('redacts the reseller key echoed upper-cased, base64-encoded or cut to its first 16 characters', async () => {
+      const tail = RESELLER_KEY.split('|')[1]!
+      server.respond(() => ({
+        status: 401,
+        body: [
+          `upper ${RESELLER_KEY.toUpperCase()}`,
+          `base64 ${btoa(RESELLER_KEY)}`,
+          `header ${btoa(`reseller ${RESELLER_KEY}`)}`,
+          `url-safe ${btoa(tail).replace(/=+$/, '')}`,
+          `cut ${RESELLER_KEY.slice(0, 16)}...`,
+          `cut secret ${tail.slice(0, 17)}...`,
+        ].join('\n'),
+      }))
+      const error = (await resellerWide()
+        .subscriptions.list()
+        .catch((e: unknown) => e)) as ApiError
+      expect(error).toBeInstanceOf(ApiError)
+      expect(error.body.split('\n').map((line) => line.replace(/ .*\[redacted\].*$/, ''))).toEqual([
+        'upper',
+        'base64',
+        'header',
+        'url-safe',
+        'cut',
+        'cut',
+      ])
+      const forms = [RESELLER_KEY.toUpperCase(), btoa(RESELLER_KEY), RESELLER_KEY.slice(0, 16), tail.slice(0, 16)]
+      expectAbsent(error, ...forms, btoa(RESELLER_KEY).slice(0, 16), btoa(`reseller ${RESELLER_KEY}`).slice(12, 40))
+    })
+  })
+
   it('aborts a call that gets no answer within timeoutMs', async () => {
     server.respond(() => 'hang')
     const client = createClient({ baseUrl: server.url, auth: { username: USERNAME, apiKey: API_KEY }, timeoutMs: 300 })

@@ -9,7 +9,9 @@ export interface Issue {
  * Base class of every failure of a call that was sent to the service. Messages are one line. No
  * part of the error (message, `statusText`, `body`, `cause` chain, any other field) holds the reseller
  * key, its secret part, the API key or `username:key`, whether the server echoed them as is,
- * JSON-escaped, URL-encoded or as HTML entities: each is replaced with `[redacted]`. When the API key
+ * JSON-escaped, URL-encoded, as HTML entities, in another case, base64-encoded or cut to 16 characters or
+ * more: each is replaced with `[redacted]`. A kept `body` has the value of every credential-named field
+ * (`signature_secret`, `token`…) replaced too, whatever the body's shape. When the API key
  * or the reseller key's secret part is shorter than 8 characters it cannot be told apart from ordinary
  * words, so server text is left out instead (`statusText` empty, `body` a `[the service's text is withheld: …]`
  * notice); a 401 or 403 still says in the message that the service refused the credentials.
@@ -57,8 +59,8 @@ function snippet(body: string): string {
 /**
  * The service answered with a status outside 2XX. Redirects are not followed (credentials must not
  * travel to another address), so a 3XX lands here too. `statusText` is the reason phrase and `body`
- * the raw answer text, both with the credentials redacted: the spec does not show error bodies, so
- * nothing is parsed out of it.
+ * the answer text, both with the credentials and credential-named fields redacted: the spec does not
+ * show error bodies, so nothing is parsed out of it.
  *
  * @example
  * const subscription = await client.subscriptions.get(id).catch((error) => {
@@ -88,8 +90,9 @@ export class ApiError extends PayhooksClientError {
 }
 
 /**
- * The service answered 2XX, but not with JSON of the shape the spec shows. `body` is the raw text,
- * credentials redacted; `issues` say which fields were off, without quoting their values.
+ * The service answered 2XX, but not with JSON of the shape the spec shows. `body` is the answer text,
+ * credentials and credential-named fields (`signature_secret`, `token`) redacted (JSON that needed it
+ * is written again with `JSON.stringify`); `issues` say which fields were off, without quoting their values.
  *
  * @example
  * if (error instanceof InvalidResponseError) console.error(error.issues.map((i) => i.path).join(', '))

@@ -2,7 +2,7 @@ import * as v from 'valibot'
 import type { RequestOptions } from './api.js'
 import type { ResolvedAuth } from './auth.js'
 import { ApiError, InvalidResponseError, NetworkError, TimeoutError } from './errors.js'
-import type { Redactor } from './redact.js'
+import { type Redactor, redactSecretFields } from './redact.js'
 import { toIssues } from './schemas.js'
 import { checkTimeout } from './validations.js'
 
@@ -33,9 +33,12 @@ export interface Call {
   options: RequestOptions | undefined
 }
 
-/** The answer text as an error may hold it: credentials redacted, or a notice when they are too short to redact. */
+/**
+ * The answer text as an error may hold it: credentials and credential-named fields (`signature_secret`, `token`)
+ * redacted, or a notice when the credentials are too short to redact.
+ */
 function serverBody(redactor: Redactor, text: string): string {
-  return redactor.withheld && text !== '' ? `[${redactor.withheld}]` : redactor.text(text)
+  return redactor.withheld && text !== '' ? `[${redactor.withheld}]` : redactor.text(redactSecretFields(text))
 }
 
 /** Sends one request; resolves with the answer text of a 2XX, rejects with a typed error otherwise. */
