@@ -21,6 +21,11 @@ describe('checkTargetUrl', () => {
       'http://[::1]:8080/hook',
       'https://hooks.example.com/payhooks',
       'http://169.255.0.1/not-link-local',
+      'http://168.63.129.17/',
+      'http://[64:ff9b::808:808]/', // NAT64 of 8.8.8.8
+      'http://[::ffff:a00:1]/', // 10.0.0.1, IPv4-mapped
+      'http://[64:ff9b:1::a00:1]/',
+      'http://[2001:db8::a9fe:a9fe]/', // the same last 32 bits, but no prefix that embeds an IPv4 address
     ]) {
       expect(checkTargetUrl(url)).toBe(url)
     }
@@ -56,6 +61,18 @@ describe('checkTargetUrl', () => {
       'http://100.100.100.200/latest/meta-data/',
       'http://metadata.google.internal/computeMetadata/v1/',
       'http://METADATA.GOOGLE.INTERNAL./',
+      'http://168.63.129.16/machine?comp=goalstate', // Azure host agent
+      'http://[::ffff:a83f:8110]/', // 168.63.129.16, IPv4-mapped in hex
+      'http://[::ffff:168.63.129.16]/',
+      'http://[::169.254.169.254]/', // IPv4-compatible
+      'http://[::a9fe:a9fe]/',
+      'http://[::ffff:0:169.254.169.254]/', // IPv4-translated
+      'http://[64:ff9b::169.254.169.254]/', // NAT64, well-known prefix
+      'http://[64:ff9b::a83f:8110]/',
+      'http://[64:ff9b:1::a9fe:a9fe]/', // local-use NAT64 with a /96 prefix
+      'http://[64:ff9b:1:a83f:81:1000::]/', // 168.63.129.16 with a /48 prefix (bits 64-71 skipped)
+      'http://[64:ff9b:1:a8:3f:8110::]/', // ... /56
+      'http://[64:ff9b:1:0:a8:3f81:1000:0]/', // ... /64
     ]) {
       expect({ url, message: refusal(url) }).toEqual({
         url,
@@ -88,6 +105,14 @@ describe('addresses', () => {
     ])
     expect(['169.254.1.1', 'fe80::abcd', '[fd00:ec2::254]'].map(isRefusedAddress)).toEqual([true, true, true])
     expect(['127.0.0.1', 'fec0::1', 'example.com'].map(isRefusedAddress)).toEqual([false, false, false])
+    // As a resolver gives them: dotted tails, a zone id.
+    expect(['::169.254.169.254', '64:ff9b::168.63.129.16', 'fe80::1%eth0'].map(isRefusedAddress)).toEqual([
+      true,
+      true,
+      true,
+    ])
+    // Only 127.0.0.0/8, ::1 and IPv4-mapped loopback are loopback: a NAT64 form is not this machine.
+    expect(['64:ff9b::127.0.0.1', '::127.0.0.1'].map(isLoopbackAddress)).toEqual([false, false])
   })
 })
 
@@ -102,12 +127,14 @@ describe('resolvesToRefused', () => {
   const dns = resolver({
     'metadata.internal.example': ['169.254.169.254'],
     'mixed.example': ['127.0.0.1', 'fe80::1'],
+    'nat64.example': ['64:ff9b::a9fe:a9fe'],
     'receiver.example': ['127.0.0.1', '::1'],
   })
 
   it('refuses a name that resolves to a link-local address, even among others', async () => {
     expect(await resolvesToRefused('http://metadata.internal.example/x', dns)).toBe(true)
     expect(await resolvesToRefused('http://mixed.example:8080/x', dns)).toBe(true)
+    expect(await resolvesToRefused('http://nat64.example/x', dns)).toBe(true)
   })
 
   it('lets other names through, and leaves names that do not resolve to the send', async () => {
