@@ -219,6 +219,27 @@ describe('bullmqQueue + startWorker', () => {
     expect(await queue.replayAll()).toBe(0)
   })
 
+  it('resolves one of concurrent replays of a dead letter true and the others false, and runs the event once', async () => {
+    const { webhooks, queue } = setup({ attempts: 1 })
+    let failing = true
+    let calls = 0
+    webhooks.on('transaction_settled', () => {
+      calls++
+      if (failing) throw new Error('ledger unavailable')
+    })
+    for (const eventId of ['evt_race_1', 'evt_race_2']) await deliver(webhooks, eventId)
+    await until(async () => (await queue.counts()).failed === 2, 'two dead letters')
+    failing = false
+
+    const replays = await Promise.all([1, 2, 3].map(() => queue.replay('evt_race_1')))
+    expect(replays.sort()).toEqual([false, false, true])
+    const all = await Promise.all([queue.replayAll(), queue.replayAll()])
+    expect(all[0] + all[1]).toBe(1)
+
+    await until(async () => (await queue.counts()).completed === 2, 'the replayed jobs to complete')
+    expect(calls).toBe(4)
+  })
+
   it('shows a dead letter created_at without a zone as UTC, as the receiver read it, on a server west of UTC', async () => {
     vi.stubEnv('TZ', 'America/New_York')
     onTestFinished(() => {

@@ -116,7 +116,7 @@ export interface BullmqQueue extends WebhookQueue {
   deadLetter(eventId: string): Promise<DeadLetter | undefined>
   /**
    * Moves the dead letter of `eventId` back to the queue with its attempts reset. Resolves false
-   * when there is no dead letter for it.
+   * when there is no dead letter for it, also when a concurrent replay moved it back first.
    *
    * @example
    * await queue.replay('evt_123')
@@ -148,6 +148,26 @@ const encoder = new TextEncoder()
 function createdAtOf(event: QueuedEvent | undefined): Date | undefined {
   const time = typeof event?.created_at === 'string' ? parseCreatedAt(event.created_at) : Number.NaN
   return Number.isNaN(time) ? undefined : new Date(time)
+}
+
+/**
+ * Moves a failed job back to the queue; false when it left the failed set in between (replayed or removed by
+ * another caller): BullMQ's reprocessJob script then fails with JobNotInState or JobNotExist, whose messages
+ * are all that tells them apart. Any other failure is thrown.
+ */
+async function retryFailed(job: Job<QueuedEvent>): Promise<boolean> {
+  try {
+    await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true })
+    return true
+  } catch (error) {
+    const message = error instanceof Error ? error.message : ''
+    const lost = [
+      `Job ${job.id} is not in the failed state. reprocessJob`,
+      `Missing key for job ${job.id}. reprocessJob`,
+    ]
+    if (lost.includes(message)) return false
+    throw error
+  }
 }
 
 function toDeadLetter(job: Job<QueuedEvent>): DeadLetter {
@@ -266,8 +286,7 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqQueue {
       await admin()
       const job = await queue.getJob(jobIdFor(eventId))
       if (!job || !(await job.isFailed())) return false
-      await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true })
-      return true
+      return retryFailed(job)
     },
     async replayAll() {
       await admin()
@@ -275,14 +294,7 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqQueue {
       let replayed = 0
       for (const id of ids) {
         const job = await queue.getJob(id)
-        if (!job || !(await job.isFailed())) continue
-        try {
-          await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true })
-          replayed++
-        } catch (error) {
-          // Replayed or removed meanwhile by someone else: skip it; anything else is real.
-          if (await job.isFailed()) throw error
-        }
+        if (job && (await job.isFailed()) && (await retryFailed(job))) replayed++
       }
       return replayed
     },
