@@ -37,14 +37,21 @@ export function createReceiver({ secret = process.env.WEBHOOK_SECRET || 'whsec_d
  * @param {{ secret?: string, log?: (line: string) => void, webhooks?: ReturnType<typeof createReceiver> }} [options]
  */
 export function createApp({ secret, log, webhooks = createReceiver({ secret, log }) } = {}) {
+  const webhookRoutes = new Router()
+  webhookRoutes.post('/webhooks', koaWebhooks(webhooks))
   const router = new Router()
-  router.post('/webhooks', koaWebhooks(webhooks))
   router.get('/', (ctx) => {
     ctx.body = 'POST signed webhooks to /webhooks\n'
   })
   const app = new Koa()
-  // The rest of the app parses JSON; @koa/bodyparser keeps ctx.request.rawBody, which the webhook route verifies.
-  app.use(bodyParser()).use(router.routes()).use(router.allowedMethods())
+  // The webhook route first: it reads the body itself, under the receiver's deadline (a body still trickling in
+  // is answered 408 in time) and its size limit. The rest of the app parses JSON after it.
+  app
+    .use(webhookRoutes.routes())
+    .use(webhookRoutes.allowedMethods())
+    .use(bodyParser())
+    .use(router.routes())
+    .use(router.allowedMethods())
   return app
 }
 

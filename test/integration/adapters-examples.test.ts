@@ -4,6 +4,7 @@ import type { RequestListener } from 'node:http'
 import { resolve } from 'node:path'
 import { promisify } from 'node:util'
 import { getRequestListener } from '@hono/node-server'
+import { createWebhooks } from '@payhooks/core'
 import { sampleEvent, sampleEventTypes, signedDelivery } from '@payhooks/testing'
 import request from 'supertest'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -11,6 +12,7 @@ import { createApp as createExpressApp } from '../../examples/express/server.js'
 import { createApp as createHonoApp } from '../../examples/hono/server.js'
 import { createApp as createKoaApp } from '../../examples/koa/server.js'
 import { listen } from '../fixtures/apps.js'
+import { postUnfinished } from '../fixtures/requests.js'
 
 const root = resolve(import.meta.dirname, '../..')
 const secret = 'whsec_example_test'
@@ -43,6 +45,26 @@ describe.each(examples)('examples/$name', ({ listener }) => {
     const forged = await signedDelivery(sampleEvent('transaction_settled'), 'whsec_wrong')
     expect((await agent.post('/webhooks').set(forged.headers).send(forged.body)).status).toBe(401)
     expect(lines.at(-1)).toContain('invalid_signature')
+  })
+})
+
+describe('examples/koa', () => {
+  it('reads the webhook body under the deadline: a body still arriving is answered 408, not left to a body parser', async () => {
+    const webhooks = createWebhooks({ secret, deadlineMs: 300 })
+    const served = await listen(createKoaApp({ webhooks }).callback())
+    closers.push(served.close)
+    const { body, headers } = await signedDelivery(sampleEvent('transaction_settled'), secret)
+    const head = { ...headers, 'content-type': 'application/json', 'content-length': String(body.length) }
+
+    const answer = await postUnfinished(`${served.url}/webhooks`, head, body.slice(0, 10))
+
+    expect(answer.status).toBe(408)
+    expect(JSON.parse(answer.body)).toEqual({
+      error: 'body_timeout',
+      message: 'request body not received within the deadline',
+    })
+    const other = await request(served.server).get('/webhooks')
+    expect(other.status).toBe(405)
   })
 })
 
