@@ -101,6 +101,8 @@ describe('parseCreatedAt', () => {
         ['2026-11-02T17:04:05+02', at('2026-11-02T15:04:05Z')],
         ['2026-11-02T20:34:05.250+05:30', at('2026-11-02T15:04:05.250Z')],
         ['2026-11-02 15:04+00:00', at('2026-11-02T15:04:00Z')],
+        ['+275760-09-13T00:00:00.000Z', 8.64e15],
+        ['+002026-11-02 15:04:05', at('2026-11-02T15:04:05Z')],
       ]
       for (const [text, expected] of table) expect(parseCreatedAt(text), text).toBe(expected)
     })
@@ -110,7 +112,14 @@ describe('parseCreatedAt', () => {
       onTestFinished(() => {
         vi.unstubAllEnvs()
       })
-      for (const text of ['Mon, 02 Nov 2026 15:04:05', 'Nov 2 2026 15:04', '2026/11/02 15:04:05', 'yesterday', '']) {
+      for (const text of [
+        'Mon, 02 Nov 2026 15:04:05',
+        'Nov 2 2026 15:04',
+        '2026/11/02 15:04:05',
+        '0',
+        'yesterday',
+        '',
+      ]) {
         expect(parseCreatedAt(text), text).toBeNaN()
       }
     })

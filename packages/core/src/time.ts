@@ -42,10 +42,11 @@ export function parseUtcTimestamp(text: string): number | undefined {
 }
 
 /**
- * ISO 8601 in its extended form: a date, optionally followed (after `T` or a space) by `HH:MM`, seconds, a
+ * ISO 8601 in its extended form: a date (its year in 4 digits, or 6 with a sign), optionally followed (after `T` or a space) by `HH:MM`, seconds, a
  * fraction and a zone (`Z`, `+02:00`, `-0500`, `+02`).
  */
-const ISO_DATE_TIME = /^(\d{4}-\d\d-\d\d)(?:[Tt ](\d\d:\d\d(?::\d\d(?:\.\d+)?)?)(?:([zZ])|([+-]\d\d)(?::?(\d\d))?)?)?$/
+const ISO_DATE_TIME =
+  /^((?:\d{4}|[+-]\d{6})-\d\d-\d\d)(?:[Tt ](\d\d:\d\d(?::\d\d(?:\.\d+)?)?)(?:([zZ])|([+-]\d\d)(?::?(\d\d))?)?)?$/
 
 /**
  * An event's `created_at` as milliseconds since the epoch, or `NaN` when it is not an ISO 8601 timestamp. The
