@@ -16,6 +16,8 @@ const ANSWER_MESSAGES: Record<WebhookErrorCode, string> = {
   invalid_signature: 'service-hmac-sha256 does not match the body',
   invalid_json: 'body is not valid JSON',
   invalid_envelope: 'body needs a non-empty string event_id and event_type',
+  invalid_encoding: 'body is not valid UTF-8',
+  invalid_id: 'event_id and event_type must not hold control characters or lone surrogates',
   schema_mismatch: 'event does not match its schema',
   handler_failed: 'a handler failed; retry later',
   deadline_exceeded: 'not finished within the deadline; still running, retry later',

@@ -6,6 +6,8 @@ export type WebhookErrorCode =
   | 'invalid_signature'
   | 'invalid_json'
   | 'invalid_envelope'
+  | 'invalid_encoding'
+  | 'invalid_id'
   | 'schema_mismatch'
   | 'handler_failed'
   | 'deadline_exceeded'
@@ -62,10 +64,20 @@ export class SignatureError extends WebhookError {
   }
 }
 
-/** 400: a signed body that is not JSON, or lacks `event_id` / `event_type`. */
+/**
+ * 400: a signed body that is not UTF-8 (`invalid_encoding`) or not JSON (`invalid_json`), lacks `event_id` /
+ * `event_type` (`invalid_envelope`), or whose `event_id` or `event_type` holds a control character (CR, LF,
+ * NUL...) or a lone surrogate (`invalid_id`: such an id would collide with another, or split a log line, once
+ * written to a store or a log). An `invalid_id` error carries them escaped (`\r`, `\u0000`, `\ud800`).
+ */
 export class PayloadError extends WebhookError {
   override name = 'PayloadError'
-  constructor(code: 'invalid_json' | 'invalid_envelope', message: string, eventId?: string, eventType?: string) {
+  constructor(
+    code: 'invalid_json' | 'invalid_envelope' | 'invalid_encoding' | 'invalid_id',
+    message: string,
+    eventId?: string,
+    eventType?: string,
+  ) {
     super(code, 400, message, eventId, eventType)
   }
 }

@@ -78,13 +78,31 @@ export function errorFields(error: WebhookError): LogFields {
   return fields
 }
 
+// Control characters (C0, DEL, C1, the Unicode line and paragraph separators) and lone surrogates: what can split
+// a log line, or turns into another character (U+FFFD) once written as UTF-8, to a store or a log.
+const UNSAFE_SOURCE =
+  '[\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029]|[\\ud800-\\udbff](?![\\udc00-\\udfff])|(?<![\\ud800-\\udbff])[\\udc00-\\udfff]'
+const UNSAFE = new RegExp(UNSAFE_SOURCE)
+const UNSAFE_ALL = new RegExp(UNSAFE_SOURCE, 'g')
+const ESCAPES: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' }
+
+/** Whether `text` has no control character and no lone surrogate. */
+export const isSafeText = (text: string): boolean => !UNSAFE.test(text)
+
+/** `text` with each control character and lone surrogate written as an escape (`\r`, `\n`, `\u0000`, `\ud800`). */
+export function escapeText(text: string): string {
+  if (!UNSAFE.test(text)) return text
+  return text.replace(UNSAFE_ALL, (char) => ESCAPES[char] ?? `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`)
+}
+
 /**
  * The one-line message logged for `error`: its own message, except for a schema mismatch, whose issues quote the
  * values they refused (an e-mail address, an amount: the body's), so the log names every field at fault, only.
+ * Control characters are escaped, so that nothing a body carries (a field name with a CR or LF) splits the line.
  */
 export function logMessage(error: WebhookError): string {
   const issues = (error as { issues?: { path: string }[] }).issues
-  if (error.code !== 'schema_mismatch' || !Array.isArray(issues)) return error.message
+  if (error.code !== 'schema_mismatch' || !Array.isArray(issues)) return escapeText(error.message)
   const paths = issues.map((issue) => issue.path || '(root)')
-  return `${error.eventType} ${error.eventId} does not match its schema at ${paths.join(', ')}`
+  return escapeText(`${error.eventType} ${error.eventId} does not match its schema at ${paths.join(', ')}`)
 }

@@ -184,6 +184,32 @@ describe('logging failures', () => {
   })
 })
 
+describe('log lines of hostile text', () => {
+  it('escapes control characters in the default line of a failure, such as a CR in what a handler threw', async () => {
+    const { logger, errors } = lines(false)
+    const webhooks = createWebhooks({ secret, logger })
+    webhooks.on('transaction_settled', () => {
+      throw new Error('db down\r[payhooks] 200 forged')
+    })
+    await deliver(webhooks, sampleEvent('transaction_settled', { eventId: 'evt_log_cr' }))
+    expect(errors).toEqual([
+      [
+        '[payhooks] 500 handler_failed: handler failed for transaction_settled evt_log_cr: db down\\r[payhooks] 200 forged',
+      ],
+    ])
+  })
+
+  it('escapes control characters in what it logs, so that a listener error cannot split the line', async () => {
+    const { logger, errors } = lines(false)
+    const webhooks = createWebhooks({ secret, logger })
+    webhooks.onError(() => {
+      throw new Error('bug\r[payhooks] 200 forged\u0000')
+    })
+    await deliver(webhooks, sampleEvent('transaction_settled'), 'whsec_wrong')
+    expect(errors).toEqual([['[payhooks] onError listener threw: Error: bug\\r[payhooks] 200 forged\\u0000']])
+  })
+})
+
 describe('start-up warnings, each once', () => {
   const warned = (options: Partial<WebhooksOptions>) => {
     const { logger, calls } = structured()

@@ -10,6 +10,7 @@ import {
   StaleEventError,
   type WebhookError,
 } from './errors.js'
+import { escapeText, isSafeText } from './log.js'
 import { compileCheck } from './schema-check.js'
 import type { SchemaMap } from './schemas.js'
 import { cryptoProvider, isSignatureShaped, type RawBody, SIGNATURE_HEADER } from './signature.js'
@@ -39,6 +40,28 @@ export type Verified = QueuedEvent | WebhookError
 type SecretResolver = Exclude<SecretOption, string | readonly string[]>
 
 const decoder = new TextDecoder()
+const strictDecoder = new TextDecoder('utf-8', { fatal: true })
+
+/**
+ * The text of `bytes`, or `undefined` when they are not UTF-8: two bodies differing only in a byte that is not
+ * text would otherwise decode to one event_id. The strict decoder runs only when the text holds U+FFFD, which the
+ * lenient one writes for each such byte (a U+FFFD sent as valid UTF-8 passes).
+ */
+function decodeUtf8(bytes: Exclude<RawBody, string>): string | undefined {
+  const text = decoder.decode(bytes)
+  if (!text.includes('\uFFFD')) return text
+  try {
+    strictDecoder.decode(bytes)
+    return text
+  } catch {
+    return undefined
+  }
+}
+
+/** Longest id or type quoted in an `invalid_id` error. */
+const QUOTED_ID_LENGTH = 200
+const quoted = (text: string) =>
+  escapeText(text.length > QUOTED_ID_LENGTH ? `${text.slice(0, QUOTED_ID_LENGTH)}…` : text)
 
 /** The secrets of a `secret` option or resolver answer, or a `TypeError`. */
 export function checkSecrets(secret: string | readonly string[]): readonly string[] {
@@ -86,16 +109,22 @@ function checkAge(state: VerifyState, event: QueuedEvent): Verified {
 
 function parse(state: VerifyState, body: RawBody, matched: number): Verified {
   if (matched < 0) return new SignatureError('invalid_signature', 'signature does not match the body')
+  // A string body is text already decoded: drop a leading BOM as TextDecoder does for bytes.
+  const text = typeof body !== 'string' ? decodeUtf8(body) : body.charCodeAt(0) === 0xfeff ? body.slice(1) : body
+  if (text === undefined) return new PayloadError('invalid_encoding', 'body is not valid UTF-8')
   let parsed: unknown
   try {
-    // A string body is text already decoded: drop a leading BOM as TextDecoder does for bytes.
-    const text = typeof body !== 'string' ? decoder.decode(body) : body.charCodeAt(0) === 0xfeff ? body.slice(1) : body
     parsed = JSON.parse(text)
   } catch {
     return new PayloadError('invalid_json', 'body is not valid JSON')
   }
   if (!isQueuedEvent(parsed)) {
     return new PayloadError('invalid_envelope', 'body needs a non-empty string event_id and event_type')
+  }
+  if (!isSafeText(parsed.event_id) || !isSafeText(parsed.event_type)) {
+    const [id, type] = [quoted(parsed.event_id), quoted(parsed.event_type)]
+    const message = `event_id "${id}" or event_type "${type}" holds a control character or a lone surrogate`
+    return new PayloadError('invalid_id', message, id, type)
   }
   const schema = state.schemas[parsed.event_type]
   if (!schema) return checkAge(state, parsed)

@@ -1,5 +1,5 @@
 import type { WebhookError } from '../errors.js'
-import { errorFields, type LogFields, logMessage } from '../log.js'
+import { errorFields, escapeText, type LogFields, logMessage } from '../log.js'
 import type { EventHandler } from './state.js'
 
 /**
@@ -18,12 +18,12 @@ export function report(state: EventHandler, error: WebhookError): void {
       listener(error)
     } catch (listenerError) {
       const fields = { ...errorFields(error), code: 'on_error_listener_threw', error_code: error.code }
-      log.error(fields, `[payhooks] onError listener threw: ${String(listenerError).split('\n')[0]}`)
+      log.error(fields, `[payhooks] onError listener threw: ${escapeText(String(listenerError).split('\n')[0] ?? '')}`)
     }
   }
 }
 
 /** Logs a warning (`logger.warn`, else `logger.error`) with its `code`; warnings do not go to `onError`. */
 export function warn(state: EventHandler, fields: LogFields, message: string): void {
-  state.log.warn(fields, `[payhooks] ${message}`)
+  state.log.warn(fields, `[payhooks] ${escapeText(message)}`)
 }
