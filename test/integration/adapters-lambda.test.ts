@@ -201,21 +201,27 @@ describe.each(lambdaEventKinds)('lambda adapter, $name events', ({ kind }) => {
     expect(runs).toBe(1)
   })
 
-  it('verifies the decoded bytes of a base64 body, even ones that are not UTF-8', async () => {
+  it('verifies the decoded bytes of a base64 body, and refuses ones that are not UTF-8', async () => {
     const { webhooks, post } = start()
     const seen: string[] = []
     webhooks.onAny((event) => void seen.push(event.event_id))
     const event = sampleEvent('transaction_settled')
-    // A latin-1 "é" (0xE9) inside a string: decoding these bytes to text and encoding them again gives
-    // other bytes, so only a receiver that verifies the decoded bytes themselves answers 200.
     const text = JSON.stringify(event).replace('"data":{', '"data":{"note":"caf\u00e9",')
-    const bytes = Buffer.from(text, 'latin1')
-    expect(Buffer.from(bytes.toString('utf8')).equals(bytes)).toBe(false)
-    const headers = { 'content-type': 'application/json', [SIGNATURE_HEADER]: await sign(SECRET, bytes) }
+    // UTF-8 "é" (0xC3 0xA9): a receiver that decoded these bytes as latin-1 text and encoded them again
+    // would verify other bytes, so only one that verifies the decoded bytes themselves answers 200.
+    const utf8 = Buffer.from(text, 'utf8')
+    expect(Buffer.from(utf8.toString('latin1'), 'utf8').equals(utf8)).toBe(false)
+    const signed = { 'content-type': 'application/json', [SIGNATURE_HEADER]: await sign(SECRET, utf8) }
+    expect((await post(utf8, signed, true)).statusCode).toBe(200)
+    expect(seen).toEqual([event.event_id])
 
-    const res = await post(bytes, headers, true)
-
-    expect(res.statusCode).toBe(200)
+    // A latin-1 "é" (0xE9) is not UTF-8: validly signed or not, such a body is refused and runs nothing.
+    const other = sampleEvent('transaction_settled')
+    const latin1 = Buffer.from(JSON.stringify(other).replace('"data":{', '"data":{"note":"caf\u00e9",'), 'latin1')
+    const headers = { 'content-type': 'application/json', [SIGNATURE_HEADER]: await sign(SECRET, latin1) }
+    const res = await post(latin1, headers, true)
+    expect(res.statusCode).toBe(400)
+    expect(json(res)).toMatchObject({ error: 'invalid_encoding' })
     expect(seen).toEqual([event.event_id])
   })
 
