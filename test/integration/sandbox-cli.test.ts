@@ -1,9 +1,9 @@
 // `payhooks sandbox --manual-clock`, `payhooks sandbox advance` and `payhooks sandbox emit`, run as
 // child processes of the built CLI against a real sandbox and a real receiver on 127.0.0.1.
-import { mkdtemp, rm, stat } from 'node:fs/promises'
+import { spawnSync } from 'node:child_process'
+import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Script } from 'node:vm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { assertBuilt, exited, runCli, startCli } from '../fixtures/cli-run.js'
 import { call, type Receiver, startReceiver, unusedPort } from '../fixtures/sandbox-receivers.js'
@@ -155,19 +155,39 @@ describe('payhooks sandbox --manual-clock and sandbox advance', () => {
     }
   })
 
-  it('serves the dashboard from the built package: a page and a script that parses', async () => {
+  it('serves the dashboard from the built package: a page and modules that parse, every import found', async () => {
     const { child, started } = await startSandbox([])
+    const dir = await mkdtemp(join(tmpdir(), 'payhooks-dashboard-'))
     try {
       const page = await call(started.url, 'GET', '/')
       expect(page.status).toBe(200)
       expect(page.text).toContain('<script type="module" src="/_sandbox/ui/app.js"></script>')
-      const script = await call(started.url, 'GET', '/_sandbox/ui/app.js')
-      expect(script.headers.get('content-type')).toBe('text/javascript; charset=utf-8')
-      expect(() => new Script(script.text)).not.toThrow()
-      expect(script.text).toMatch(/^\(function dashboardApp\(\) \{/)
+      const importMap = JSON.parse(/<script type="importmap">(.*?)<\/script>/.exec(page.text)?.[1] ?? '{}') as {
+        imports: Record<string, string>
+      }
+      // Follow the imports from app.js as the browser would: each module is served as JavaScript and parses.
+      const loaded = new Set<string>()
+      const pending = ['/_sandbox/ui/app.js']
+      for (let path = pending.pop(); path !== undefined; path = pending.pop()) {
+        if (loaded.has(path)) continue
+        loaded.add(path)
+        const script = await call(started.url, 'GET', path)
+        expect({ path, status: script.status }).toEqual({ path, status: 200 })
+        expect(script.headers.get('content-type')).toBe('text/javascript; charset=utf-8')
+        const file = join(dir, `${loaded.size}.mjs`)
+        await writeFile(file, script.text)
+        expect(spawnSync(process.execPath, ['--check', file], { encoding: 'utf8' }).stderr).toBe('')
+        for (const [, specifier] of script.text.matchAll(/^(?:import|export)\b[^;'"]*?\bfrom\s*['"]([^'"]+)['"]/gm)) {
+          const mapped = importMap.imports[specifier as string] ?? specifier
+          pending.push(new URL(mapped as string, `http://sandbox${path}`).pathname)
+        }
+      }
+      expect(loaded).toContain('/_sandbox/ui/core/service-contract.js')
+      expect(loaded.size).toBeGreaterThan(2)
     } finally {
       child.kill('SIGTERM')
       await exited(child)
+      await rm(dir, { recursive: true, force: true })
     }
   })
 

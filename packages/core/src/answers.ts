@@ -1,4 +1,5 @@
 import type { WebhookError, WebhookErrorCode } from './errors.js'
+import { SIGNATURE_HEADER } from './service-contract.js'
 import type { WebhookResult } from './types.js'
 
 const CONTENT_TYPE = 'application/json'
@@ -12,8 +13,8 @@ const RETRY_AFTER_SECONDS = '60'
 const ANSWER_MESSAGES: Record<WebhookErrorCode, string> = {
   method_not_allowed: 'method not allowed, use POST',
   payload_too_large: 'body larger than this receiver accepts',
-  missing_signature: 'missing service-hmac-sha256 header',
-  invalid_signature: 'service-hmac-sha256 does not match the body',
+  missing_signature: `missing ${SIGNATURE_HEADER} header`,
+  invalid_signature: `${SIGNATURE_HEADER} does not match the body`,
   invalid_json: 'body is not valid JSON',
   invalid_envelope: 'body needs a non-empty string event_id and event_type',
   invalid_encoding: 'body is not valid UTF-8',

@@ -55,6 +55,14 @@ export {
   transactionSettledSchema,
   type UnknownEvent,
 } from './schemas.js'
+export {
+  ANSWER_LIMIT_MS,
+  EVENT_TYPES,
+  RESELLER_SCOPED_EVENT_TYPES,
+  RETRY_HOURS,
+  RETRY_INTERVAL_MS,
+  RETRY_WINDOW_MS,
+} from './service-contract.js'
 export { isSignatureShaped, type RawBody, SIGNATURE_HEADER, sign, verify } from './signature.js'
 export {
   type ClaimResult,

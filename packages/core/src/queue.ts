@@ -65,7 +65,7 @@ interface Entry {
  *
  * **Events are LOST ON A CRASH**: anything acknowledged but not yet handled lives only in this
  * process's memory, and the service does not resend an acknowledged event. Restarts, deploys and
- * crashes drop it. For production use `bullmqQueue` from `@payhooks/redis`, which stores each event
+ * crashes drop it. For production use `bullmqQueue` from `@payhooks/bullmq`, which stores each event
  * in Redis before acknowledging it.
  *
  * @example

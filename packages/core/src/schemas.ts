@@ -1,4 +1,5 @@
 import * as v from 'valibot'
+import { EVENT_TYPES } from './service-contract.js'
 
 /**
  * Keeps unknown fields at run time (the service adds fields, and handlers must see them) while the
@@ -122,13 +123,7 @@ export const eventSchemas = {
 } as const
 
 /** Event type names the spec lists, including those whose body it does not show. */
-export const knownEventTypes = [
-  'merchant_activated_for_payment_type',
-  'sale_created_from_batch',
-  'transaction_settled',
-  'transaction_returned',
-  'payment_created',
-] as const
+export const knownEventTypes = EVENT_TYPES
 
 /** A map from event type to the valibot schema of its whole message. */
 export type SchemaMap = Record<string, v.GenericSchema<unknown, { event_type: string; event_id: string }>>

@@ -4,8 +4,7 @@ import { subtleCryptoProvider } from './crypto/subtle-crypto-provider.js'
 
 export type { RawBody } from './crypto/crypto-provider.js'
 
-/** Name of the header that carries the signature (section 6.2 of the spec). Header lookups are case-insensitive. */
-export const SIGNATURE_HEADER = 'service-hmac-sha256'
+export { SIGNATURE_HEADER } from './service-contract.js'
 
 // `process.getBuiltinModule` exists on Node >= 20.16, Bun and Deno; elsewhere (Workers without nodejs_compat,
 // browsers) Web Crypto is used. Chosen once, here; nothing else in the main entry touches a `node:` module.

@@ -1,4 +1,5 @@
 import { createLog, type Logger } from './log.js'
+import { RETRY_INTERVAL_MS, RETRY_WINDOW_MS } from './service-contract.js'
 import { check, inRange } from './validations.js'
 
 /** Outcome of {@link WebhookStore.claim}. */
@@ -113,8 +114,7 @@ export interface MemoryStoreOptions {
 }
 
 /** The service retries hourly for 72 hours; one hour more covers the last attempt's own delay. */
-export const DEFAULT_RETENTION_MS = 73 * 60 * 60 * 1000
-const RETRY_WINDOW_MS = 72 * 60 * 60 * 1000
+export const DEFAULT_RETENTION_MS = RETRY_WINDOW_MS + RETRY_INTERVAL_MS
 
 interface Claim {
   token: string

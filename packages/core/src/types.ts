@@ -183,6 +183,7 @@ export interface CloseOptions {
   /**
    * How long to wait for deliveries and dispatches still running. Then handlers still running are told
    * to stop (`context.signal` aborted), their claims are released, and the store is shut down anyway.
+   * Must be `>= 0` and finite: anything else makes `close` reject with a `RangeError` and leaves the receiver open.
    * @default 10_000
    */
   timeoutMs?: number
@@ -289,9 +290,11 @@ export interface Webhooks<E, C extends object = {}> {
    * service retries later) and `dispatch` rejects with {@link ClosingError}. Waits for the deliveries and
    * dispatches already running, at most `timeoutMs`; handlers still running then have their
    * `context.signal` aborted and their claims released (so the service's retry runs those events), and
-   * the store's `shutdown()` is called. Calling it again returns the same promise. It never rejects: a
-   * failing release or `shutdown()` is reported to `onError` as a {@link StoreError}. Stop queue workers
-   * first, so they do not dispatch into a closed receiver.
+   * the store's `shutdown()` is called. Calling it again returns the same promise. It rejects only when
+   * `timeoutMs` is not a finite number `>= 0` (a `RangeError`, `close: timeoutMs must be >= 0`), and then the
+   * receiver stays open; once closing has begun it never rejects: a failing release or `shutdown()` is
+   * reported to `onError` as a {@link StoreError}. Stop queue workers first, so they do not dispatch into a
+   * closed receiver.
    *
    * @example
    * process.once('SIGTERM', async () => {

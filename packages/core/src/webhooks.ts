@@ -22,6 +22,7 @@ import {
 import { createEventHandler, on, onAny, onError, report } from './event-handler/index.js'
 import { createLog } from './log.js'
 import { eventSchemas, type SchemaMap } from './schemas.js'
+import { ANSWER_LIMIT_MS, RETRY_WINDOW_MS } from './service-contract.js'
 import type { RawBody } from './signature.js'
 import { DEFAULT_RETENTION_MS, memoryStore, type WebhookStore } from './store.js'
 import type { TelemetryScope } from './telemetry.js'
@@ -75,9 +76,6 @@ interface Delivery extends Attempt, Pending {
 }
 
 const ignore = () => {}
-
-/** The service retries for 72 hours: an age limit below it would refuse genuine retries. */
-const RETRY_WINDOW_MS = 72 * 60 * 60 * 1000
 
 function reject(engine: Engine, error: WebhookError): WebhookResult {
   report(engine.eventHandler, error)
@@ -387,7 +385,7 @@ export function createWebhooks<S extends SchemaMap = {}, C extends object = {}>(
     options.deadlineMs ?? 5000,
     where,
     'deadlineMs',
-    { above: 0, below: 10_000 },
+    { above: 0, below: ANSWER_LIMIT_MS },
     'the service waits 10 s',
   )
   const maxBodyBytes = options.maxBodyBytes ?? 1_048_576

@@ -1,12 +1,10 @@
 import { randomBytes } from 'node:crypto'
-import { type ClaimResult, DEFAULT_RETENTION_MS } from '@payhooks/core'
+import { type ClaimResult, DEFAULT_RETENTION_MS, RETRY_WINDOW_MS } from '@payhooks/core'
 import { check, nonNegativeNumber } from '@payhooks/core/validations'
 import type { Pool } from 'pg'
 import { createOnce, startSweeper } from './maintenance.js'
 import { checkTable, createTableSql, quoteTable, statements } from './sql.js'
 import type { PostgresHandlerContext, PostgresStore, PostgresStoreOptions } from './types.js'
-
-const RETRY_WINDOW_MS = 72 * 60 * 60 * 1000
 
 /** Unique per process (72 random bits) and per claim, without a random draw on the hot path. */
 const tokenPrefix = randomBytes(9).toString('base64url')

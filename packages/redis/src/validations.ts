@@ -1,11 +1,9 @@
-import { DEFAULT_RETENTION_MS } from '@payhooks/core'
+import { DEFAULT_RETENTION_MS, RETRY_WINDOW_MS } from '@payhooks/core'
 import { check, nonEmptyString, positiveNumber } from '@payhooks/core/validations'
 import type { Cluster, Redis } from 'ioredis'
 import type { RedisDeadLetterStoreOptions, RedisStoreOptions } from './types.js'
 
 // Every option check of redisStore, with its error message, so a mistake fails at start-up.
-
-const RETRY_WINDOW_MS = 72 * 60 * 60 * 1000
 
 /** {@link RedisStoreOptions} with their defaults, checked. */
 export function storeOptions(options: RedisStoreOptions): Required<RedisStoreOptions> {

@@ -5,7 +5,14 @@ import { type Clock, isManualClock } from './clock.js'
 import type { DeliveryEngine } from './delivery.js'
 import type { LiveSource } from './events.js'
 import type { SubscriptionStore } from './subscriptions.js'
-import type { ResolvedChaos, SandboxCredentials, SandboxSubscription } from './types.js'
+import type {
+  DashboardClock,
+  DashboardEvents,
+  DashboardSubscription,
+  ResolvedChaos,
+  SandboxCredentials,
+  SandboxSubscription,
+} from './types.js'
 
 /** Events the first view carries; older ones stay readable through `/_sandbox/log`. */
 const FIRST_VIEW_EVENTS = 200
@@ -19,7 +26,7 @@ export interface DashboardParts {
 }
 
 /** A subscription as the dashboard shows it: no secret, and the owner by reseller id or merchant id. */
-export function dashboardSubscription(subscription: SandboxSubscription) {
+export function dashboardSubscription(subscription: SandboxSubscription): DashboardSubscription {
   return {
     id: subscription.id,
     url: subscription.url,
@@ -32,7 +39,7 @@ export function dashboardSubscription(subscription: SandboxSubscription) {
   }
 }
 
-const clockView = (clock: Clock) => ({ now: clock.now(), manual: isManualClock(clock) })
+const clockView = (clock: Clock): DashboardClock => ({ now: clock.now(), manual: isManualClock(clock) })
 
 export function liveSource({ engine, store, clock }: DashboardParts): LiveSource {
   return {
@@ -43,7 +50,7 @@ export function liveSource({ engine, store, clock }: DashboardParts): LiveSource
 }
 
 /** The `hello` event: everything the page shows, as of now. */
-export function firstView({ engine, store, clock, chaos, credentials }: DashboardParts) {
+export function firstView({ engine, store, clock, chaos, credentials }: DashboardParts): DashboardEvents['hello'] {
   const { entries, total } = engine.recent(FIRST_VIEW_EVENTS)
   return {
     clock: clockView(clock),

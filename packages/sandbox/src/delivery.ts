@@ -1,12 +1,8 @@
+import { RETRY_HOURS, RETRY_INTERVAL_MS } from '@payhooks/core'
 import { answerHint } from './answer-hints.js'
 import type { Clock, ClockTimer } from './clock.js'
 import { postSigned, serializeEvent } from './send.js'
 import type { ResolvedChaos, SandboxAttempt, SandboxDelivery, SandboxLogEntry, SandboxSubscription } from './types.js'
-
-/** One hour, the retry interval of spec 6.1. */
-export const HOUR_MS = 3_600_000
-/** Retries after the first send: one an hour, the last 72 hours after it. */
-export const RETRY_HOURS = 72
 
 /** Small deterministic PRNG (mulberry32): the same seed gives the same chaos. */
 export function seededRandom(seed: number): () => number {
@@ -255,7 +251,7 @@ export class DeliveryEngine {
       this.changed(view.eventId)
       return
     }
-    const due = view.firstAttemptTime + delivery.nextRetry * HOUR_MS
+    const due = view.firstAttemptTime + delivery.nextRetry * RETRY_INTERVAL_MS
     view.nextAttemptTime = due
     delivery.timer = this.options.clock.setTimeout(
       () => this.fire(delivery, false),

@@ -1,13 +1,13 @@
 // Server-sent events for the dashboard: a `hello` snapshot on connect, then `entry` (a log entry
 // that changed), `removed` (dropped from the log), `subscriptions` (the whole list) and `clock`.
 import type { ServerResponse } from 'node:http'
-import type { SandboxLogEntry } from './types.js'
+import type { DashboardClock, DashboardEvents, DashboardSubscription, SandboxLogEntry } from './types.js'
 
 /** Where the hub reads what changed, once per flush. */
 export interface LiveSource {
   entry(eventId: string): SandboxLogEntry | undefined
-  subscriptions(): unknown
-  clock(): unknown
+  subscriptions(): DashboardSubscription[]
+  clock(): DashboardClock
 }
 
 const KEEP_ALIVE_MS = 15_000
@@ -25,7 +25,7 @@ export class EventHub {
   constructor(private readonly source: LiveSource) {}
 
   /** Turns `response` into an event stream that starts with `hello`. */
-  open(response: ServerResponse, hello: unknown): void {
+  open(response: ServerResponse, hello: DashboardEvents['hello']): void {
     response.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-store',
@@ -86,7 +86,8 @@ export class EventHub {
     this.dirty.clear()
     for (const eventId of ids) {
       const entry = this.source.entry(eventId)
-      this.broadcast(entry ? 'entry' : 'removed', entry ?? { eventId })
+      if (entry) this.broadcast('entry', entry)
+      else this.broadcast('removed', { eventId })
     }
     if (this.subscriptionsDirty) {
       this.subscriptionsDirty = false
@@ -94,12 +95,12 @@ export class EventHub {
     }
   }
 
-  private broadcast(name: string, data: unknown): void {
+  private broadcast<K extends keyof DashboardEvents>(name: K, data: DashboardEvents[K]): void {
     if (this.clients.size === 0) return
     for (const client of this.clients) this.send(client, name, data)
   }
 
-  private send(client: ServerResponse, name: string, data: unknown): void {
+  private send<K extends keyof DashboardEvents>(client: ServerResponse, name: K, data: DashboardEvents[K]): void {
     if (client.writableLength > MAX_BUFFERED_BYTES) {
       client.destroy()
       return

@@ -1,8 +1,11 @@
 import { randomBytes, randomInt } from 'node:crypto'
+import { ANSWER_LIMIT_MS, RETRY_INTERVAL_MS } from '@payhooks/core'
 import { RESELLER_KEY } from './auth.js'
 import { type Clock, createManualClock, realClock } from './clock.js'
-import { HOUR_MS } from './delivery.js'
 import type { ResolvedChaos, SandboxCredentials, SandboxMerchant, SandboxReseller } from './types.js'
+
+/** Default lifetime of client tokens: one hour. */
+const TOKEN_TTL_MS = 60 * 60 * 1000
 
 /** Chaos settings: how often messages are duplicated or delayed. */
 export interface SandboxChaosOptions {
@@ -143,7 +146,7 @@ export function resolveOptions(options: SandboxOptions): ResolvedOptions {
   checkCredentials(credentials)
   const clock = options.clock === 'manual' ? createManualClock() : (options.clock ?? realClock)
   const chaos = resolveChaos(options.chaos)
-  const deliveryTimeoutMs = options.deliveryTimeoutMs ?? 10_000
+  const deliveryTimeoutMs = options.deliveryTimeoutMs ?? ANSWER_LIMIT_MS
   if (!(deliveryTimeoutMs > 0)) throw new RangeError('createSandbox: deliveryTimeoutMs must be positive')
   // Hex, never base64url: a token starting with '-' would read as an option in `--token <value>`.
   const controlToken = options.controlToken ?? randomBytes(20).toString('hex')
@@ -164,7 +167,7 @@ export function resolveOptions(options: SandboxOptions): ResolvedOptions {
     clock,
     chaos,
     deliveryTimeoutMs,
-    clientTokenTtlMs: options.clientTokenTtlMs ?? HOUR_MS,
+    clientTokenTtlMs: options.clientTokenTtlMs ?? TOKEN_TTL_MS,
     logLimit: options.logLimit ?? 10_000,
     logger: options.logger,
     controlToken,
@@ -208,7 +211,7 @@ function resolveChaos(chaos: SandboxOptions['chaos']): ResolvedChaos | undefined
   if (!rate(resolved.duplicateRate) || !rate(resolved.reorderRate)) {
     throw new RangeError('createSandbox: chaos rates must be between 0 and 1')
   }
-  if (!(resolved.maxDelayMs >= 1 && resolved.maxDelayMs < HOUR_MS)) {
+  if (!(resolved.maxDelayMs >= 1 && resolved.maxDelayMs < RETRY_INTERVAL_MS)) {
     throw new RangeError('createSandbox: chaos.maxDelayMs must be at least 1 and below one hour')
   }
   return resolved

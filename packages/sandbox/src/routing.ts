@@ -9,7 +9,7 @@ import type { ControlGuard } from './guard.js'
 import type { PostResult } from './send.js'
 import type { SubscriptionStore } from './subscriptions.js'
 import type { TokenIssuer } from './tokens.js'
-import type { Sandbox, SandboxCredentials } from './types.js'
+import type { DashboardEvents, Sandbox, SandboxCredentials } from './types.js'
 
 /** What the HTTP layer needs from the sandbox; `createSandbox` builds it. */
 export interface SandboxCore {
@@ -27,7 +27,7 @@ export interface SandboxCore {
   /** Why an event of `eventType` for `merchantId` reached no subscription. */
   noDeliveryReason(eventType: string, merchantId: number): string
   /** The dashboard's first view, sent as the `hello` event. */
-  hello(): unknown
+  hello(): DashboardEvents['hello']
 }
 
 export interface Call {

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { RESELLER_SCOPED_EVENT_TYPES } from '@payhooks/core'
 import { type Caller, type ScopeKey, scopeOf } from './auth.js'
 import { SandboxHttpError } from './errors.js'
 import { checkTargetUrl } from './targets.js'
@@ -12,7 +13,7 @@ export interface SubscriptionFields {
 }
 
 /** Event types that only reseller-scoped subscriptions receive (spec 6.4). */
-export const RESELLER_SCOPED_EVENTS: ReadonlySet<string> = new Set(['merchant_activated_for_payment_type'])
+export const RESELLER_SCOPED_EVENTS: ReadonlySet<string> = new Set(RESELLER_SCOPED_EVENT_TYPES)
 
 function badRequest(message: string): never {
   throw new SandboxHttpError(400, message)

@@ -109,6 +109,44 @@ export interface SandboxLogEntry {
   deliveries: SandboxDelivery[]
 }
 
+/** A subscription as the dashboard shows it: no secret, and its owner as `reseller <id>` or `merchant <id>`. */
+export interface DashboardSubscription {
+  id: string
+  url: string
+  event_types: string[]
+  is_active: boolean
+  owner: string
+}
+
+/** The sandbox's clock as the dashboard reads it: its time, and whether it only moves when advanced. */
+export interface DashboardClock {
+  now: number
+  manual: boolean
+}
+
+/**
+ * The dashboard's event stream (`/_sandbox/events`): `hello` first, then `entry` (a log entry that changed),
+ * `removed`, `subscriptions` (the whole list) and `clock`, each one's data as typed here.
+ */
+export interface DashboardEvents {
+  hello: {
+    clock: DashboardClock
+    chaos: { seed: number } | null
+    /** Event types the sandbox has samples of. */
+    eventTypes: string[]
+    merchantIds: number[]
+    subscriptions: DashboardSubscription[]
+    /** The latest entries of the log, oldest first. */
+    log: SandboxLogEntry[]
+    /** Entries in the whole log. */
+    total: number
+  }
+  entry: SandboxLogEntry
+  removed: { eventId: string }
+  subscriptions: DashboardSubscription[]
+  clock: DashboardClock
+}
+
 /** Chaos settings once defaults are applied. */
 export interface ResolvedChaos {
   seed: number

@@ -1,6 +1,13 @@
-// The dashboard's static files: one page, its style sheet and its script. They hold no data; the
-// script reads everything from the guarded control routes and the event stream.
-import { dashboardApp } from './ui-client.js'
+// The dashboard's static files: one page, its style sheet and its scripts. They hold no data; the
+// scripts read everything from the guarded control routes and the event stream.
+import { createHash } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { RETRY_INTERVAL_MS, RETRY_WINDOW_MS } from '@payhooks/core'
+
+/** Where the browser finds the service contract the dashboard's modules import (no bundler: an import map). */
+const CONTRACT_PATH = '/_sandbox/ui/core/service-contract.js'
+const IMPORT_MAP = JSON.stringify({ imports: { '@payhooks/core/service-contract': CONTRACT_PATH } })
 
 const PAGE = `<!doctype html>
 <html lang="en">
@@ -10,6 +17,7 @@ const PAGE = `<!doctype html>
 <title>payhooks sandbox</title>
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="/_sandbox/ui/app.css">
+<script type="importmap">${IMPORT_MAP}</script>
 <script type="module" src="/_sandbox/ui/app.js"></script>
 </head>
 <body>
@@ -21,10 +29,10 @@ const PAGE = `<!doctype html>
   <div id="advance" class="advance" hidden>
     <span>advance</span>
     <button type="button" data-ms="600000">+10 min</button>
-    <button type="button" data-ms="3600000">+1 h</button>
+    <button type="button" data-ms="${RETRY_INTERVAL_MS}">+1 h</button>
     <button type="button" data-ms="21600000">+6 h</button>
     <button type="button" data-ms="86400000">+24 h</button>
-    <button type="button" data-ms="259200000">+72 h</button>
+    <button type="button" data-ms="${RETRY_WINDOW_MS}">+72 h</button>
   </div>
 </header>
 <p id="notice" class="notice" role="status" hidden></p>
@@ -206,30 +214,52 @@ table.attempts { width: 100%; border-collapse: collapse; font-size: 12.5px; font
 .payload pre { margin: 6px 0 0; padding: 10px; background: #f3f4f7; border-radius: 6px; white-space: pre-wrap; overflow-wrap: anywhere; }
 `
 
-const SCRIPT = `(${String(dashboardApp)})()\n`
+// The browser modules: tsc compiles src/dashboard-client (tsconfig.dashboard.json) into dist/dashboard-client,
+// which this path reaches from src/ (tests) and dist/ (the package) alike. Read on first request, then kept.
+const CLIENT_DIR = new URL('../dist/dashboard-client/', import.meta.url)
+const CONTRACT_FILE = createRequire(import.meta.url).resolve('@payhooks/core/service-contract')
+const scripts = new Map<string, string | undefined>()
+
+function script(file: string | URL): string | undefined {
+  const key = String(file)
+  if (!scripts.has(key)) {
+    try {
+      scripts.set(key, readFileSync(file, 'utf8'))
+    } catch {
+      scripts.set(key, undefined)
+    }
+  }
+  return scripts.get(key)
+}
+
+/** A module of the dashboard at `path`: `/_sandbox/ui/<name>.js`, or the service contract it imports. */
+function moduleAt(path: string): string | undefined {
+  if (path === CONTRACT_PATH) return script(CONTRACT_FILE)
+  const name = /^\/_sandbox\/ui\/([a-z-]+)\.js$/.exec(path)?.[1]
+  return name === undefined ? undefined : script(new URL(`${name}.js`, CLIENT_DIR))
+}
 
 const common = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' }
 const PAGE_HEADERS = {
   ...common,
   'content-type': 'text/html; charset=utf-8',
-  'content-security-policy':
-    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'content-security-policy': `default-src 'none'; script-src 'self' 'sha256-${createHash('sha256').update(IMPORT_MAP).digest('base64')}'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
   'referrer-policy': 'no-referrer',
   'x-frame-options': 'DENY',
 }
 
-/** The dashboard file served at `path`, if any: the page at `/` and `/_sandbox/ui`, then its two assets. */
+/** The dashboard file served at `path`, if any: the page at `/` and `/_sandbox/ui`, its style sheet and modules. */
 export function dashboardAsset(path: string): { text: string; headers: Record<string, string> } | undefined {
   switch (path) {
     case '/':
     case '/_sandbox/ui':
     case '/_sandbox/ui/':
       return { text: PAGE, headers: PAGE_HEADERS }
-    case '/_sandbox/ui/app.js':
-      return { text: SCRIPT, headers: { ...common, 'content-type': 'text/javascript; charset=utf-8' } }
     case '/_sandbox/ui/app.css':
       return { text: STYLE, headers: { ...common, 'content-type': 'text/css; charset=utf-8' } }
-    default:
-      return undefined
   }
+  const text = moduleAt(path)
+  return text === undefined
+    ? undefined
+    : { text, headers: { ...common, 'content-type': 'text/javascript; charset=utf-8' } }
 }

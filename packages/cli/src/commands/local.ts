@@ -1,4 +1,4 @@
-import { isSignatureShaped, knownEventTypes, SIGNATURE_HEADER, sign, verify } from '@payhooks/core'
+import { ANSWER_LIMIT_MS, isSignatureShaped, knownEventTypes, SIGNATURE_HEADER, sign, verify } from '@payhooks/core'
 import { sampleEvent, sampleEventTypes, signedDelivery } from '@payhooks/testing'
 import {
   CommandFailed,
@@ -16,8 +16,6 @@ import { ALLOW_UNKNOWN, allowUnknownOption, checkEventTypes } from '../event-typ
 import type { CommandSpec, OptionSpec } from '../spec.js'
 
 const SECRET_ENV = 'PAYHOOKS_WEBHOOK_SECRET'
-/** The service treats a slower answer as failed (spec 6.1). */
-const SERVICE_DEADLINE_MS = 10_000
 
 const secretOption: OptionSpec = {
   type: 'string',
@@ -196,7 +194,7 @@ const trigger: CommandSpec = {
           out(ctx, `← ${sent.status} ${sent.status_text} in ${sent.elapsed_ms} ms`)
           if (sent.body !== '') out(ctx, sent.body)
         }
-        if (sent.elapsed_ms > SERVICE_DEADLINE_MS) {
+        if (sent.elapsed_ms > ANSWER_LIMIT_MS) {
           warn(ctx, `answered after ${sent.elapsed_ms} ms: the service gives up after 10 s and would retry`)
         }
       }

@@ -1,6 +1,7 @@
 import { errorAnswer, ok } from '../answers.js'
 import { type HandlerError, type SchemaError, StoreError } from '../errors.js'
 import { type EventHandler, report } from '../event-handler/index.js'
+import { LAST_TRIES_AFTER_MS } from '../service-contract.js'
 import { type RawBody, SIGNATURE_HEADER } from '../signature.js'
 import type { TelemetryScope } from '../telemetry.js'
 import { isThenable } from '../thenable.js'
@@ -16,11 +17,7 @@ export interface ParkState {
   deadLettersReady: Promise<void> | undefined
 }
 
-/**
- * The service retries hourly for 72 hours: a handler failure on an event signed this long ago may be among its
- * last tries, so it is parked rather than answered 5XX.
- */
-export const LAST_TRIES_AFTER_MS = 71 * 60 * 60 * 1000
+export { LAST_TRIES_AFTER_MS }
 
 /** Headers a replay needs: the signature, and the content type for the record. */
 const KEPT_HEADERS = [SIGNATURE_HEADER, 'content-type']

@@ -1,0 +1,140 @@
+import { type DeadLetterStore, type ParkedEvent, SIGNATURE_HEADER } from '@payhooks/core'
+import { expect, it } from 'vitest'
+import type { Fleet } from './types.js'
+
+function parked(id: string, overrides: Partial<ParkedEvent> = {}): ParkedEvent {
+  return {
+    eventId: id,
+    eventType: 'transaction_settled',
+    body: new TextEncoder().encode(`{"event_id":"${id}"}`),
+    headers: { [SIGNATURE_HEADER]: 'A'.repeat(64), 'content-type': 'application/json' },
+    code: 'schema_mismatch',
+    reason: `transaction_settled ${id} does not match its schema`,
+    createdAt: new Date('2026-11-03T08:00:00.000Z'),
+    parkedAt: new Date('2026-11-04T08:00:00.000Z'),
+    ...overrides,
+  }
+}
+
+/** The store's own tests: the exact bytes kept, parking again in place, `markReplayed`, listing, sharing. */
+export function storeTests(fleet: (namespace?: string) => Fleet): void {
+  it('keeps the exact bytes, the headers, code, reason and times of a parked event', async () => {
+    const store = await fleet()()
+    // UTF-8 text, then bytes that are no UTF-8 at all: nothing may be decoded and re-encoded.
+    const body = new Uint8Array([...new TextEncoder().encode('{"name":"Zoë 💶"}'), 0xff, 0x00, 0x80, 0xc3])
+    const event = parked('evt_bytes', { body })
+    await store.park(event)
+    const letter = await store.get('evt_bytes')
+    expect(letter).toBeDefined()
+    expect(Array.from(letter?.body ?? [])).toEqual(Array.from(body))
+    expect(letter).toMatchObject({
+      eventId: 'evt_bytes',
+      eventType: 'transaction_settled',
+      headers: event.headers,
+      code: 'schema_mismatch',
+      reason: event.reason,
+      parkCount: 1,
+      status: 'parked',
+    })
+    expect(letter?.createdAt?.toISOString()).toBe('2026-11-03T08:00:00.000Z')
+    expect(letter?.parkedAt.toISOString()).toBe('2026-11-04T08:00:00.000Z')
+    expect(letter?.firstParkedAt.toISOString()).toBe('2026-11-04T08:00:00.000Z')
+    expect(letter?.replayedAt).toBeUndefined()
+
+    await store.park(parked('evt_no_created_at', { createdAt: undefined, code: 'handler_failed', headers: {} }))
+    const bare = await store.get('evt_no_created_at')
+    expect(bare?.createdAt).toBeUndefined()
+    expect(bare?.headers).toEqual({})
+    expect(bare?.code).toBe('handler_failed')
+    expect(await store.get('evt_never_parked')).toBeUndefined()
+    expect(typeof store.durable).toBe('boolean')
+  })
+
+  it('parks an event again in place: one letter, the latest bytes and reason, the first time kept, the count up', async () => {
+    const store = await fleet()()
+    await store.park(parked('evt_again'))
+    await store.park(
+      parked('evt_again', {
+        body: new TextEncoder().encode('{"second":true}'),
+        code: 'handler_failed',
+        reason: 'second reason',
+        parkedAt: new Date('2026-11-05T09:00:00.000Z'),
+      }),
+    )
+    const letter = await store.get('evt_again')
+    expect(new TextDecoder().decode(letter?.body)).toBe('{"second":true}')
+    expect(letter).toMatchObject({ code: 'handler_failed', reason: 'second reason', parkCount: 2, status: 'parked' })
+    expect(letter?.firstParkedAt.toISOString()).toBe('2026-11-04T08:00:00.000Z')
+    expect(letter?.parkedAt.toISOString()).toBe('2026-11-05T09:00:00.000Z')
+    expect((await store.list({ status: 'all' })).map((l) => l.eventId)).toEqual(['evt_again'])
+  })
+
+  it('marks a letter replayed: out of the parked list, in the replayed one; parking it again makes it parked', async () => {
+    const store = await fleet()()
+    await store.park(parked('evt_marked'))
+    await store.park(parked('evt_waiting', { parkedAt: new Date('2026-11-04T07:00:00.000Z') }))
+    const at = new Date('2026-11-06T10:00:00.000Z')
+    expect(await store.markReplayed('evt_marked', at)).toBe(true)
+    expect(await store.markReplayed('evt_never_parked', at)).toBe(false)
+    const letter = await store.get('evt_marked')
+    expect(letter?.status).toBe('replayed')
+    expect(letter?.replayedAt?.toISOString()).toBe('2026-11-06T10:00:00.000Z')
+    expect((await store.list()).map((l) => l.eventId)).toEqual(['evt_waiting'])
+    expect((await store.list({ status: 'replayed' })).map((l) => l.eventId)).toEqual(['evt_marked'])
+    expect((await store.list({ status: 'all' })).map((l) => l.eventId)).toEqual(['evt_marked', 'evt_waiting'])
+
+    await store.park(parked('evt_marked', { parkedAt: new Date('2026-11-07T10:00:00.000Z') }))
+    const again = await store.get('evt_marked')
+    expect(again).toMatchObject({ status: 'parked', parkCount: 2 })
+    expect(again?.replayedAt).toBeUndefined()
+    expect((await store.list()).map((l) => l.eventId)).toEqual(['evt_marked', 'evt_waiting'])
+  })
+
+  it('lists newest first, with filters on type, code, status and time, in pages; a bad query throws', async () => {
+    const store = await fleet()()
+    const base = Date.parse('2026-11-04T00:00:00.000Z')
+    const types = ['transaction_settled', 'transaction_returned', 'sale_created_from_batch']
+    for (let i = 0; i < 12; i++) {
+      await store.park(
+        parked(`evt_list_${String(i).padStart(2, '0')}`, {
+          eventType: types[i % 3] as string,
+          code: i % 2 === 0 ? 'schema_mismatch' : 'handler_failed',
+          parkedAt: new Date(base + i * 60_000),
+        }),
+      )
+    }
+    const listIds = async (query: Parameters<DeadLetterStore['list']>[0]) =>
+      (await store.list(query)).map((l) => l.eventId.slice('evt_list_'.length))
+    expect(await listIds(undefined)).toEqual(['11', '10', '09', '08', '07', '06', '05', '04', '03', '02', '01', '00'])
+    expect(await listIds({ eventType: 'transaction_returned' })).toEqual(['10', '07', '04', '01'])
+    expect(await listIds({ code: 'handler_failed' })).toEqual(['11', '09', '07', '05', '03', '01'])
+    expect(await listIds({ eventType: 'transaction_settled', code: 'schema_mismatch' })).toEqual(['06', '00'])
+    expect(await listIds({ parkedAfter: new Date(base + 9 * 60_000) })).toEqual(['11', '10', '09'])
+    expect(await listIds({ parkedBefore: new Date(base + 2 * 60_000) })).toEqual(['01', '00'])
+    expect(
+      await listIds({ parkedAfter: new Date(base + 3 * 60_000), parkedBefore: new Date(base + 8 * 60_000) }),
+    ).toEqual(['07', '06', '05', '04', '03'])
+    expect(await listIds({ limit: 3 })).toEqual(['11', '10', '09'])
+    expect(await listIds({ limit: 3, offset: 3 })).toEqual(['08', '07', '06'])
+    expect(await listIds({ code: 'handler_failed', limit: 2, offset: 2 })).toEqual(['07', '05'])
+    expect(await listIds({ offset: 12 })).toEqual([])
+    expect(await listIds({ status: 'replayed' })).toEqual([])
+    expect(await listIds({ eventType: 'payment_created' })).toEqual([])
+
+    await expect((async () => store.list({ limit: 0 }))()).rejects.toThrow(RangeError)
+    await expect((async () => store.list({ offset: -1 }))()).rejects.toThrow(RangeError)
+    await expect((async () => store.list({ status: 'gone' as 'all' }))()).rejects.toThrow(TypeError)
+  })
+
+  it('shares its letters between the instances of one namespace', async () => {
+    const instance = fleet()
+    const [first, second] = [await instance(0), await instance(1)]
+    await first.park(parked('evt_shared'))
+    expect((await second.get('evt_shared'))?.eventId).toBe('evt_shared')
+    expect(await second.markReplayed('evt_shared', new Date())).toBe(true)
+    expect((await first.get('evt_shared'))?.status).toBe('replayed')
+    const late = await instance(2)
+    await late.init?.()
+    expect((await late.list({ status: 'all' })).map((l) => l.eventId)).toEqual(['evt_shared'])
+  })
+}
