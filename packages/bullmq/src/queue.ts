@@ -109,7 +109,8 @@ export interface BullmqQueue extends WebhookQueue {
   /**
    * Adds the event as a job whose id derives from its `event_id` (a job that exists already is left
    * as it is), with the delivery's trace context when the receiver has `telemetry`. Rejects within
-   * `enqueueTimeoutMs` when Redis is down or slow.
+   * `enqueueTimeoutMs` when Redis is down or slow. With `batch`, the job joins this turn's `addBulk`, and the
+   * promise settles with it.
    */
   enqueue(event: QueuedEvent, options?: EnqueueOptions): Promise<void>
   /**
