@@ -61,8 +61,9 @@ export interface BullmqQueueOptions {
   keepDeadLetters?: JobRetention
   /**
    * Batched enqueue: the deliveries verified in one turn of the event loop are sent to Redis together, with
-   * one BullMQ `addBulk` (one write for all their jobs instead of one per job), which takes less of the
-   * receiver's CPU under bursts. Each delivery is still answered only once Redis has taken its batch. The
+   * one BullMQ `addBulk` (one pipeline for all their jobs instead of one command each), which saves a little of
+   * BullMQ's client work per job; early deliveries of a burst wait for their batch, so its median latency rises.
+   * Each delivery is still answered only once Redis has taken its batch. The
    * trade-off: a batch fails as a whole, so when `addBulk` fails (Redis down, a timeout, one job refused)
    * every delivery in it is answered 503 and retried by the service, even those whose job Redis took
    * (the retry then finds the job and is answered 200). `true` uses the defaults of {@link EnqueueBatchOptions}.
