@@ -5,7 +5,8 @@
 // two arrival patterns (see load()). Medians of alternating rounds. Starts its own redis-server on a
 // free port when REDIS_URL is unset, and stops it afterwards.
 //   pnpm bench queue
-// BENCH_QUEUE=queue/burst,inline/burst runs only those mode/arrival pairs; BENCH_ROUNDS=5 sets the rounds.
+// BENCH_QUEUE=queue/burst,inline/burst runs only those mode/arrival pairs (and `express` only the comparison with a
+// hand-written Express + BullMQ route in bench/queue-express.mjs, which runs first); BENCH_ROUNDS=5 sets the rounds.
 import { fork } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { once } from 'node:events'
@@ -15,9 +16,10 @@ import { bullmqQueue, startWorker } from '@payhooks/bullmq'
 import { createWebhooks, memoryStore, SIGNATURE_HEADER, sign } from '@payhooks/core'
 import { redisStore } from '@payhooks/redis'
 import { sampleEvent } from '@payhooks/testing'
-import autocannon from 'autocannon'
 import { Queue } from 'bullmq'
 import { Redis } from 'ioredis'
+import { compareWithHandWritten } from './queue-express.mjs'
+import { pacedLoad } from './queue-load.mjs'
 import { startRedis } from './redis-server.mjs'
 
 const SECRET = 'whsec_bench_queue'
@@ -127,49 +129,15 @@ async function ask(proc, message, key = message) {
   return reply
 }
 
-/**
- * Offers RATE requests/s for DURATION_S with autocannon's `overallRate`. 'burst': one instance, whose
- * RATE connections each fire at the top of every second, so RATE requests arrive at once. 'spread':
- * SPREAD instances of RATE/SPREAD connections started 1000/SPREAD ms apart, so the same rate arrives
- * in small groups through the second, closer to a steady stream. Latencies are the measured ones
- * (not autocannon's coordinated-omission correction, which adds synthetic values below the real ones
- * when responses are slower than the pacing interval).
- */
-async function load(port, arrival, nextBody, durationS) {
-  const instances = arrival === 'spread' ? SPREAD : 1
-  const latencies = []
-  let ok = 0
-  let failed = 0
-  const runs = []
-  for (let i = 0; i < instances; i++) {
-    if (i > 0) await sleep(1000 / instances)
-    const instance = autocannon({
-      url: `http://127.0.0.1:${port}/webhooks`,
-      method: 'POST',
-      connections: RATE / instances,
-      overallRate: RATE / instances,
-      duration: durationS,
-      requests: [
-        {
-          setupRequest(request) {
-            const { body, signature } = nextBody()
-            return { ...request, body, headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signature } }
-          },
-        },
-      ],
-    })
-    instance.on('response', (_client, status, _bytes, ms) => {
-      latencies.push(ms)
-      if (status >= 200 && status < 300) ok++
-      else failed++
-    })
-    instance.on('reqError', () => failed++)
-    runs.push(instance)
-  }
-  await Promise.all(runs)
-  latencies.sort((a, b) => a - b)
-  const at = (q) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? Number.NaN
-  return { ok, failed, p50: at(0.5), p99: at(0.99) }
+function load(port, arrival, nextBody, durationS) {
+  return pacedLoad(port, {
+    arrival,
+    rate: RATE,
+    spread: SPREAD,
+    durationS,
+    nextBody,
+    signatureHeader: SIGNATURE_HEADER,
+  })
 }
 
 async function signedBodies(tag, count) {
@@ -231,9 +199,6 @@ async function round(mode, arrival, index, redisUrl) {
 async function main() {
   const own = process.env.REDIS_URL ? undefined : await startRedis()
   const redisUrl = process.env.REDIS_URL || own.url
-  console.log(
-    `${RATE} requests/s for ${DURATION_S} s per round (autocannon overallRate, ${RATE} connections), handler ${HANDLER_MS} ms, ${ROUNDS} rounds, Redis ${redisUrl}${own ? ' (own)' : ''}`,
-  )
   const only = process.env.BENCH_QUEUE?.split(',')
   const configs = [
     ['queue', 'spread'],
@@ -241,14 +206,26 @@ async function main() {
     ['queue', 'burst'],
     ['inline', 'burst'],
   ].filter((c) => !only || only.includes(c.join('/')))
-  const rows = new Map(configs.map((c) => [c.join('/'), []]))
   try {
-    for (let i = 0; i < ROUNDS; i++) {
-      for (const [mode, arrival] of configs)
-        rows.get(`${mode}/${arrival}`).push(await round(mode, arrival, i, redisUrl))
+    if (!only || only.includes('express')) {
+      console.log(
+        `Queue mode vs a hand-written Express + BullMQ route, in bursts; Redis ${redisUrl}${own ? ' (own)' : ''}`,
+      )
+      await compareWithHandWritten(redisUrl)
     }
+    if (configs.length > 0) await queueVersusInline(configs, redisUrl, own !== undefined)
   } finally {
     await own?.stop()
+  }
+}
+
+async function queueVersusInline(configs, redisUrl, ownRedis) {
+  console.log(
+    `\nQueue vs inline mode: ${RATE} requests/s for ${DURATION_S} s per round (autocannon overallRate, ${RATE} connections), handler ${HANDLER_MS} ms, ${ROUNDS} rounds, Redis ${redisUrl}${ownRedis ? ' (own)' : ''}`,
+  )
+  const rows = new Map(configs.map((c) => [c.join('/'), []]))
+  for (let i = 0; i < ROUNDS; i++) {
+    for (const [mode, arrival] of configs) rows.get(`${mode}/${arrival}`).push(await round(mode, arrival, i, redisUrl))
   }
   const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
   const labels = {

@@ -1,36 +1,12 @@
 // Queue mode on a real Redis: bullmqQueue + startWorker + redisStore, all in this process.
 import { randomUUID } from 'node:crypto'
-import { type BullmqQueueOptions, bullmqQueue, jobIdFor, startWorker } from '@payhooks/bullmq'
+import { bullmqQueue, jobIdFor } from '@payhooks/bullmq'
 import { createWebhooks, HandlerError, StoreError, type WebhookError, type Webhooks } from '@payhooks/core'
-import { redisStore } from '@payhooks/redis'
-import { sampleEvent, signedDelivery } from '@payhooks/testing'
-import { Queue } from 'bullmq'
-import { Redis } from 'ioredis'
 import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest'
 import { freePort, ownRedis } from '../fixtures/own-redis.js'
+import { deliver, onCleanup, runCleanups, SECRET, setup, until } from '../fixtures/queue-mode.js'
 
-const REDIS_URL = process.env.REDIS_URL
-if (!REDIS_URL) {
-  throw new Error('REDIS_URL is not set: run these tests with `node scripts/test.mjs queue`, which starts redis-server')
-}
-const SECRET = 'whsec_queue_integration'
-
-const cleanups: (() => Promise<unknown>)[] = []
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {})
-})
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-async function until<T>(probe: () => T | Promise<T>, what: string, timeoutMs = 20_000): Promise<NonNullable<T>> {
-  const end = Date.now() + timeoutMs
-  for (;;) {
-    const value = await probe()
-    if (value) return value as NonNullable<T>
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await sleep(25)
-  }
-}
+afterEach(runCleanups)
 
 function gate() {
   let open!: () => void
@@ -38,49 +14,6 @@ function gate() {
     open = resolve
   })
   return { promise, open }
-}
-
-function connect(url = REDIS_URL!): Redis {
-  const client = new Redis(url, { maxRetriesPerRequest: null })
-  client.on('error', () => {})
-  cleanups.push(async () => client.disconnect())
-  return client
-}
-
-async function deliver(webhooks: Webhooks<unknown>, eventId: string, createdAt?: string) {
-  const { body, headers } = await signedDelivery(sampleEvent('transaction_settled', { eventId, createdAt }), SECRET)
-  const result = await webhooks.receive({
-    method: 'POST',
-    body,
-    getHeader: (name) => headers[name as keyof typeof headers],
-  })
-  return { status: result.status, body: JSON.parse(result.body) as Record<string, unknown> }
-}
-
-/** A receiver in queue mode and a worker, on their own queue name, BullMQ prefix and store prefix. */
-function setup(options: Partial<BullmqQueueOptions> = {}) {
-  const id = randomUUID()
-  const names = { name: `q-${id}`, prefix: `payhooks-test-bull-${id}` }
-  const redis = connect()
-  const store = redisStore(redis, { keyPrefix: `payhooks-test-store:${id}:` })
-  const queue = bullmqQueue({ connection: REDIS_URL!, ...names, ...options })
-  const errors: WebhookError[] = []
-  const webhooks = createWebhooks({ secret: SECRET, store, queue, leaseMs: 30_000 })
-  webhooks.onError((error) => errors.push(error))
-  const worker = startWorker(webhooks as Webhooks<unknown>, { connection: redis, ...names })
-  const inspect = new Queue(names.name, { connection: redis, prefix: names.prefix })
-  const jobs = async () => Object.values(await inspect.getJobCounts()).reduce((sum, n) => sum + n, 0)
-  cleanups.push(
-    () => worker.close(true),
-    () => queue.close(),
-    async () => {
-      await inspect.obliterate({ force: true })
-      await inspect.close()
-      const keys = await redis.keys(`payhooks-test-store:${id}:*`)
-      if (keys.length > 0) await redis.del(...keys)
-    },
-  )
-  return { webhooks: webhooks as Webhooks<unknown>, queue, worker, errors, store, inspect, jobs }
 }
 
 describe('bullmqQueue + startWorker', () => {
@@ -262,7 +195,7 @@ describe('bullmqQueue + startWorker', () => {
 /** A redis-server of this test, stopped (killed) and started at will. */
 async function startableRedis() {
   const own = await ownRedis({ kill: 'SIGKILL' })
-  cleanups.push(() => own.dispose())
+  onCleanup(() => own.dispose())
   return own
 }
 
@@ -272,7 +205,7 @@ describe('bullmqQueue when Redis is down', () => {
     const errors: WebhookError[] = []
     const webhooks = createWebhooks({ secret: SECRET, queue, deadlineMs: 5000 })
     webhooks.onError((error) => errors.push(error))
-    cleanups.push(() => queue.close())
+    onCleanup(() => queue.close())
     return { webhooks: webhooks as Webhooks<unknown>, errors }
   }
 

@@ -77,39 +77,45 @@ describe('payhooks on a Redis Cluster', () => {
     )
   })
 
-  it('queues events with bullmqQueue under a hash-tag prefix and runs each once with startWorker', async () => {
-    const client = cluster()
-    const names = { name: 'cluster-queue', prefix: '{payhooks}' }
-    const queue = bullmqQueue({ connection: client, ...names })
-    const secret = 'whsec_cluster_queue'
-    const webhooks = createWebhooks({
-      secret,
-      store: redisStore(client, { keyPrefix: 'payhooks-cluster-queue-store:' }),
-      queue,
-      leaseMs: 30_000,
-    })
-    const runs = new Map<string, number>()
-    webhooks.on('transaction_settled', (event) => {
-      runs.set(event.event_id, (runs.get(event.event_id) ?? 0) + 1)
-    })
-    const worker = startWorker(webhooks as Webhooks<unknown>, { connection: client, ...names })
-    try {
-      await worker.ready()
-      const ids = Array.from({ length: 10 }, (_, i) => `evt_cluster_${i}`)
-      for (const id of ids) {
-        const { body, headers } = await signedDelivery(sampleEvent('transaction_settled', { eventId: id }), secret)
-        for (let copy = 0; copy < 2; copy++) {
-          const answer = await webhooks.receive({ method: 'POST', body, getHeader: (name) => headers[name as never] })
-          expect(answer.status).toBe(200)
-          expect(JSON.parse(answer.body)).toMatchObject({ event_id: id, status: 'queued' })
-        }
+  it.each([false, true])(
+    'queues events with bullmqQueue (batch: %s) under a hash-tag prefix and runs each once with startWorker',
+    async (batch) => {
+      const client = cluster()
+      const names = { name: `cluster-queue-${batch}`, prefix: `{payhooks-${batch}}` }
+      const queue = bullmqQueue({ connection: client, ...names, batch })
+      const secret = 'whsec_cluster_queue'
+      const webhooks = createWebhooks({
+        secret,
+        store: redisStore(client, { keyPrefix: `payhooks-cluster-queue-store-${batch}:` }),
+        queue,
+        leaseMs: 30_000,
+      })
+      const runs = new Map<string, number>()
+      webhooks.on('transaction_settled', (event) => {
+        runs.set(event.event_id, (runs.get(event.event_id) ?? 0) + 1)
+      })
+      const worker = startWorker(webhooks as Webhooks<unknown>, { connection: client, ...names })
+      try {
+        await worker.ready()
+        const ids = Array.from({ length: 10 }, (_, i) => `evt_cluster_${i}`)
+        const deliveries = await Promise.all(
+          ids.map((id) => signedDelivery(sampleEvent('transaction_settled', { eventId: id }), secret)),
+        )
+        // Two copies of each, all received in one turn: with batch, one addBulk (one pipeline to one primary).
+        const answers = await Promise.all(
+          [...deliveries, ...deliveries].map(({ body, headers }) =>
+            webhooks.receive({ method: 'POST', body, getHeader: (name) => headers[name as never] }),
+          ),
+        )
+        expect(answers.map((answer) => answer.status)).toEqual(answers.map(() => 200))
+        expect(answers.map((answer) => JSON.parse(answer.body).event_id)).toEqual([...ids, ...ids])
+        for (let i = 0; i < 1000 && (await queue.counts()).completed < ids.length; i++) await sleep(20)
+        expect(await queue.counts()).toMatchObject({ completed: ids.length, failed: 0, waiting: 0, active: 0 })
+        expect(ids.map((id) => runs.get(id))).toEqual(ids.map(() => 1))
+      } finally {
+        await worker.close()
+        await queue.close()
       }
-      for (let i = 0; i < 1000 && (await queue.counts()).completed < ids.length; i++) await sleep(20)
-      expect(await queue.counts()).toMatchObject({ completed: ids.length, failed: 0, waiting: 0, active: 0 })
-      expect(ids.map((id) => runs.get(id))).toEqual(ids.map(() => 1))
-    } finally {
-      await worker.close()
-      await queue.close()
-    }
-  })
+    },
+  )
 })

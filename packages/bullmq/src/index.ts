@@ -8,5 +8,5 @@ export {
   type DeadLetter,
   type QueueCounts,
 } from './queue.js'
-export type { JobRetention } from './types.js'
+export type { EnqueueBatchOptions, JobRetention } from './types.js'
 export { type StartWorkerOptions, startWorker, type WebhookWorker } from './worker.js'

@@ -44,6 +44,8 @@ describe('bullmqQueue options', () => {
     ],
     [{ connection, name: 'a:b' }, TypeError, "bullmqQueue: name must be a non-empty string without ':'"],
     [{ connection, prefix: '' }, TypeError, 'bullmqQueue: prefix must be a non-empty string'],
+    [{ connection, batch: 'yes' as never }, TypeError, 'bullmqQueue: batch must be true, false or { maxSize }'],
+    [{ connection, batch: { maxSize: 0 } }, RangeError, 'bullmqQueue: batch.maxSize must be a positive integer'],
   ])('refuses %o', (options, type, message) => {
     expect(() => bullmqQueue(options)).toThrow(type)
     expect(() => bullmqQueue(options)).toThrow(message)

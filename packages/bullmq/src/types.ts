@@ -5,3 +5,12 @@ export interface JobRetention {
   /** At most this many jobs are kept. */
   maxCount?: number
 }
+
+/** How {@link BullmqQueueOptions.batch} groups enqueues. */
+export interface EnqueueBatchOptions {
+  /**
+   * Most jobs in one `addBulk`; a batch that reaches it is sent at once, before the end of the turn.
+   * @default 100
+   */
+  maxSize?: number
+}

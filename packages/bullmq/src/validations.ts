@@ -1,7 +1,9 @@
 import type { Webhooks } from '@payhooks/core'
 import * as core from '@payhooks/core/validations'
 import { isClient, isCluster, type QueueConnection } from './connection.js'
-import type { JobRetention } from './types.js'
+import type { EnqueueBatchOptions, JobRetention } from './types.js'
+
+const DEFAULT_BATCH_SIZE = 100
 
 // Every option check of bullmqQueue and startWorker, with its error message, so a mistake fails at
 // start-up rather than on the first delivery. `caller` names the function in the message.
@@ -38,6 +40,16 @@ export function retention(value: JobRetention, name: string, caller: string): Jo
     throw new RangeError(`${caller}: ${name}.maxCount must be a whole number`)
   }
   return value
+}
+
+/** The batch size of the `batch` option, or undefined when batching is off. */
+export function batch(value: boolean | EnqueueBatchOptions, caller: string): number | undefined {
+  if (value === false) return undefined
+  if (value === true) return DEFAULT_BATCH_SIZE
+  if (typeof value !== 'object' || value === null) {
+    throw new TypeError(`${caller}: batch must be true, false or { maxSize }`)
+  }
+  return positiveInteger(value.maxSize ?? DEFAULT_BATCH_SIZE, 'batch.maxSize', caller)
 }
 
 export function queueName(name: string, caller: string): string {
