@@ -115,6 +115,24 @@ describe('an event older than maxEventAgeMs', () => {
     expect(runs).toEqual(['evt_memory'])
   })
 
+  it('in queue mode, is refused or a duplicate before anything is queued', async () => {
+    const store = memoryStore()
+    const queued: string[] = []
+    const queue = {
+      enqueue: async (event: { event_id: string }) => {
+        queued.push(event.event_id)
+      },
+    }
+    const { webhooks, runs } = receiver({ store, queue })
+    expect((await webhooks.receive(await resend('evt_queued_old', 75 * HOUR))).status).toBe(422)
+    const token = store.claim('evt_queued_done', 60_000)
+    if (token.status === 'claimed') store.complete('evt_queued_done', token.token)
+    expect(body(await webhooks.receive(await resend('evt_queued_done', 75 * HOUR))).status).toBe('duplicate')
+    expect(body(await webhooks.receive(await resend('evt_queued_new', HOUR))).status).toBe('queued')
+    expect(queued).toEqual(['evt_queued_new'])
+    expect(runs).toEqual([])
+  })
+
   it('is answered 409 while another delivery holds its claim, and 503 when the store cannot be asked', async () => {
     const store = memoryStore()
     const held = store.claim('evt_held', 60_000)
