@@ -145,7 +145,7 @@ describe.each(adapterApps)('$name adapter under hostile input', ({ makeApp }) =>
     })
   })
 
-  it('answers a signed event older than maxEventAgeMs 200 without running handlers, and reports the replay', async () => {
+  it('answers a signed event older than maxEventAgeMs and not handled before 422 stale_event without running handlers, and reports it', async () => {
     const { errors, server, runs } = await start()
     const replay = await eventAged(REPLAY_AGE_MS)
     const fresh = await eventAged(60_000)
@@ -153,8 +153,11 @@ describe.each(adapterApps)('$name adapter under hostile input', ({ makeApp }) =>
     const res = await request(server).post('/webhooks').set(replay.headers).send(replay.body)
     const ok = await request(server).post('/webhooks').set(fresh.headers).send(fresh.body)
 
-    expect(res.status).toBe(200)
-    expect(res.body).toEqual({ ok: true, event_id: replay.event.event_id, status: 'stale' })
+    expect(res.status).toBe(422)
+    expect(res.body).toEqual({
+      error: 'stale_event',
+      message: 'event older than this receiver accepts and not handled before; not acknowledged',
+    })
     expect(ok.body.status).toBe('processed')
     expect(runs()).toBe(1)
     expect(errors).toHaveLength(1)
@@ -202,14 +205,14 @@ describe.each(lambdaEventKinds)('lambda adapter under hostile input, $name event
     })
   })
 
-  it('answers a replayed old event 200 stale without running handlers', async () => {
+  it('answers an old event not handled before 422 stale_event without running handlers', async () => {
     const { errors, post, runs } = start()
     const replay = await eventAged(REPLAY_AGE_MS)
 
     const res = await post(replay.body, replay.headers)
 
-    expect(res.statusCode).toBe(200)
-    expect(JSON.parse(res.body).status).toBe('stale')
+    expect(res.statusCode).toBe(422)
+    expect(JSON.parse(res.body).error).toBe('stale_event')
     expect(runs()).toBe(0)
     expect(errors[0]).toBeInstanceOf(StaleEventError)
   })

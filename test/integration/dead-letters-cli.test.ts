@@ -118,7 +118,9 @@ describe('payhooks dead-letters', () => {
     expect(none).toMatchObject({ code: 0, stdout: 'No parked dead letters.\n' })
     const bad = await cli('list', '--code', 'boom')
     expect(bad.code).toBe(2)
-    expect(oneLine(bad.stderr)).toMatch(/^payhooks dead-letters list: --code must be schema_mismatch or handler_failed/)
+    expect(oneLine(bad.stderr)).toMatch(
+      /^payhooks dead-letters list: --code must be schema_mismatch, handler_failed or stale_event/,
+    )
   })
 
   it('shows one letter with its reason, times, headers and the exact body; an unknown id exits 1', async () => {

@@ -14,7 +14,7 @@ import {
   transactionSettledSchema,
   type WebhookError,
 } from '@payhooks/core'
-import { postgresDeadLetterStore, postgresStore } from '@payhooks/postgres'
+import { createDeadLetterTableSql, postgresDeadLetterStore, postgresStore } from '@payhooks/postgres'
 import { sampleEvent, signedDelivery } from '@payhooks/testing'
 import { deadLetterContract } from '@payhooks/testing/dead-letter-contract'
 import pg from 'pg'
@@ -101,9 +101,36 @@ async function shapeOf(schema: string, table: string) {
 }
 
 describe('postgresDeadLetterStore: table', () => {
-  it('works on the table the shipped migration creates, with createTable: false, and init() makes the same table', async () => {
+  it('takes stale_event letters in a table made before that code: after the shipped 003, or once init() widened it', async () => {
     const schema = await freshSchema()
     await runMigration(admin, schema, '002_payhooks_dead_letters.sql')
+    const migrated = postgresDeadLetterStore(newPool(), {
+      table: `${schema}.payhooks_dead_letters`,
+      createTable: false,
+      sweepIntervalMs: 0,
+    })
+    await migrated.init()
+    const stale = parked('evt_stale_resend', { code: 'stale_event' })
+    await expect(migrated.park(stale)).rejects.toThrow(/check constraint/)
+    await runMigration(admin, schema, '003_payhooks_dead_letters_stale_event.sql')
+    await runMigration(admin, schema, '003_payhooks_dead_letters_stale_event.sql') // again: a no-op
+    await migrated.park(stale)
+    expect((await migrated.get('evt_stale_resend'))?.code).toBe('stale_event')
+
+    const older = `${schema}.older_letters`
+    await admin.query(createDeadLetterTableSql(older))
+    const created = postgresDeadLetterStore(newPool(), { table: older, sweepIntervalMs: 0 })
+    await created.init()
+    await created.init()
+    await created.park(stale)
+    await expect(created.park(parked('evt_bad_code', { code: 'oops' as never }))).rejects.toThrow(/check constraint/)
+    expect((await created.list({ code: 'stale_event' })).map((letter) => letter.eventId)).toEqual(['evt_stale_resend'])
+  })
+
+  it('works on the table the shipped migrations create, with createTable: false, and init() makes the same table', async () => {
+    const schema = await freshSchema()
+    await runMigration(admin, schema, '002_payhooks_dead_letters.sql')
+    await runMigration(admin, schema, '003_payhooks_dead_letters_stale_event.sql')
     const migrated = postgresDeadLetterStore(newPool(), {
       table: `${schema}.payhooks_dead_letters`,
       createTable: false,

@@ -184,7 +184,7 @@ describe('sandbox dashboard', () => {
     await page.close()
   })
 
-  it('stacks attempts that share an hour, dates them, keeps long errors out of the time column, unfolds whole answers, says what 401, future_event and stale mean, and filters', {
+  it('stacks attempts that share an hour, dates them, keeps long errors out of the time column, unfolds whole answers, says what 401, future_event, stale_event and parked mean, and filters', {
     timeout: SLOW,
   }, async () => {
     const LONG = `Error: connect ECONNREFUSED 10.0.3.7:5432 while writing ledger row for transaction txn_0f8e7d6c in batch 2026-11-02T15:00 (pool exhausted after 30000 ms, 12 waiting clients, last error: too many connections for role "ledger_writer")`
@@ -192,6 +192,7 @@ describe('sandbox dashboard', () => {
       status: 401,
       body: '{"error":"invalid_signature","message":"service-hmac-sha256 does not match the body"}',
     }))
+    let staleSeen = 0
     const puzzling = await startReceiver((request) =>
       request.json?.event_type === 'transaction_settled'
         ? {
@@ -199,7 +200,13 @@ describe('sandbox dashboard', () => {
             body: `{"error":"future_event","message":"created_at is ahead of this receiver's clock; retry later"}`,
           }
         : request.json?.event_type === 'payment_created'
-          ? { status: 200, body: `{"ok":true,"event_id":"${String(request.json?.event_id)}","status":"stale"}` }
+          ? // A resend too old to run: refused, then parked once the receiver has a durable dead-letter store.
+            staleSeen++ === 0
+            ? {
+                status: 422,
+                body: '{"error":"stale_event","message":"event older than this receiver accepts and not handled before; not acknowledged"}',
+              }
+            : { status: 200, body: `{"ok":true,"event_id":"${String(request.json?.event_id)}","status":"parked"}` }
           : { status: 500, body: LONG },
     )
     const answers = createSandbox({ clock: createManualClock({ start: START }) })
@@ -288,7 +295,10 @@ describe('sandbox dashboard', () => {
         expect.stringMatching(/^future_event: the event's created_at is ahead of the receiver's clock/),
       ])
       expect(await hints(created.eventId)).toEqual([
-        expect.stringMatching(/^stale: the event's created_at is older than the receiver's maxEventAgeMs/),
+        expect.stringMatching(/^stale_event: the event's created_at is older than the receiver's maxEventAgeMs/),
+        expect.stringMatching(
+          /^parked: the receiver ran no handler but kept the event in its durable dead-letter store/,
+        ),
       ])
       expect(await page.locator(`${card(returned.eventId)} tr.hint`).count()).toBe(0)
 

@@ -28,7 +28,7 @@ const ANSWER_MESSAGES: Record<WebhookErrorCode, string> = {
   internal_error: 'internal error',
   body_timeout: 'request body not received within the deadline',
   incomplete_body: 'request body ended before it was complete',
-  stale_event: 'event older than this receiver accepts',
+  stale_event: 'event older than this receiver accepts and not handled before; not acknowledged',
   future_event: "created_at is ahead of this receiver's clock; retry later",
 }
 
@@ -44,11 +44,8 @@ const CLOSES_CONNECTION: ReadonlySet<WebhookErrorCode> = new Set([
 ])
 const RETRY_LATER: ReadonlySet<WebhookErrorCode> = new Set(['deadline_exceeded', 'closing', 'future_event'])
 
-/**
- * 200 for an event handled now, handled before, queued, parked as a dead letter in a durable store, or too old to
- * run (see `StaleEventError`).
- */
-export function ok(eventId: string, status: 'processed' | 'duplicate' | 'queued' | 'parked' | 'stale'): WebhookResult {
+/** 200 for an event handled now, handled before, queued, or parked as a dead letter in a durable store. */
+export function ok(eventId: string, status: 'processed' | 'duplicate' | 'queued' | 'parked'): WebhookResult {
   return {
     status: 200,
     headers: { 'content-type': CONTENT_TYPE },
@@ -72,7 +69,6 @@ export function inProgress(eventId: string, retryAfterMs: number | undefined): W
  */
 export function errorAnswer(error: WebhookError): WebhookResult {
   const code = error.code
-  if (code === 'stale_event') return ok(error.eventId ?? '', 'stale')
   const headers: Record<string, string> = { 'content-type': CONTENT_TYPE }
   if (code === 'method_not_allowed') headers.allow = 'POST'
   else if (RETRY_LATER.has(code)) headers['retry-after'] = RETRY_AFTER_SECONDS

@@ -147,7 +147,7 @@ export function dispatchPromise(state: DispatchState, event: QueuedEvent, attemp
  * A store call, through the telemetry scope when there is one (which returns what the call returns). The calls made
  * on every delivery (claim, complete, release) spell the same choice out, so no closure is made without a scope.
  */
-function storeCall<T>(scope: TelemetryScope | undefined, operation: StoreOperation, call: () => T): T {
+export function storeCall<T>(scope: TelemetryScope | undefined, operation: StoreOperation, call: () => T): T {
   return scope ? scope.store(operation, call) : call()
 }
 
@@ -255,6 +255,18 @@ function completeFailed(state: DispatchState, run: Run, cause: unknown): void {
   report(state.eventHandler, new StoreError('complete', cause, run.eventId, run.eventType))
 }
 
+/** The store's one-time `init`, tried again by the next call after a failure ({@link StoreError}). */
+export async function initStore(state: DispatchState, event: QueuedEvent, scope?: TelemetryScope): Promise<void> {
+  try {
+    state.storeReady ??= Promise.resolve(storeCall(scope, 'init', () => state.store.init?.()))
+    await state.storeReady
+    state.initialized = true
+  } catch (cause) {
+    state.storeReady = undefined
+    throw new StoreError('init', cause, event.event_id, event.event_type)
+  }
+}
+
 /**
  * The store's one-time `init` (tried again by the next delivery after a failure), then {@link dispatch}; or, for a
  * store with transactions, the claim and the handlers inside its transaction.
@@ -263,16 +275,7 @@ async function dispatchAsync(state: DispatchState, event: QueuedEvent, attempt: 
   const { event_id: eventId, event_type: eventType } = event
   const { store, leaseMs } = state
   const scope = attempt.scope
-  if (!state.initialized) {
-    try {
-      state.storeReady ??= Promise.resolve(storeCall(scope, 'init', () => store.init?.()))
-      await state.storeReady
-      state.initialized = true
-    } catch (cause) {
-      state.storeReady = undefined
-      throw new StoreError('init', cause, eventId, eventType)
-    }
-  }
+  if (!state.initialized) await initStore(state, event, scope)
   if (!store.transaction) return dispatch(state, event, attempt)
   let claim: ClaimResult
   const claimedAt = Date.now()

@@ -231,10 +231,13 @@ export class IncompleteBodyError extends WebhookError {
 }
 
 /**
- * Answered 200 without running handlers: a correctly signed event whose `created_at` is older than
- * `maxEventAgeMs`. The service stops retrying after 72 hours and the store forgets handled events after its
- * retention, so an event this old is a replay of a captured delivery (or a delivery so late that it is answered
- * as handled: act on it from here if you need to). Events without `created_at` are never refused on age.
+ * 422: a correctly signed event whose `created_at` is older than `maxEventAgeMs` and that the store does not know
+ * as handled. The service stops retrying after 72 hours and the store forgets handled events after its retention,
+ * so an event this old is a manual resend after a long outage, or a replay of a captured delivery: the receiver
+ * cannot tell which, so it runs no handler. With a durable dead-letter store the event is parked (200 `parked`,
+ * code `stale_event`) for `webhooks.replay`; without one it is answered 422, so the service keeps it and retries.
+ * One the store knows as handled is a `duplicate` (200) instead. Events without `created_at` are never refused on
+ * age.
  */
 export class StaleEventError extends WebhookError {
   override name = 'StaleEventError'
@@ -250,8 +253,8 @@ export class StaleEventError extends WebhookError {
   ) {
     super(
       'stale_event',
-      200,
-      `${eventType} ${eventId} created at ${createdAt} is ${Math.round(ageMs / 60_000)} min old, older than maxEventAgeMs; handlers not run (replay?)`,
+      422,
+      `${eventType} ${eventId} created at ${createdAt} is ${Math.round(ageMs / 60_000)} min old, older than maxEventAgeMs, and not handled before; handlers not run (a resend after an outage, or a replay)`,
       eventId,
       eventType,
     )

@@ -216,6 +216,7 @@ describe('thrown errors', () => {
       new BodyTimeoutError(5000),
       new IncompleteBodyError(cause),
       new FutureEventError('evt_1', 'transaction_settled', secretText, HOUR),
+      new StaleEventError('evt_1', 'transaction_settled', secretText, 80 * HOUR, event),
     ]
     const seen = new Set<string>()
     for (const error of all) {
@@ -226,21 +227,24 @@ describe('thrown errors', () => {
       expect(answer.body).not.toContain('hunter2')
       seen.add(body.error)
     }
-    expect(seen.size).toBe(all.length) // every code but raw_body_unavailable and stale_event
+    expect(seen.size).toBe(all.length) // every code but raw_body_unavailable
     const fix = errorAnswer(new RawBodyUnavailableError('the body was parsed first. Mount the route earlier.'))
     expect(JSON.parse(fix.body).message).toBe('the body was parsed first. Mount the route earlier.')
   })
 })
 
 describe('the age of a signed event', () => {
-  it('answers an event older than maxEventAgeMs 200 stale without running handlers, and reports the replay', async () => {
+  it('answers an event older than maxEventAgeMs and not handled before 422 stale_event, runs nothing, and reports it', async () => {
     const { webhooks, errors, runs } = setup()
     const old = aged(84 * HOUR)
 
     const answer = await webhooks.receive(await signed(old))
 
-    expect(answer.status).toBe(200)
-    expect(JSON.parse(answer.body)).toEqual({ ok: true, event_id: old.event_id, status: 'stale' })
+    expect(answer.status).toBe(422)
+    expect(JSON.parse(answer.body)).toEqual({
+      error: 'stale_event',
+      message: 'event older than this receiver accepts and not handled before; not acknowledged',
+    })
     expect(runs).toEqual([])
     expect(errors).toHaveLength(1)
     const error = errors[0] as StaleEventError
@@ -269,7 +273,7 @@ describe('the age of a signed event', () => {
     const unreadable = sampleEvent('my_event')
     unreadable.created_at = 'last Tuesday'
 
-    expect(JSON.parse((await webhooks.receive(await signed(noZone))).body).status).toBe('stale')
+    expect(JSON.parse((await webhooks.receive(await signed(noZone))).body).error).toBe('stale_event')
     expect((await webhooks.receive(await signed(unreadable))).status).toBe(200)
     expect(errors.map((e) => e.code)).toEqual(['stale_event'])
     expect(runs).toEqual([unreadable.event_id])

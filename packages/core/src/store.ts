@@ -35,6 +35,15 @@ export type TransactionOutcome =
  * transaction. {@link createWebhooks} infers it from its `store` option.
  */
 export interface WebhookStore<Context extends object = {}> {
+  /**
+   * How long the store keeps a done marker, in milliseconds: at least the service's 72-hour retry window. The
+   * receiver's `maxEventAgeMs` defaults to it, so an event the store may have forgotten is never run on its own
+   * word (it is parked or refused instead), and a manual resend within the retention is handled. Optional only
+   * for stores written before it existed (the receiver then assumes 73 hours); `storeContract` requires it.
+   * @example
+   * const store: WebhookStore = { retentionMs: 7 * 24 * 3_600_000, claim, complete, release, extend }
+   */
+  readonly retentionMs?: number
   /** Optional set-up, called once before the first claim. */
   init?(): MaybePromise<void>
   /**
@@ -81,6 +90,8 @@ export interface MemoryStore extends WebhookStore {
   extend(eventId: string, token: string, leaseMs: number): boolean
   complete(eventId: string, token: string): boolean
   release(eventId: string, token: string): boolean
+  /** How long a done marker is kept: the `retentionMs` option. */
+  readonly retentionMs: number
   /** Events currently remembered: done markers and claims in progress. */
   readonly size: number
 }
@@ -213,6 +224,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   }
 
   const store: MemoryStore = {
+    retentionMs,
     get size() {
       return claims.size + young.size + old.size
     },

@@ -45,12 +45,15 @@ export interface WebhooksOptions<S extends SchemaMap = {}, C extends object = {}
    */
   maxBodyBytes?: number
   /**
-   * Signed events whose `created_at` is older than this are answered 200 without running handlers and reported
-   * to `onError` as a `StaleEventError`: after the service's 72 hours of retries, and once the store has
-   * forgotten the event, such a delivery is a replay. Keep it no longer than your store's retention (73 hours for
-   * `memoryStore` and `redisStore` by default); at least 72 hours, so no genuine retry is refused. `Infinity`
+   * Signed events whose `created_at` is older than this run no handler: after the service's 72 hours of retries,
+   * such a delivery is a manual resend after an outage, or a replay of a captured one once the store forgot it. One
+   * the store knows as handled is answered as a duplicate (200); any other is parked with `deadLetters` (200
+   * `parked` in a durable store, replayable with `webhooks.replay`), else answered 422 `stale_event` so the
+   * service keeps it; both report a `StaleEventError`. Defaults to the store's `retentionMs`, so a store kept for 7
+   * days takes resends up to 7 days old; a longer value is warned about at start (a resend of an event handled
+   * before the store's retention would run twice). At least 72 hours, so no genuine retry is refused. `Infinity`
    * turns the check off. Events without `created_at` (`transaction_returned`) are never refused on age.
-   * @default 262_800_000 (73 hours, the default retention)
+   * @default the store's `retentionMs`; 262_800_000 (73 hours) for a store that does not say it
    */
   maxEventAgeMs?: number
   /**

@@ -47,6 +47,7 @@ interface StartOptions {
   /** The static secrets; undefined with a resolver (see {@link watchSecrets}). */
   secrets: readonly string[] | undefined
   leaseMs: number
+  maxEventAgeMs: number
 }
 
 /** Warning codes already given for a store shared by several receivers. */
@@ -65,12 +66,24 @@ function warnOncePerStore(state: EventHandler, store: object, code: string, mess
 }
 
 /**
- * Likely mistakes visible when the receiver is created: a store without `extend`; a secret with whitespace around
+ * Likely mistakes visible when the receiver is created: a `maxEventAgeMs` beyond the store's retention; a store
+ * without `extend`; a secret with whitespace around
  * it; a `memoryStore` behind a queue other than the in-process one (workers elsewhere do not share it, a restart
  * forgets it while the queue keeps its jobs), or in production where several instances are detectable from the
  * environment (each would dedupe on its own).
  */
-export function warnAtStart(state: EventHandler, { store, queue, secrets, leaseMs }: StartOptions): void {
+export function warnAtStart(
+  state: EventHandler,
+  { store, queue, secrets, leaseMs, maxEventAgeMs }: StartOptions,
+): void {
+  const retentionMs = store.retentionMs
+  if (typeof retentionMs === 'number' && maxEventAgeMs > retentionMs) {
+    warn(
+      state,
+      { code: 'max_event_age_over_retention' },
+      `maxEventAgeMs (${maxEventAgeMs} ms) is longer than the store's retentionMs (${retentionMs} ms): an event handled more than retentionMs ago and delivered again (a manual resend) would run its handlers twice. Raise the store's retentionMs to it, or leave maxEventAgeMs unset (it then follows the store).`,
+    )
+  }
   if (!store.extend) {
     warnOncePerStore(
       state,

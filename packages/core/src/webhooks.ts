@@ -16,6 +16,7 @@ import {
   HandlerError,
   InternalError,
   SchemaError,
+  StaleEventError,
   StoreError,
   WebhookError,
 } from './errors.js'
@@ -24,6 +25,7 @@ import { createLog } from './log.js'
 import { eventSchemas, type SchemaMap } from './schemas.js'
 import { ANSWER_LIMIT_MS, RETRY_WINDOW_MS } from './service-contract.js'
 import type { RawBody } from './signature.js'
+import { staleAnswer } from './stale.js'
 import { DEFAULT_RETENTION_MS, memoryStore, type WebhookStore } from './store.js'
 import type { TelemetryScope } from './telemetry.js'
 import { isThenable } from './thenable.js'
@@ -127,6 +129,7 @@ function afterVerify(
   const scope = delivery.scope
   if (verified instanceof WebhookError) {
     delivery.error = verified
+    if (verified instanceof StaleEventError) return answerStale(engine, body, delivery, verified)
     return engine.deadLetters && verified instanceof SchemaError
       ? parkAnswer(engine, body, delivery, verified, undefined)
       : reject(engine, verified)
@@ -148,6 +151,26 @@ function afterVerify(
     )
   }
   return answerOutcome(delivery, event, outcome)
+}
+
+/** An old event: a duplicate when the store knows it as handled, else parked or refused (never run, never lost). */
+async function answerStale(
+  engine: Engine,
+  body: RawBody,
+  delivery: Delivery,
+  error: StaleEventError,
+): Promise<WebhookResult> {
+  delivery.event = error.event
+  delivery.scope?.event(error.event)
+  const { result, outcome } = await staleAnswer(
+    engine,
+    { body, getHeader: delivery.raw.getHeader },
+    error,
+    delivery.scope,
+  )
+  delivery.outcome = outcome
+  if (outcome === 'duplicate' || outcome === 'in_progress') delivery.error = undefined
+  return result
 }
 
 async function enqueue(queue: WebhookQueue, event: QueuedEvent, delivery: Delivery): Promise<WebhookResult> {
@@ -392,17 +415,17 @@ export function createWebhooks<S extends SchemaMap = {}, C extends object = {}>(
   check(maxBodyBytes > 0, where, 'maxBodyBytes', 'be positive')
   const leaseMs = options.leaseMs ?? 900_000
   check(leaseMs > deadlineMs, where, 'leaseMs', 'be longer than deadlineMs')
+  const secretOption = options.secret
+  const logger = options.logger
+  const store: WebhookStore<object> = options.store ?? memoryStore({ logger })
   const maxEventAgeMs = inRange(
-    options.maxEventAgeMs ?? DEFAULT_RETENTION_MS,
+    options.maxEventAgeMs ?? store.retentionMs ?? DEFAULT_RETENTION_MS,
     where,
     'maxEventAgeMs',
     { min: RETRY_WINDOW_MS },
     'the service retries for 72 hours',
   )
   const maxClockSkewMs = inRange(options.maxClockSkewMs ?? 300_000, where, 'maxClockSkewMs', { min: 0 })
-  const secretOption = options.secret
-  const logger = options.logger
-  const store: WebhookStore<object> = options.store ?? memoryStore({ logger })
   const eventHandler = createEventHandler(createLog(logger), options.telemetry)
   const secrets = typeof secretOption === 'function' ? undefined : checkSecrets(secretOption)
   const engine: Engine = {
@@ -429,7 +452,7 @@ export function createWebhooks<S extends SchemaMap = {}, C extends object = {}>(
     stopped: false,
     deadlines: new Deadlines((delivery) => expire(engine, delivery)),
   }
-  warnAtStart(eventHandler, { store, queue: options.queue, secrets, leaseMs })
+  warnAtStart(eventHandler, { store, queue: options.queue, secrets, leaseMs, maxEventAgeMs })
   const warnedTypes = new Set<string>()
   const dispatched = () => finished(engine)
   const deadLetters = deadLetterView(engine, (work) => {

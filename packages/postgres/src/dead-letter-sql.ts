@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import type { NormalizedDeadLetterQuery } from '@payhooks/core'
+import type { DeadLetterCode, NormalizedDeadLetterQuery } from '@payhooks/core'
 import { checkTable, quoteTable } from './sql.js'
 
 // Every statement of the dead-letter store, for one table. The times are the receiver's (`parkedAt`, `replayedAt`
@@ -16,9 +16,37 @@ function listIndexName(table: string): string {
   return `${name.slice(0, MAX_IDENTIFIER - suffix.length - hash.length - 1)}_${hash}${suffix}`
 }
 
+/** Why letters are parked: the receiver's `DeadLetterCode`s. */
+const CODE_CHECK = "code IN ('schema_mismatch', 'handler_failed', 'stale_event')"
+
+/**
+ * Lets a dead-letter table made before `stale_event` existed take letters of that code: replaces its check on
+ * `code` with one naming every code, and does nothing on a table that names it already (what `init()` runs after
+ * creating the table, and `sql/003_payhooks_dead_letters_stale_event.sql` holds for the default name).
+ *
+ * @example
+ * await migrationClient.query(widenDeadLetterCodeSql('billing.webhook_dead_letters'))
+ */
+export function widenDeadLetterCodeSql(table: string): string {
+  const t = quoteTable(checkTable(table, 'widenDeadLetterCodeSql'))
+  return `DO $$
+DECLARE
+  old_check name;
+BEGIN
+  SELECT conname INTO old_check FROM pg_constraint
+  WHERE conrelid = '${t}'::regclass AND contype = 'c'
+    AND pg_get_constraintdef(oid) LIKE '%handler_failed%' AND pg_get_constraintdef(oid) NOT LIKE '%stale_event%';
+  IF old_check IS NOT NULL THEN
+    EXECUTE format('ALTER TABLE ${t} DROP CONSTRAINT %I', old_check);
+    ALTER TABLE ${t} ADD CHECK (${CODE_CHECK});
+  END IF;
+END $$`
+}
+
 /**
  * The statements creating the dead-letter table and its list index, `IF NOT EXISTS` (what `init()` runs and
  * `sql/002_payhooks_dead_letters.sql` holds for the default name), for migrations of a table of another name.
+ * Its check on `code` predates `stale_event`: run {@link widenDeadLetterCodeSql} after it (as `init()` does).
  * One row per `event_id`; `body` holds the exact bytes received.
  *
  * @example
@@ -54,7 +82,7 @@ export interface DeadLetterRow {
   event_type: string
   body: Buffer
   headers: Record<string, string>
-  code: 'schema_mismatch' | 'handler_failed'
+  code: DeadLetterCode
   reason: string
   created_at: Date | null
   first_parked_at: Date

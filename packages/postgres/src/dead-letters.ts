@@ -1,7 +1,12 @@
 import { type DeadLetter, deadLetterQuery } from '@payhooks/core'
 import { check, nonNegativeNumber } from '@payhooks/core/validations'
 import type { Pool } from 'pg'
-import { createDeadLetterTableSql, type DeadLetterRow, deadLetterStatements } from './dead-letter-sql.js'
+import {
+  createDeadLetterTableSql,
+  type DeadLetterRow,
+  deadLetterStatements,
+  widenDeadLetterCodeSql,
+} from './dead-letter-sql.js'
 import { createOnce, startSweeper } from './maintenance.js'
 import { checkTable } from './sql.js'
 import type { PostgresDeadLetterStore, PostgresDeadLetterStoreOptions } from './types.js'
@@ -74,7 +79,8 @@ export function postgresDeadLetterStore(
     durable: true,
 
     async init() {
-      if (createTable) await createOnce(pool, table, createDeadLetterTableSql(table))
+      if (createTable)
+        await createOnce(pool, table, `${createDeadLetterTableSql(table)};\n${widenDeadLetterCodeSql(table)}`)
       else await pool.query(sql.probe)
       if (sweepIntervalMs > 0 && sweeper === undefined) {
         sweeper = startSweeper(sweep, sweepIntervalMs, logger, `${where}: sweep of ${table}`)

@@ -1,4 +1,4 @@
-export { createDeadLetterTableSql } from './dead-letter-sql.js'
+export { createDeadLetterTableSql, widenDeadLetterCodeSql } from './dead-letter-sql.js'
 export { postgresDeadLetterStore } from './dead-letters.js'
 export { createTableSql } from './sql.js'
 export { postgresStore } from './store.js'

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
-import { createDeadLetterTableSql } from './dead-letter-sql.js'
+import { createDeadLetterTableSql, widenDeadLetterCodeSql } from './dead-letter-sql.js'
 import { createTableSql } from './sql.js'
 
 /** The statements without comments, quotes around names, or layout. */
@@ -25,6 +25,12 @@ describe('the shipped migrations', () => {
   it('002 creates what createDeadLetterTableSql writes for the default table', () => {
     expect(statements(shipped('002_payhooks_dead_letters.sql'))).toBe(
       statements(createDeadLetterTableSql('payhooks_dead_letters')),
+    )
+  })
+
+  it('003 widens the code check as widenDeadLetterCodeSql writes for the default table', () => {
+    expect(statements(shipped('003_payhooks_dead_letters_stale_event.sql'))).toBe(
+      statements(widenDeadLetterCodeSql('payhooks_dead_letters')),
     )
   })
 })

@@ -59,6 +59,7 @@ export function postgresStore(pool: Pool, options: PostgresStoreOptions = {}): P
   const sweep = async () => (await pool.query(sql.sweep)).rowCount ?? 0
 
   return {
+    retentionMs,
     async init() {
       if (createTable) await createOnce(pool, table, createTableSql(table))
       else await pool.query(`SELECT 1 FROM ${quoteTable(table)} LIMIT 0`)

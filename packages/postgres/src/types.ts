@@ -19,7 +19,8 @@ export interface PostgresStoreOptions {
   table?: string
   /**
    * How long a done marker is kept. At least the service's 72-hour retry window, so every retry of a handled
-   * event is recognised.
+   * event is recognised. The receiver's `maxEventAgeMs` follows it: keep it as long as the oldest manual resend
+   * you want handled after an outage (7 days: `7 * 24 * 3_600_000`).
    * @default 262_800_000 (73 hours)
    */
   retentionMs?: number
@@ -57,6 +58,8 @@ export interface PostgresHandlerContext {
 
 /** The store `postgresStore` returns: a {@link WebhookStore} whose handlers get `context.db`. */
 export interface PostgresStore extends WebhookStore<PostgresHandlerContext> {
+  /** How long a done marker is kept: the `retentionMs` option. */
+  readonly retentionMs: number
   init(): Promise<void>
   claim(eventId: string, leaseMs: number): Promise<ClaimResult>
   extend(eventId: string, token: string, leaseMs: number): Promise<boolean>

@@ -63,7 +63,10 @@ const noop = () => {}
  * const redis = new Redis(process.env.REDIS_URL!)
  * const webhooks = createWebhooks({ secret, store: redisStore(redis, { keyPrefix: 'shop:webhooks:' }) })
  */
-export function redisStore(client: Redis | Cluster, options: RedisStoreOptions = {}): WebhookStore {
+export function redisStore(
+  client: Redis | Cluster,
+  options: RedisStoreOptions = {},
+): WebhookStore & { readonly retentionMs: number } {
   const { keyPrefix, retentionMs, commandTimeoutMs } = storeOptions(options)
 
   client.defineCommand('payhooksClaim', { numberOfKeys: 1, lua: CLAIM_SCRIPT })
@@ -75,6 +78,7 @@ export function redisStore(client: Redis | Cluster, options: RedisStoreOptions =
   const { call } = connectionDeadline(client, { timeoutMs: commandTimeoutMs, caller: 'redisStore' })
 
   return {
+    retentionMs,
     async claim(eventId, leaseMs): Promise<ClaimResult> {
       const lease = Math.ceil(checkLeaseMs(leaseMs))
       const key = keyPrefix + eventId

@@ -8,7 +8,8 @@ export interface RedisStoreOptions {
   keyPrefix?: string
   /**
    * How long a done marker is kept. At least the service's 72-hour retry window, so every retry of
-   * a handled event is recognised.
+   * a handled event is recognised. The receiver's `maxEventAgeMs` follows it: keep it as long as the
+   * oldest manual resend you want handled after an outage (7 days: `7 * 24 * 3_600_000`).
    * @default 262_800_000 (73 hours)
    */
   retentionMs?: number

@@ -15,11 +15,17 @@ describe('answerHint', () => {
       /^future_event: the event's created_at is ahead/,
     ],
     [
-      200,
-      '{"ok":true,"event_id":"evt_1","status":"stale"}',
-      /^stale: the event's created_at is older than the receiver's maxEventAgeMs/,
+      503,
+      `{"error":"future_event","message":"created_at is ahead of this receiver's clock; retry later"}`,
+      /the wall clock, even on a manual clock, so the receiver machine's clock is behind/,
     ],
-    [410, '{"error":"stale_event","message":"event older than this receiver accepts"}', /^stale: /],
+    [
+      422,
+      '{"error":"stale_event","message":"event older than this receiver accepts and not handled before; not acknowledged"}',
+      /^stale_event: the event's created_at is older than the receiver's maxEventAgeMs .* did not acknowledge it/,
+    ],
+    [200, '{"ok":true,"event_id":"evt_1","status":"parked"}', /^parked: .*payhooks dead-letters replay runs it/],
+    [200, '{"ok":true,"event_id":"evt_1","status":"stale"}', /^stale: a payhooks receiver older than stale_event/],
   ])('explains %s %s', (status, body, hint) => {
     expect(answerHint(status, body)).toMatch(hint)
   })

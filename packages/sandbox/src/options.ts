@@ -52,7 +52,9 @@ export interface SandboxOptions {
    */
   testSecret?: string
   /**
-   * Time source. `'manual'` creates a {@link createManualClock} that moves only with `sandbox.advance`.
+   * Time source of the retry schedule. `'manual'` creates a {@link createManualClock} that moves only with
+   * `sandbox.advance`. Messages are stamped `created_at` with the wall clock whatever this clock says, so a
+   * receiver on its defaults (which ages events by its own clock) answers them after any advance.
    * @default realClock
    */
   clock?: Clock | 'manual'

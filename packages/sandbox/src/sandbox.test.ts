@@ -58,9 +58,10 @@ describe('sandbox emit and delivery', () => {
       event_id: entry.eventId,
       merchant_id: 1234,
       client_id: 1234,
-      created_at: new Date(START).toISOString(),
       data: { transaction_description: 'Crème brûlée ☕', settlement_code: 'FUNDED' },
     })
+    // Stamped with the wall clock, not the manual clock (weeks behind it): the clock a receiver ages events by.
+    expect(Math.abs(Date.parse(String(request.json?.created_at)) - Date.now())).toBeLessThan(60_000)
     expect(only(entry.deliveries)).toMatchObject({ state: 'delivered', firstAttemptTime: START })
     expect(only(only(entry.deliveries).attempts)).toMatchObject({ kind: 'scheduled', retry: 0, ok: true, status: 200 })
   })
@@ -76,12 +77,10 @@ describe('sandbox emit and delivery', () => {
     ]
     const receiver = await receiverOf(async (request) => {
       const secret = sandbox.subscriptions()[0]?.signature_secret as string
-      // The manual clock started weeks before the wall clock the receiver ages events by.
-      const checked = createWebhooks({ secret, logger: { error: () => {} }, maxEventAgeMs: Infinity }).onAny(
-        (event) => {
-          handled.push(event.event_type)
-        },
-      )
+      // A receiver on its defaults: the manual clock started weeks before the wall clock it ages events by.
+      const checked = createWebhooks({ secret, logger: { error: () => {} } }).onAny((event) => {
+        handled.push(event.event_type)
+      })
       const result = await checked.receive({
         body: request.body,
         getHeader: (name) => request.headers[name] as string | undefined,
@@ -162,6 +161,37 @@ describe('sandbox scopes', () => {
 })
 
 describe('sandbox retry schedule (manual clock)', () => {
+  it('works with a receiver on its defaults after any advance: created_at is the wall clock, the manual clock moves only the retries', async () => {
+    const sandbox = sandboxOf({ clock: 'manual' })
+    let ledgerUp = false
+    const receiver = await receiverOf(async (request) => {
+      const secret = sandbox.subscriptions()[0]?.signature_secret as string
+      const webhooks = createWebhooks({ secret, logger: { error: () => {} } }).on('transaction_settled', () => {
+        if (!ledgerUp) throw new Error('ledger down')
+      })
+      const result = await webhooks.receive({
+        body: request.body,
+        getHeader: (name) => request.headers[name] as string | undefined,
+      })
+      return { status: result.status, body: result.body }
+    })
+    sandbox.subscribe({ url: receiver.url, eventTypes: ['transaction_settled'] })
+
+    await sandbox.advance(3 * HOUR)
+    const { eventId } = await sandbox.emit('transaction_settled')
+    await sandbox.advance(HOUR)
+    ledgerUp = true
+    await sandbox.advance(HOUR)
+
+    const delivery = only(sandbox.deliveries(eventId))
+    expect(delivery.attempts.map((a) => [a.status, a.response])).toEqual([
+      [500, '{"error":"handler_failed","message":"a handler failed; retry later"}'],
+      [500, '{"error":"handler_failed","message":"a handler failed; retry later"}'],
+      [200, `{"ok":true,"event_id":"${eventId}","status":"processed"}`],
+    ])
+    expect(delivery.state).toBe('delivered')
+  })
+
   it('retries hourly until the first 2XX: failing for 3 hours gives exactly 4 attempts, 1 h apart', async () => {
     const sandbox = sandboxOf()
     const receiver = await receiverOf(() => (sandbox.clock.now() - START < 3 * HOUR ? 500 : 200))

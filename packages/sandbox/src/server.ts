@@ -24,14 +24,24 @@ import { createTokenIssuer } from './tokens.js'
 import type { Sandbox } from './types.js'
 
 /**
+ * The `created_at` of every message the sandbox makes: the wall clock's now, whatever the sandbox's clock says. A
+ * receiver ages events by its own clock, so a stamp from a manual clock moved ahead would be answered 503
+ * `future_event` on every attempt, and one left behind `stale_event` once 73 hours old. The sandbox's clock drives
+ * only the retry schedule.
+ */
+function wallClockStamp(): string {
+  return new Date(Date.now()).toISOString()
+}
+
+/**
  * The static message the test endpoint sends: the sample of `eventType`, in the caller's merchant
  * context, with a fresh `event_id` (a fixed one would make every test after the first a duplicate)
- * and `created_at` the clock's now (a fixed one would be taken for a replay once it is 73 hours old).
+ * and `created_at` the wall clock's now (a fixed one would be taken for a replay once it is 73 hours old).
  */
-function testEvent(eventType: string, merchantId: number | undefined, now: number): Record<string, unknown> {
+function testEvent(eventType: string, merchantId: number | undefined): Record<string, unknown> {
   return sampleEvent(eventType, {
     eventId: `evt_test_${randomUUID()}`,
-    createdAt: new Date(now).toISOString(),
+    createdAt: wallClockStamp(),
     ...(merchantId === undefined ? {} : { merchantId }),
   })
 }
@@ -120,7 +130,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
       throw new SandboxHttpError(409, `event ${eventId} was emitted already`)
     const event = sampleEvent(eventType, {
       merchantId,
-      createdAt: new Date(clock.now()).toISOString(),
+      createdAt: wallClockStamp(),
       ...(data ? { data } : {}),
       ...(eventId ? { eventId } : {}),
     })
@@ -157,7 +167,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
         )
       }
       const secret = store.ownedWithUrl(caller, targetUrl)[0]?.signature_secret ?? credentials.testSecret
-      const body = serializeEvent(testEvent(eventType, caller.merchantId, clock.now()))
+      const body = serializeEvent(testEvent(eventType, caller.merchantId))
       const result = await postSigned(targetUrl, secret, body, deliveryTimeoutMs)
       logger?.(`test ${eventType} → ${targetUrl}: ${result.status ?? result.error}`)
       return result

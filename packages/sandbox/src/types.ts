@@ -69,7 +69,7 @@ export interface SandboxAttempt {
   signature?: string
   /**
    * What the answer means, for the answers of a payhooks receiver that the status alone does not explain: a 401
-   * (signature refused), `future_event` and `stale` (created_at outside what the receiver accepts).
+   * (signature refused), `future_event` and `stale_event` (created_at outside what the receiver accepts), `parked`.
    */
   hint?: string
 }

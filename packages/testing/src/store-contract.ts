@@ -40,11 +40,14 @@ export interface StoreContractOptions {
 
 /** Lease of the claims that must not run out during a test. */
 const LEASE_MS = 60_000
+/** The service's retry period (72 hours): a store must remember a handled event at least this long. */
+const RETRY_WINDOW_MS = 72 * 3_600_000
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /**
  * The behaviour payhooks relies on from a {@link WebhookStore}, as a vitest suite: claim atomicity,
- * owner tokens, lease expiry, lease renewal (`extend`, required here), done markers, release,
+ * owner tokens, lease expiry, lease renewal (`extend`, required here), the retention it says (`retentionMs`,
+ * required here: the receiver's `maxEventAgeMs` defaults to it), done markers, release,
  * `processing` with `retryAfterMs`, and `init`.
  * Run it from a test file against each store, with the store's real backing service. Tests of
  * methods a later `WebhookStore` gains join this suite, so every store keeps meeting them.
@@ -138,6 +141,18 @@ export function storeContract(name: string, makeStore: StoreFactory, options: St
         expect(results.filter((result) => result.status === 'claimed')).toHaveLength(1)
         expect(results.filter((result) => result.status === 'processing')).toHaveLength(claimants - 1)
       }
+    })
+
+    it('says its retention: retentionMs, whole milliseconds covering the 72-hour retry window', async () => {
+      const store = await fleet()()
+      const { retentionMs } = store
+      if (retentionMs === undefined) {
+        throw new Error(
+          `${name} has no retentionMs: the receiver's maxEventAgeMs defaults to it, so a resend the store may have forgotten is never run`,
+        )
+      }
+      expect(Number.isSafeInteger(retentionMs)).toBe(true)
+      expect(retentionMs).toBeGreaterThanOrEqual(RETRY_WINDOW_MS)
     })
 
     it('lets only the owner token complete or release a claim: a wrong token fails and changes nothing', async () => {

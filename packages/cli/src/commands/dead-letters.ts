@@ -36,7 +36,7 @@ const filterOptions: Record<string, OptionSpec> = {
   code: {
     type: 'string',
     arg: '<code>',
-    help: 'only letters parked for this reason: schema_mismatch or handler_failed',
+    help: 'only letters parked for this reason: schema_mismatch, handler_failed or stale_event',
   },
 }
 
@@ -105,10 +105,12 @@ async function withDeadLetters(ctx: Context, work: (deadLetters: DeadLetters) =>
   }
 }
 
+const DEAD_LETTER_CODES: readonly DeadLetterCode[] = ['schema_mismatch', 'handler_failed', 'stale_event']
+
 function filterOf(ctx: Context): DeadLetterFilter {
   const code = stringValue(ctx, 'code')
-  if (code !== undefined && code !== 'schema_mismatch' && code !== 'handler_failed') {
-    throw new UsageError('--code must be schema_mismatch or handler_failed')
+  if (code !== undefined && !DEAD_LETTER_CODES.includes(code as DeadLetterCode)) {
+    throw new UsageError('--code must be schema_mismatch, handler_failed or stale_event')
   }
   const eventType = stringValue(ctx, 'event-type')
   return {

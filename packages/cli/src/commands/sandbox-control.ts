@@ -116,7 +116,7 @@ const advance: CommandSpec = {
   details: [
     'Runs every send due up to then, in time order, and returns once they completed: the hourly',
     'retries of the service play out in seconds. Prints each attempt that ran with its answer (and what',
-    'a 401, future_event or stale answer means). Durations: 1h, 30m, 1h30m, 45s, 500ms, 3d.',
+    'a 401, future_event, stale_event or parked answer means). Durations: 1h, 30m, 1h30m, 45s, 500ms, 3d.',
   ],
   examples: ['payhooks sandbox advance 1h', 'payhooks sandbox advance 72h --base-url http://127.0.0.1:4010 --json'],
   options: controlOptions,

@@ -14,7 +14,9 @@ const sandbox: CommandSpec = {
     'Its dashboard (the printed address, path /) shows subscriptions, events and every attempt, live.',
     'With --manual-clock time stands still until `payhooks sandbox advance 1h` (or the dashboard) moves it,',
     'so the hourly retries play out in minutes (chaos-delayed first sends wait for it too: add --no-chaos',
-    'to see every first send at once). Listening beyond loopback (--host 0.0.0.0) puts the',
+    'to see every first send at once). The manual clock moves only the retry schedule: created_at is',
+    'always the wall clock, so a receiver on its defaults answers emits after any advance (no future_event).',
+    'Listening beyond loopback (--host 0.0.0.0) puts the',
     'control routes and the dashboard behind a token, printed at start (x-sandbox-token header).',
     'Subscriptions and their secrets live in memory and a restart makes new ones (a receiver still',
     'holding an old secret then answers 401): --state <file> keeps them in that file across restarts.',
@@ -104,7 +106,9 @@ const sandbox: CommandSpec = {
         }),
       )
     } else {
-      const clock = manualClock ? 'manual clock: payhooks sandbox advance 1h' : 'real clock'
+      const clock = manualClock
+        ? 'manual clock for the retry schedule, created_at on the wall clock: payhooks sandbox advance 1h'
+        : 'real clock'
       out(ctx, `Listening on ${url} (chaos ${chaos ? 'on' : 'off'}, ${clock}). Press Ctrl+C to stop.`)
       out(ctx, `Dashboard: ${dashboard}`)
       if (statePath !== undefined) out(ctx, `State: ${statePath} (${kept} subscription(s) restored)`)

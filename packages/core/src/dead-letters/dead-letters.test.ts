@@ -145,7 +145,7 @@ describe('deadLetterQuery', () => {
 
   it.each([
     [{ status: 'done' }, TypeError, "q: status must be 'parked', 'replayed' or 'all'"],
-    [{ code: 'oops' }, TypeError, "q: code must be 'schema_mismatch' or 'handler_failed'"],
+    [{ code: 'oops' }, TypeError, "q: code must be 'schema_mismatch', 'handler_failed' or 'stale_event'"],
     [{ limit: 0 }, RangeError, 'q: limit must be a positive integer'],
     [{ offset: 1.5 }, RangeError, 'q: offset must be >= 0'],
     [{ parkedAfter: new Date('nope') }, TypeError, 'q: parkedAfter must be a valid Date'],
@@ -297,9 +297,14 @@ describe('createWebhooks({ deadLetters })', () => {
       createdAt: undefined,
       parkedAt: new Date(Date.now() - 28 * HOUR),
     })
-    expect((await deliver(webhooks, body)).body.status).toBe('stale')
+    // A manual resend of it now is parked over the letter (never run on its own word), still replayable.
+    expect((await deliver(webhooks, body)).body.status).toBe('parked')
+    expect(await store.get('evt_old_letter')).toMatchObject({ code: 'stale_event', parkCount: 2, status: 'parked' })
     expect(runs).toEqual([])
     expect(await webhooks.replay('evt_old_letter')).toEqual({ eventId: 'evt_old_letter', status: 'processed' })
+    expect(runs).toEqual(['evt_old_letter'])
+    // Handled now: a later resend is a duplicate, and the handlers ran once.
+    expect((await deliver(webhooks, body)).body.status).toBe('duplicate')
     expect(runs).toEqual(['evt_old_letter'])
   })
 

@@ -1,5 +1,5 @@
 import { errorAnswer, ok } from '../answers.js'
-import { type HandlerError, type SchemaError, StoreError } from '../errors.js'
+import { type HandlerError, type SchemaError, type StaleEventError, StoreError } from '../errors.js'
 import { type EventHandler, report } from '../event-handler/index.js'
 import { LAST_TRIES_AFTER_MS } from '../service-contract.js'
 import { type RawBody, SIGNATURE_HEADER } from '../signature.js'
@@ -73,7 +73,10 @@ export function onLastTries(event: QueuedEvent, now = Date.now()): boolean {
 /** A delivery whose body has arrived. */
 type Received = Pick<RawDelivery, 'getHeader'> & { body: RawBody }
 
-function parkedEvent(raw: Received, error: SchemaError | HandlerError, event: QueuedEvent | undefined): ParkedEvent {
+/** An error whose event may be parked. */
+export type ParkableError = SchemaError | HandlerError | StaleEventError
+
+function parkedEvent(raw: Received, error: ParkableError, event: QueuedEvent | undefined): ParkedEvent {
   const body = typeof raw.body === 'string' ? encoder.encode(raw.body) : new Uint8Array(raw.body)
   const headers: Record<string, string> = {}
   for (const name of KEPT_HEADERS) {
@@ -99,7 +102,8 @@ function parkedEvent(raw: Received, error: SchemaError | HandlerError, event: Qu
 }
 
 /**
- * Reports `error` (a signed event refused by its schema, or whose handlers failed on the service's last tries),
+ * Reports `error` (a signed event refused by its schema, whose handlers failed on the service's last tries, or too
+ * old to run and not known as handled),
  * then parks the event in the dead-letter store. Answers 200 `parked` once a durable store holds it; otherwise
  * (a store that is not durable, or parking failed: a {@link StoreError} is reported too) the error's own answer,
  * so the service retries.
@@ -107,7 +111,7 @@ function parkedEvent(raw: Received, error: SchemaError | HandlerError, event: Qu
 export async function park(
   state: ParkState,
   raw: Received,
-  error: SchemaError | HandlerError,
+  error: ParkableError,
   event?: QueuedEvent,
   scope?: TelemetryScope,
 ): Promise<WebhookResult> {

@@ -6,7 +6,7 @@ export type NormalizedDeadLetterQuery = DeadLetterFilter &
   Required<Pick<DeadLetterQuery, 'status' | 'limit' | 'offset'>>
 
 const STATUSES = ['parked', 'replayed', 'all']
-const CODES = ['schema_mismatch', 'handler_failed']
+const CODES = ['schema_mismatch', 'handler_failed', 'stale_event']
 
 /**
  * `query` with its defaults (`status: 'parked'`, `limit: 100`, `offset: 0`), or a `TypeError`/`RangeError` naming
@@ -22,7 +22,13 @@ export function deadLetterQuery(query: DeadLetterQuery = {}, where = 'list'): No
   const status = query.status ?? 'parked'
   check(STATUSES.includes(status), where, 'status', "be 'parked', 'replayed' or 'all'", TypeError)
   if (query.code !== undefined) {
-    check(CODES.includes(query.code), where, 'code', "be 'schema_mismatch' or 'handler_failed'", TypeError)
+    check(
+      CODES.includes(query.code),
+      where,
+      'code',
+      "be 'schema_mismatch', 'handler_failed' or 'stale_event'",
+      TypeError,
+    )
   }
   if (query.eventType !== undefined) {
     check(typeof query.eventType === 'string', where, 'eventType', 'be a string', TypeError)

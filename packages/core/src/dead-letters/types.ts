@@ -2,8 +2,11 @@ import type { WebhookError } from '../errors.js'
 
 type MaybePromise<T> = T | Promise<T>
 
-/** Why an event was parked: its schema refused it, or its handlers failed on the service's last tries. */
-export type DeadLetterCode = 'schema_mismatch' | 'handler_failed'
+/**
+ * Why an event was parked: its schema refused it, its handlers failed on the service's last tries, or it arrived
+ * older than `maxEventAgeMs` and not known as handled (`stale_event`: a manual resend after a long outage).
+ */
+export type DeadLetterCode = 'schema_mismatch' | 'handler_failed' | 'stale_event'
 
 /** What the receiver hands {@link DeadLetterStore.park}: one signed event it could not handle. */
 export interface ParkedEvent {

@@ -50,6 +50,16 @@ export function storeTests(fleet: (namespace?: string) => Fleet): void {
     expect(typeof store.durable).toBe('boolean')
   })
 
+  it('keeps letters of every code the receiver parks with, and lists them by code', async () => {
+    const store = await fleet()()
+    const codes = ['schema_mismatch', 'handler_failed', 'stale_event'] as const
+    for (const code of codes) await store.park(parked(`evt_code_${code}`, { code }))
+    for (const code of codes) {
+      expect((await store.get(`evt_code_${code}`))?.code).toBe(code)
+      expect((await store.list({ code })).map((letter) => letter.eventId)).toEqual([`evt_code_${code}`])
+    }
+  })
+
   it('parks an event again in place: one letter, the latest bytes and reason, the first time kept, the count up', async () => {
     const store = await fleet()()
     await store.park(parked('evt_again'))

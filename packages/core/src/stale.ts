@@ -1,0 +1,57 @@
+import { errorAnswer, inProgress, ok } from './answers.js'
+import { type ParkState, park } from './dead-letters/index.js'
+import { type DispatchState, initStore, LazyAbortController, releaseClaim, storeCall } from './dispatch.js'
+import { type StaleEventError, StoreError } from './errors.js'
+import { report } from './event-handler/index.js'
+import type { RawBody } from './signature.js'
+import type { ClaimResult } from './store.js'
+import type { TelemetryScope } from './telemetry.js'
+import type { RawDelivery, WebhookResult } from './types.js'
+
+/** What answering an old event needs: the store to ask, and the dead-letter store to park it in. */
+export interface StaleState extends DispatchState, ParkState {}
+
+/** The answer to an old event, and how the delivery ended when not in failure. */
+export interface StaleAnswer {
+  result: WebhookResult
+  outcome: 'duplicate' | 'in_progress' | 'parked' | undefined
+}
+
+/**
+ * The answer to a signed event older than `maxEventAgeMs`. One the store knows as handled is a duplicate (2XX);
+ * any other is never acknowledged unhandled: under a claim (so a concurrent delivery cannot run it meanwhile), it
+ * is parked when a dead-letter store is configured (200 `parked` once a durable one holds it), else refused 422
+ * `stale_event`, so the service keeps it; then the claim is released, so a replay runs it. Only this path asks the
+ * store: fresh events pay nothing for it. Rejects with a {@link StoreError} when the store cannot be asked.
+ */
+export async function staleAnswer(
+  state: StaleState,
+  received: Pick<RawDelivery, 'getHeader'> & { body: RawBody },
+  error: StaleEventError,
+  scope: TelemetryScope | undefined,
+): Promise<StaleAnswer> {
+  const { event } = error
+  const { event_id: eventId, event_type: eventType } = event
+  if (!state.initialized) await initStore(state, event, scope)
+  let claim: ClaimResult
+  try {
+    claim = await storeCall(scope, 'claim', () => state.store.claim(eventId, state.leaseMs))
+  } catch (cause) {
+    throw new StoreError('claim', cause, eventId, eventType)
+  }
+  if (claim.status === 'done') return { result: ok(eventId, 'duplicate'), outcome: 'duplicate' }
+  if (claim.status === 'processing') {
+    return { result: inProgress(eventId, claim.retryAfterMs), outcome: 'in_progress' }
+  }
+  const run = { eventId, eventType, token: claim.token, controller: new LazyAbortController() }
+  try {
+    if (state.deadLetters) {
+      const result = await park(state, received, error, event, scope)
+      return { result, outcome: result.status === 200 ? 'parked' : undefined }
+    }
+    report(state.eventHandler, error)
+    return { result: errorAnswer(error), outcome: undefined }
+  } finally {
+    await releaseClaim(state, run, scope)
+  }
+}
