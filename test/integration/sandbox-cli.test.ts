@@ -184,6 +184,16 @@ describe('payhooks sandbox --manual-clock and sandbox advance', () => {
       }
       expect(loaded).toContain('/_sandbox/ui/core/service-contract.js')
       expect(loaded.size).toBeGreaterThan(2)
+      // Core ships CommonJS beside its ES modules: the browser must get the ES one, which runs as a module.
+      const contract = await call(started.url, 'GET', '/_sandbox/ui/core/service-contract.js')
+      const contractFile = join(dir, 'service-contract.mjs')
+      await writeFile(contractFile, contract.text)
+      const imported = spawnSync(
+        process.execPath,
+        ['--input-type=module', '-e', `console.log((await import(process.argv[1])).RETRY_HOURS)`, contractFile],
+        { encoding: 'utf8' },
+      )
+      expect({ stdout: imported.stdout, stderr: imported.stderr }).toEqual({ stdout: '72\n', stderr: '' })
     } finally {
       child.kill('SIGTERM')
       await exited(child)

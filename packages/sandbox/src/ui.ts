@@ -2,7 +2,6 @@
 // scripts read everything from the guarded control routes and the event stream.
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import { RETRY_INTERVAL_MS, RETRY_WINDOW_MS } from '@payhooks/core'
 
 /** Where the browser finds the service contract the dashboard's modules import (no bundler: an import map). */
@@ -217,7 +216,8 @@ table.attempts { width: 100%; border-collapse: collapse; font-size: 12.5px; font
 // The browser modules: tsc compiles src/dashboard-client (tsconfig.dashboard.json) into dist/dashboard-client,
 // which this path reaches from src/ (tests) and dist/ (the package) alike. Read on first request, then kept.
 const CLIENT_DIR = new URL('../dist/dashboard-client/', import.meta.url)
-const CONTRACT_FILE = createRequire(import.meta.url).resolve('@payhooks/core/service-contract')
+// Resolved as an import, not require: core also ships CommonJS (dist/cjs), which a browser cannot run.
+const CONTRACT_FILE = new URL(import.meta.resolve('@payhooks/core/service-contract'))
 const scripts = new Map<string, string | undefined>()
 
 function script(file: string | URL): string | undefined {

@@ -1,0 +1,4 @@
+import express from 'express'
+import { receiveSignedEvent } from './receive'
+
+receiveSignedEvent(express()).then(console.log)

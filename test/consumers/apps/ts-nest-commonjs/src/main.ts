@@ -1,0 +1,4 @@
+import * as express from 'express'
+import { receiveSignedEvent } from './receive'
+
+receiveSignedEvent(express()).then(console.log)
