@@ -25,6 +25,24 @@ storeContract('memoryStore', (namespace) => {
   return store
 })
 
+// A store written before body digests: it drops claim's third argument and answers none, and still meets the
+// contract, the receiver answering copies with other bytes as plain duplicates.
+const legacyFleets = new Map<string, WebhookStore>()
+storeContract(
+  'a store without digests',
+  (namespace) => {
+    const inner = legacyFleets.get(namespace) ?? memoryStore()
+    legacyFleets.set(namespace, inner)
+    return {
+      claim: (eventId, leaseMs) => inner.claim(eventId, leaseMs),
+      extend: (eventId, token, leaseMs) => inner.extend(eventId, token, leaseMs),
+      complete: (eventId, token) => inner.complete(eventId, token),
+      release: (eventId, token) => inner.release(eventId, token),
+    }
+  },
+  { digests: false },
+)
+
 // Each instance on its own connection, as in separate processes.
 const clients: Redis[] = []
 storeContract('redisStore', (namespace) => {
