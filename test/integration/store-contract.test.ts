@@ -1,5 +1,5 @@
 // The store contract of @payhooks/testing against every store payhooks ships, each on its real backing.
-import { memoryStore, type WebhookStore } from '@payhooks/core'
+import { type MemoryStore, memoryStore, type WebhookStore } from '@payhooks/core'
 import { postgresStore } from '@payhooks/postgres'
 import { redisStore } from '@payhooks/redis'
 import { storeContract } from '@payhooks/testing/store-contract'
@@ -27,7 +27,7 @@ storeContract('memoryStore', (namespace) => {
 
 // A store written before body digests: it drops claim's third argument and answers none, and still meets the
 // contract, the receiver answering copies with other bytes as plain duplicates.
-const legacyFleets = new Map<string, WebhookStore>()
+const legacyFleets = new Map<string, MemoryStore>()
 storeContract(
   'a store without digests',
   (namespace) => {
