@@ -4,6 +4,7 @@ import { sampleEvent, signedDelivery } from '@payhooks/testing'
 import { describe, expect, it } from 'vitest'
 import { nodeCryptoProvider } from './crypto/node-crypto-provider.js'
 import { subtleCryptoProvider } from './crypto/subtle-crypto-provider.js'
+import { memoryDeadLetterStore } from './dead-letters/index.js'
 import { EventConflictError, type WebhookError } from './errors.js'
 import type { LogFields } from './log.js'
 import { type ClaimResult, memoryStore, type WebhookStore } from './store.js'
@@ -204,5 +205,38 @@ describe('createWebhooks: a copy of a handled event with other bytes', () => {
     expect(JSON.parse(copy.body)).toMatchObject({ status: 'duplicate' })
     expect(runs).toEqual([100])
     expect(errors).toEqual([])
+  })
+
+  it('reports a dead letter replayed after the event was handled with other bytes: a duplicate, not run', async () => {
+    const deadLetters = memoryDeadLetterStore()
+    const errors: WebhookError[] = []
+    const runs: number[] = []
+    const webhooks = createWebhooks({ secret, store: memoryStore(), deadLetters })
+    webhooks.on('transaction_settled', (event) => {
+      runs.push(event.data.settlement_amount)
+    })
+    webhooks.onError((error) => errors.push(error))
+    const handled = JSON.stringify(settled(100))
+    const parked = JSON.stringify(settled(999))
+    expect((await deliver(webhooks, handled)).status).toBe(200)
+    const { headers } = await signedDelivery(parked, secret)
+    await deadLetters.park({
+      eventId: 'evt_conflict',
+      eventType: 'transaction_settled',
+      body: new TextEncoder().encode(parked),
+      headers: { ...headers },
+      code: 'handler_failed',
+      reason: 'handler failed',
+      createdAt: undefined,
+      parkedAt: new Date(),
+    })
+    expect(await webhooks.replay('evt_conflict')).toEqual({ eventId: 'evt_conflict', status: 'duplicate' })
+    expect(runs).toEqual([100])
+    expect(errors).toHaveLength(1)
+    expect(errors[0]).toMatchObject({
+      code: 'event_conflict',
+      receivedDigest: sha(parked),
+      handledDigest: sha(handled),
+    })
   })
 })
