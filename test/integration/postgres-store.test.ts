@@ -3,9 +3,10 @@
 import { randomUUID } from 'node:crypto'
 import { createWebhooks, type StoreError, type WebhookError } from '@payhooks/core'
 import { postgresStore } from '@payhooks/postgres'
-import { sampleEvent, signedDelivery } from '@payhooks/testing'
+import { signedDelivery } from '@payhooks/testing'
 import pg from 'pg'
 import { afterAll, describe, expect, it, vi } from 'vitest'
+import { settledBody } from '../fixtures/bodies.js'
 import { freePort } from '../fixtures/own-redis.js'
 import { databaseUrl, runMigration } from '../fixtures/postgres.js'
 
@@ -40,7 +41,7 @@ function receiver(table: string, options: { leaseMs?: number; deadlineMs?: numbe
 }
 
 async function deliver(webhooks: ReturnType<typeof receiver>['webhooks'], eventId: string) {
-  const { body, headers } = await signedDelivery(sampleEvent('transaction_settled', { eventId }), secret)
+  const { body, headers } = await signedDelivery(settledBody(eventId), secret)
   const result = await webhooks.receive({
     method: 'POST',
     body,
@@ -195,11 +196,12 @@ describe('postgresStore: writes and done marker in one transaction', () => {
 })
 
 describe('postgresStore: table and retention', () => {
-  it('works on the table the shipped migration creates, with createTable: false, and init() makes the same table', async () => {
+  it('works on the table the shipped migrations create, with createTable: false, and init() makes the same table', async () => {
     const schema = `mig_${randomUUID().replaceAll('-', '').slice(0, 12)}`
     await admin.query(`CREATE SCHEMA ${schema}`)
     try {
       await runMigration(admin, schema, '001_payhooks_events.sql')
+      await runMigration(admin, schema, '004_payhooks_events_body_digest.sql')
       const migrated = postgresStore(newPool(), { table: `${schema}.payhooks_events`, createTable: false })
       await migrated.init()
       const claim = await migrated.claim('evt_migrated', 60_000)
@@ -217,7 +219,7 @@ describe('postgresStore: table and retention', () => {
           )
         ).rows
       expect(await columns('payhooks_events')).toEqual(await columns('created_by_init'))
-      expect(await columns('payhooks_events')).toHaveLength(3)
+      expect(await columns('payhooks_events')).toHaveLength(4)
 
       await expect(postgresStore(newPool(), { table: `${schema}.missing`, createTable: false }).init()).rejects.toThrow(
         /does not exist/,

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto'
 import { createWebhooks, DEFAULT_RETENTION_MS, StoreError, type WebhookError, type WebhookStore } from '@payhooks/core'
 import { redisStore } from '@payhooks/redis'
-import { sampleEvent, signedDelivery } from '@payhooks/testing'
+import { signedDelivery } from '@payhooks/testing'
 import { Redis, type RedisOptions } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { settledBody } from '../fixtures/bodies.js'
 import { type OwnRedis, ownRedis } from '../fixtures/own-redis.js'
 
 const REDIS_URL = process.env.REDIS_URL
@@ -188,7 +189,7 @@ describe('redisStore when Redis is down or slow (own redis-server)', () => {
       })
       .onError((error) => errors.push(error))
     const deliver = async (eventId: string) => {
-      const { body, headers } = await signedDelivery(sampleEvent('transaction_settled', { eventId }), secret)
+      const { body, headers } = await signedDelivery(settledBody(eventId), secret)
       const result = await webhooks.receive({
         method: 'POST',
         body,

@@ -33,8 +33,9 @@ async function expectScenario(report: RuntimeReport, runtime: RegExp) {
   expect(report.duplicate).toEqual({ status: 200, body: `{"ok":true,"event_id":"${EVENT_ID}","status":"duplicate"}` })
   expect(report.tampered.status).toBe(401)
   expect(JSON.parse(report.tampered.body)).toMatchObject({ error: 'invalid_signature' })
+  expect(report.conflict).toEqual(report.duplicate)
   expect(report.handled).toEqual([{ eventId: EVENT_ID, transactionId: 'txn_runtime_1', amount: 10.3 }])
-  expect(report.errors).toEqual(['401 invalid_signature'])
+  expect(report.errors).toEqual(['401 invalid_signature', '200 event_conflict'])
 }
 
 /** Posts to a running example and returns the status and parsed answer. */

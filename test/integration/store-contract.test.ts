@@ -1,5 +1,5 @@
 // The store contract of @payhooks/testing against every store payhooks ships, each on its real backing.
-import { memoryStore, type WebhookStore } from '@payhooks/core'
+import { type MemoryStore, memoryStore, type WebhookStore } from '@payhooks/core'
 import { postgresStore } from '@payhooks/postgres'
 import { redisStore } from '@payhooks/redis'
 import { storeContract } from '@payhooks/testing/store-contract'
@@ -24,6 +24,25 @@ storeContract('memoryStore', (namespace) => {
   memoryFleets.set(namespace, store)
   return store
 })
+
+// A store written before body digests: it drops claim's third argument and answers none, and still meets the
+// contract, the receiver answering copies with other bytes as plain duplicates.
+const legacyFleets = new Map<string, MemoryStore>()
+storeContract(
+  'a store without digests',
+  (namespace) => {
+    const inner = legacyFleets.get(namespace) ?? memoryStore()
+    legacyFleets.set(namespace, inner)
+    return {
+      retentionMs: inner.retentionMs,
+      claim: (eventId, leaseMs) => inner.claim(eventId, leaseMs),
+      extend: (eventId, token, leaseMs) => inner.extend(eventId, token, leaseMs),
+      complete: (eventId, token) => inner.complete(eventId, token),
+      release: (eventId, token) => inner.release(eventId, token),
+    }
+  },
+  { digests: false },
+)
 
 // Each instance on its own connection, as in separate processes.
 const clients: Redis[] = []

@@ -40,6 +40,8 @@ export interface RuntimeReport {
   valid: Answer
   duplicate: Answer
   tampered: Answer
+  /** Other bytes under the handled event_id, validly signed: a duplicate, reported as an event_conflict. */
+  conflict: Answer
   /** What the typed handler saw, one entry per run. */
   handled: { eventId: string; transactionId: string; amount: number }[]
   /** What `onError` was given, as `status code`. */
@@ -71,18 +73,20 @@ export async function runScenario(url = 'http://localhost/webhooks'): Promise<Ru
     webhooks.onError((error) => errors.push(`${error.status} ${error.code}`))
 
     const signature = await sign(SECRET, BODY)
-    const post = async (body: string): Promise<Answer> => {
+    const post = async (body: string, signed = signature): Promise<Answer> => {
       const request = new Request(url, {
         method: 'POST',
         body,
-        headers: { 'content-type': 'application/json', 'service-hmac-sha256': signature },
+        headers: { 'content-type': 'application/json', 'service-hmac-sha256': signed },
       })
       const response = await webhooks.handle(request)
       return { status: response.status, body: await response.text() }
     }
     const valid = await post(BODY)
     const duplicate = await post(BODY)
-    const tampered = await post(BODY.replace('"settlement_amount":10.3', '"settlement_amount":1030'))
+    const changed = BODY.replace('"settlement_amount":10.3', '"settlement_amount":1030')
+    const tampered = await post(changed)
+    const conflict = await post(changed, await sign(SECRET, changed))
     return {
       runtime: navigator.userAgent,
       hasProcess: 'process' in globalThis,
@@ -91,6 +95,7 @@ export async function runScenario(url = 'http://localhost/webhooks'): Promise<Ru
       valid,
       duplicate,
       tampered,
+      conflict,
       handled,
       errors,
     }

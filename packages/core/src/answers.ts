@@ -30,6 +30,7 @@ const ANSWER_MESSAGES: Record<WebhookErrorCode, string> = {
   incomplete_body: 'request body ended before it was complete',
   stale_event: 'event older than this receiver accepts and not handled before; not acknowledged',
   future_event: "created_at is ahead of this receiver's clock; retry later",
+  event_conflict: 'event already handled',
 }
 
 /**
@@ -69,6 +70,10 @@ export function inProgress(eventId: string, retryAfterMs: number | undefined): W
  */
 export function errorAnswer(error: WebhookError): WebhookResult {
   const code = error.code
+  // A conflicting copy is answered as a plain one would be.
+  if (code === 'event_conflict') {
+    return error.status === 200 ? ok(error.eventId ?? '', 'duplicate') : inProgress(error.eventId ?? '', undefined)
+  }
   const headers: Record<string, string> = { 'content-type': CONTENT_TYPE }
   if (code === 'method_not_allowed') headers.allow = 'POST'
   else if (RETRY_LATER.has(code)) headers['retry-after'] = RETRY_AFTER_SECONDS

@@ -1,4 +1,4 @@
-import { ClosingError, HandlerError, InternalError, StoreError, WebhookError } from './errors.js'
+import { ClosingError, EventConflictError, HandlerError, InternalError, StoreError, WebhookError } from './errors.js'
 import { type EventHandler, report, runHandlers } from './event-handler/index.js'
 import type { ClaimResult, TransactionOutcome, WebhookStore } from './store.js'
 import type { StoreOperation, TelemetryScope } from './telemetry.js'
@@ -89,6 +89,8 @@ export interface Attempt {
   answered: boolean
   /** Telemetry of this delivery or dispatch: store calls and handlers run through it. */
   scope?: TelemetryScope | undefined
+  /** Digest of the body the event came in (none for a queue worker's event): claimed with, and checked against. */
+  digest?: string | undefined
 }
 
 /** Stops renewing a claim; idempotent. */
@@ -119,7 +121,10 @@ export function dispatch(
   let claim: ClaimResult | PromiseLike<ClaimResult>
   const claimedAt = Date.now()
   try {
-    claim = scope ? scope.store('claim', () => store.claim(eventId, leaseMs)) : store.claim(eventId, leaseMs)
+    const digest = attempt.digest
+    claim = scope
+      ? scope.store('claim', () => store.claim(eventId, leaseMs, digest))
+      : store.claim(eventId, leaseMs, digest)
   } catch (cause) {
     throw new StoreError('claim', cause, eventId, eventType)
   }
@@ -151,10 +156,22 @@ export function storeCall<T>(scope: TelemetryScope | undefined, operation: Store
   return scope ? scope.store(operation, call) : call()
 }
 
-/** The outcome when the claim is not this delivery's, else the run that now holds it. */
-function runOf(event: QueuedEvent, claim: ClaimResult): DispatchOutcome | Run {
-  if (claim.status === 'done') return { status: 'duplicate' }
-  if (claim.status === 'processing') return { status: 'in_progress', retryAfterMs: claim.retryAfterMs }
+/**
+ * The outcome when the claim is not this delivery's (reporting a copy whose body differs from the one handled),
+ * else the run that now holds it.
+ */
+function runOf(state: DispatchState, event: QueuedEvent, attempt: Attempt, claim: ClaimResult): DispatchOutcome | Run {
+  if (claim.status !== 'claimed') {
+    const { digest: handled } = claim
+    const received = attempt.digest
+    const inProgress = claim.status === 'processing'
+    if (handled !== undefined && received !== undefined && handled !== received) {
+      const conflict = new EventConflictError(event.event_id, event.event_type, received, handled, inProgress)
+      attempt.scope?.conflict?.(conflict)
+      report(state.eventHandler, conflict)
+    }
+    return inProgress ? { status: 'in_progress', retryAfterMs: claim.retryAfterMs } : { status: 'duplicate' }
+  }
   return {
     eventId: event.event_id,
     eventType: event.event_type,
@@ -170,7 +187,7 @@ function afterClaim(
   claim: ClaimResult,
   claimedAt: number,
 ): DispatchOutcome | Promise<DispatchOutcome> {
-  const run = runOf(event, claim)
+  const run = runOf(state, event, attempt, claim)
   if ('status' in run) return run
   const scope = attempt.scope
   if (state.stopped) return stopped(state, run, scope)
@@ -280,11 +297,11 @@ async function dispatchAsync(state: DispatchState, event: QueuedEvent, attempt: 
   let claim: ClaimResult
   const claimedAt = Date.now()
   try {
-    claim = await storeCall(scope, 'claim', () => store.claim(eventId, leaseMs))
+    claim = await storeCall(scope, 'claim', () => store.claim(eventId, leaseMs, attempt.digest))
   } catch (cause) {
     throw new StoreError('claim', cause, eventId, eventType)
   }
-  const run = runOf(event, claim)
+  const run = runOf(state, event, attempt, claim)
   if ('status' in run) return run
   if (state.stopped) return stopped(state, run, scope)
   state.runs.add(run)

@@ -19,6 +19,7 @@ export type WebhookErrorCode =
   | 'incomplete_body'
   | 'stale_event'
   | 'future_event'
+  | 'event_conflict'
 
 /**
  * Base class of every failure payhooks reports to `onError`. `status` is what the service was (or
@@ -280,6 +281,37 @@ export class FutureEventError extends WebhookError {
       'future_event',
       503,
       `${eventType} ${eventId} created at ${createdAt} is ${Math.round(aheadMs / 1000)} s ahead of this receiver's clock, more than maxClockSkewMs`,
+      eventId,
+      eventType,
+    )
+  }
+}
+
+/**
+ * A validly signed delivery whose `event_id` was handled already (or is being handled) with a body of other bytes.
+ * It is answered exactly as a plain copy would be: 200 `duplicate` (`status` 200), or 409 while the first body's
+ * handlers still run (`status` 409); no handler runs for it, and this error is reported besides. The service signs
+ * each delivery of an event from one stored body, so two bodies under one id mean the sender changed the event,
+ * or reused an id: compare the two with what the service holds for the event. Carries both body digests (the
+ * first 16 bytes of SHA-256 of the exact bytes, as 32 hex characters: the start of `sha256sum`'s output), never
+ * the bodies.
+ */
+export class EventConflictError extends WebhookError {
+  override name = 'EventConflictError'
+  constructor(
+    eventId: string,
+    eventType: string,
+    /** Digest of this delivery's body. */
+    readonly receivedDigest: string,
+    /** Digest of the body the event was (or is being) handled with. */
+    readonly handledDigest: string,
+    /** True when the first body's handlers were still running (answered 409), false when they were done (200). */
+    readonly inProgress: boolean,
+  ) {
+    super(
+      'event_conflict',
+      inProgress ? 409 : 200,
+      `${eventType} ${eventId} received with a body (sha256 ${receivedDigest}) other than the one ${inProgress ? 'being handled' : 'handled'} (sha256 ${handledDigest}); answered as a duplicate, handlers not run`,
       eventId,
       eventType,
     )

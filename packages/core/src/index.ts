@@ -19,6 +19,7 @@ export {
   BodyTimeoutError,
   ClosingError,
   DeadlineError,
+  EventConflictError,
   FutureEventError,
   HandlerError,
   IncompleteBodyError,

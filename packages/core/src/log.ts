@@ -75,6 +75,11 @@ export function errorFields(error: WebhookError): LogFields {
   const operation = (error as { operation?: unknown }).operation
   if (typeof operation === 'string') fields.operation = operation
   if ((error as { afterResponse?: unknown }).afterResponse === true) fields.after_response = true
+  if (error.code === 'event_conflict') {
+    const conflict = error as { receivedDigest?: unknown; handledDigest?: unknown }
+    if (typeof conflict.receivedDigest === 'string') fields.received_digest = conflict.receivedDigest
+    if (typeof conflict.handledDigest === 'string') fields.handled_digest = conflict.handledDigest
+  }
   return fields
 }
 

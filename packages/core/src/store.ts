@@ -1,15 +1,19 @@
 import { createLog, type Logger } from './log.js'
+import { type Marker, marker, markerDigest, markerExpiry } from './memory-marker.js'
 import { RETRY_INTERVAL_MS, RETRY_WINDOW_MS } from './service-contract.js'
 import { check, inRange } from './validations.js'
 
-/** Outcome of {@link WebhookStore.claim}. */
+/**
+ * Outcome of {@link WebhookStore.claim}. `digest`, on `done` and `processing`, is the body digest the claim that
+ * handled (or is handling) the event was made with, from a store that keeps it; absent otherwise.
+ */
 export type ClaimResult =
   /** This delivery owns the event until `complete`, `release` or the lease runs out. */
   | { status: 'claimed'; token: string }
   /** The event was handled already: answer 2XX without running handlers. */
-  | { status: 'done' }
+  | { status: 'done'; digest?: string }
   /** Another delivery holds a live claim; `retryAfterMs` is how long its lease still runs, when known. */
-  | { status: 'processing'; retryAfterMs?: number }
+  | { status: 'processing'; retryAfterMs?: number; digest?: string }
 
 type MaybePromise<T> = T | Promise<T>
 
@@ -49,8 +53,15 @@ export interface WebhookStore<Context extends object = {}> {
   /**
    * Atomically claims `eventId` for `leaseMs` milliseconds, unless it is done or claimed by a live
    * holder.
+   *
+   * `digest` identifies the delivery's exact body: the first 16 bytes of its SHA-256, as 32 lower-case hex
+   * characters (absent when the caller has no body, such as a queue worker). A store that supports conflict
+   * detection keeps it with the claim it makes, then with the done marker that claim's `complete` (or
+   * `transaction`) writes, and returns the kept one as `digest` when it answers `done` or `processing`; the
+   * receiver then reports a copy of the event with other bytes as an `EventConflictError`. A store that
+   * ignores it keeps working, without that report.
    */
-  claim(eventId: string, leaseMs: number): MaybePromise<ClaimResult>
+  claim(eventId: string, leaseMs: number, digest?: string): MaybePromise<ClaimResult>
   /**
    * Renews the claim for `leaseMs` milliseconds from now if `token` still holds it; returns false when
    * it no longer does (the lease ran out and another delivery claimed the event, or it was released or
@@ -61,7 +72,8 @@ export interface WebhookStore<Context extends object = {}> {
   extend?(eventId: string, token: string, leaseMs: number): MaybePromise<boolean>
   /**
    * Marks the event done (kept for the store's retention, at least the service's 72-hour retry
-   * window) if `token` still holds its claim. Returns false when the claim was lost.
+   * window) if `token` still holds its claim, keeping the claim's `digest` with the marker. Returns false when
+   * the claim was lost.
    */
   complete(eventId: string, token: string): MaybePromise<boolean>
   /** Drops the claim, if `token` still holds it, so a later delivery runs the handlers again. */
@@ -86,7 +98,7 @@ export interface WebhookStore<Context extends object = {}> {
 
 /** The store {@link memoryStore} returns: synchronous, and it tells its size. */
 export interface MemoryStore extends WebhookStore {
-  claim(eventId: string, leaseMs: number): ClaimResult
+  claim(eventId: string, leaseMs: number, digest?: string): ClaimResult
   extend(eventId: string, token: string, leaseMs: number): boolean
   complete(eventId: string, token: string): boolean
   release(eventId: string, token: string): boolean
@@ -106,7 +118,7 @@ export interface MemoryStoreOptions {
   retentionMs?: number
   /**
    * Most done markers remembered at once, so memory stays bounded whatever the traffic (about 200 bytes
-   * per entry). At least the `maxEntries / 2` most recent are always remembered; older ones are forgotten
+   * per entry, the body digest included). At least the `maxEntries / 2` most recent are always remembered; older ones are forgotten
    * in bulk, oldest half first, and the `logger` is told once if that happens before their retention
    * ends. Claims in progress are counted apart and never forgotten while their lease runs.
    * @default 100_000
@@ -130,6 +142,7 @@ export const DEFAULT_RETENTION_MS = RETRY_WINDOW_MS + RETRY_INTERVAL_MS
 interface Claim {
   token: string
   expiresAt: number
+  digest: string | undefined
 }
 
 // Tokens never leave the process, so a counter is unique enough and far cheaper than random bytes.
@@ -168,8 +181,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   // per call once the store is full. When the young generation fills half the budget it becomes the old
   // one and the old one is dropped. Markers expire in the order they are written, so the newest one
   // tells whether a dropped generation still held markers within their retention.
-  let young = new Map<string, number>()
-  let old = new Map<string, number>()
+  let young = new Map<string, Marker>()
+  let old = new Map<string, Marker>()
   let youngNewest = 0
   let oldNewest = 0
   let warned = false
@@ -177,18 +190,19 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
 
   // A marker holds its expiry in whole seconds (rounded up) from the store's start: a small integer V8 keeps in
   // the Map itself, where milliseconds since 1970 would be a heap number allocated, kept and traced per marker.
+  // With a body digest it is one short string (see memory-marker.ts).
   const start = now()
-  const isDone = (eventId: string, at: number): boolean => {
+  const doneMarker = (eventId: string, at: number): Marker | undefined => {
     let map = young
-    let expiresAt = young.get(eventId)
-    if (expiresAt === undefined) {
+    let found = young.get(eventId)
+    if (found === undefined) {
       map = old
-      expiresAt = old.get(eventId)
-      if (expiresAt === undefined) return false
+      found = old.get(eventId)
+      if (found === undefined) return undefined
     }
-    if (expiresAt * 1000 + start > at) return true
+    if (markerExpiry(found) * 1000 + start > at) return found
     map.delete(eventId)
-    return false
+    return undefined
   }
   const liveClaim = (eventId: string, at: number): Claim | undefined => {
     const claim = claims.get(eventId)
@@ -206,7 +220,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     for (const [eventId, claim] of claims) if (claim.expiresAt <= at) claims.delete(eventId)
     sweepAt = Math.max(maxEntries, claims.size * 2)
   }
-  const remember = (eventId: string, at: number) => {
+  const remember = (eventId: string, at: number, digest: string | undefined) => {
     if (young.size >= generationSize) {
       if (old.size > 0 && oldNewest > at && !warned) {
         warned = true
@@ -220,7 +234,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       young = new Map()
     }
     youngNewest = at + retentionMs
-    young.set(eventId, Math.ceil((youngNewest - start) / 1000))
+    young.set(eventId, marker(Math.ceil((youngNewest - start) / 1000), digest))
   }
 
   const store: MemoryStore = {
@@ -228,14 +242,23 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     get size() {
       return claims.size + young.size + old.size
     },
-    claim(eventId, leaseMs) {
+    claim(eventId, leaseMs, digest) {
       const at = now()
       const claim = liveClaim(eventId, at)
-      if (claim !== undefined) return { status: 'processing', retryAfterMs: claim.expiresAt - at }
-      if (isDone(eventId, at)) return { status: 'done' }
+      if (claim !== undefined) {
+        const retryAfterMs = claim.expiresAt - at
+        return claim.digest === undefined
+          ? { status: 'processing', retryAfterMs }
+          : { status: 'processing', retryAfterMs, digest: claim.digest }
+      }
+      const done = doneMarker(eventId, at)
+      if (done !== undefined) {
+        const kept = markerDigest(done)
+        return kept === undefined ? { status: 'done' } : { status: 'done', digest: kept }
+      }
       if (claims.size >= sweepAt) sweepClaims(at)
       const token = `${++tokenCounter}`
-      claims.set(eventId, { token, expiresAt: at + leaseMs })
+      claims.set(eventId, { token, expiresAt: at + leaseMs, digest })
       return { status: 'claimed', token }
     },
     extend(eventId, token, leaseMs) {
@@ -247,9 +270,10 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     },
     complete(eventId, token) {
       const at = now()
-      if (held(eventId, token, at) === undefined) return false
+      const claim = held(eventId, token, at)
+      if (claim === undefined) return false
       claims.delete(eventId)
-      remember(eventId, at)
+      remember(eventId, at, claim.digest)
       return true
     },
     release(eventId, token) {

@@ -1,4 +1,4 @@
-import type { WebhookError } from './errors.js'
+import type { EventConflictError, WebhookError } from './errors.js'
 
 /** Trace context headers (W3C `traceparent`, `tracestate`, `baggage`) a queue carries with an event. */
 export type TraceCarrier = Record<string, string>
@@ -44,6 +44,12 @@ export interface TelemetryScope {
   handler<T>(run: HandlerRun, call: () => T): T
   /** In queue mode: the trace context the queue carries with the event, so its dispatch can link back. */
   carrier(): TraceCarrier | undefined
+  /**
+   * The event was handled (or is being handled) with a body other than this delivery's: it is answered as a
+   * duplicate (or in progress) and `error` is reported besides (also through {@link Telemetry.failure}).
+   * Optional, for implementations written before it.
+   */
+  conflict?(error: EventConflictError): void
   end(outcome: TelemetryOutcome): void
 }
 

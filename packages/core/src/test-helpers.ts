@@ -11,7 +11,10 @@ export function gate() {
   return { promise, open }
 }
 
-/** Receives a `transaction_settled` event with id `eventId`, signed with `secret`. */
+/** One body per event id: the service resends the bytes it stored, and other bytes would be a conflicting copy. */
+const bodies = new Map<string, string>()
+
+/** Receives a `transaction_settled` event with id `eventId`, signed with `secret`; the same bytes each time. */
 export async function deliverSettled(
   webhooks: {
     receive(delivery: {
@@ -23,6 +26,11 @@ export async function deliverSettled(
   eventId: string,
   secret: string,
 ): Promise<WebhookResult> {
-  const { body, headers } = await signedDelivery(sampleEvent('transaction_settled', { eventId }), secret)
+  let event = bodies.get(eventId)
+  if (event === undefined) {
+    event = JSON.stringify(sampleEvent('transaction_settled', { eventId }))
+    bodies.set(eventId, event)
+  }
+  const { body, headers } = await signedDelivery(event, secret)
   return webhooks.receive({ method: 'POST', body, getHeader: (name) => (headers as Record<string, string>)[name] })
 }

@@ -24,7 +24,7 @@ import { createEventHandler, on, onAny, onError, report } from './event-handler/
 import { createLog } from './log.js'
 import { eventSchemas, type SchemaMap } from './schemas.js'
 import { ANSWER_LIMIT_MS, RETRY_WINDOW_MS } from './service-contract.js'
-import type { RawBody } from './signature.js'
+import { cryptoProvider, type RawBody } from './signature.js'
 import { staleAnswer } from './stale.js'
 import { DEFAULT_RETENTION_MS, memoryStore, type WebhookStore } from './store.js'
 import type { TelemetryScope } from './telemetry.js'
@@ -138,6 +138,24 @@ function afterVerify(
   delivery.event = event
   scope?.event(event)
   if (engine.queue) return enqueue(engine.queue, event, delivery)
+  const digest = cryptoProvider.digest(body)
+  if (isThenable(digest)) {
+    return digest.then((value) => {
+      delivery.digest = value
+      return dispatchInline(engine, delivery, body, event)
+    })
+  }
+  delivery.digest = digest
+  return dispatchInline(engine, delivery, body, event)
+}
+
+/** Runs the event's handlers under the store's claim (made with the body's digest) and answers the outcome. */
+function dispatchInline(
+  engine: Engine,
+  delivery: Delivery,
+  body: RawBody,
+  event: QueuedEvent,
+): WebhookResult | Promise<WebhookResult> {
   let outcome: DispatchOutcome | Promise<DispatchOutcome>
   try {
     outcome = dispatch(engine, event, delivery)
@@ -250,6 +268,7 @@ function receive(engine: Engine, raw: RawDelivery): Promise<WebhookResult> {
   const delivery: Delivery = {
     answered: false,
     scope: engine.eventHandler.telemetry?.receive(),
+    digest: undefined,
     event: undefined,
     reading: false,
     timedOut: false,

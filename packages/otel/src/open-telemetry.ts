@@ -18,6 +18,7 @@ import {
   trace,
 } from '@opentelemetry/api'
 import type {
+  EventConflictError,
   HandlerRun,
   StoreOperation,
   Telemetry,
@@ -57,6 +58,7 @@ interface Instruments {
   readonly dedupeHits: Counter
   readonly storeErrors: Counter
   readonly deadLetters: Counter
+  readonly conflicts: Counter
 }
 
 /** Seconds, from 1 ms to a minute: store calls take milliseconds, handlers up to the lease. */
@@ -94,6 +96,10 @@ function instrumentsOf(meter: Meter): Instruments {
     }),
     deadLetters: meter.createCounter('payhooks.dead_letters', {
       description: 'Signed events parked in the dead-letter store.',
+      unit: '{event}',
+    }),
+    conflicts: meter.createCounter('payhooks.event.conflicts', {
+      description: 'Copies of a handled (or running) event received with other bytes: answered as duplicates, not run.',
       unit: '{event}',
     }),
   }
@@ -225,6 +231,16 @@ class Scope implements TelemetryScope {
     return this.span ? inject(this.context) : undefined
   }
 
+  conflict(error: EventConflictError): void {
+    if (!this.span) return
+    this.span.setAttribute('payhooks.event.conflict', true)
+    this.span.addEvent('payhooks.event_conflict', {
+      'payhooks.body_digest.received': error.receivedDigest,
+      'payhooks.body_digest.handled': error.handledDigest,
+      'payhooks.event.in_progress': error.inProgress,
+    })
+  }
+
   end({ outcome, status, error }: TelemetryOutcome): void {
     const attributes: Attributes = { 'payhooks.outcome': outcome }
     if (this.eventType !== undefined) attributes['payhooks.event.type'] = this.eventType
@@ -262,7 +278,9 @@ class Scope implements TelemetryScope {
  * per handler (run in its span's context, so spans a handler makes nest under it). Queue workers' and replays'
  * runs are `payhooks.dispatch` (linked to the `payhooks.receive` span of the delivery that queued the event) and
  * `payhooks.replay`. Metrics: `payhooks.deliveries`, `payhooks.dispatches`, `payhooks.handler.duration`,
- * `payhooks.store.duration`, `payhooks.dedupe.hits`, `payhooks.store.errors`, `payhooks.dead_letters`.
+ * `payhooks.store.duration`, `payhooks.dedupe.hits`, `payhooks.store.errors`, `payhooks.dead_letters`,
+ * `payhooks.event.conflicts`. A copy of a handled event with other bytes (`EventConflictError`) adds a
+ * `payhooks.event_conflict` event with both body digests to its span, and `payhooks.event.conflict: true`.
  *
  * @example
  * import { createWebhooks } from '@payhooks/core'
@@ -331,6 +349,12 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): Telemetry {
       return observed
     },
     failure(error: WebhookError) {
+      if (error.code === 'event_conflict') {
+        const attributes: Attributes = { 'payhooks.event.in_progress': error.status !== 200 }
+        if (error.eventType !== undefined) attributes['payhooks.event.type'] = error.eventType
+        currentMeters().conflicts.add(1, attributes)
+        return
+      }
       if (error.code !== 'store_unavailable') return
       const operation = (error as { operation?: unknown }).operation
       const attributes: Attributes = {

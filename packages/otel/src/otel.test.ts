@@ -167,6 +167,24 @@ describe('openTelemetry(): spans of an inline delivery', () => {
     expect(await count('payhooks.dedupe.hits', { 'payhooks.event.type': 'transaction_settled' })).toBe(hitsBefore + 1)
   })
 
+  it('marks a copy with other bytes as a conflict: an event with both digests on the span, and counts it', async () => {
+    const webhooks = receiver()
+    const attributes = { 'payhooks.event.type': 'transaction_settled', 'payhooks.event.in_progress': false }
+    const before = await count('payhooks.event.conflicts', attributes)
+    const event = sampleEvent('transaction_settled', { eventId: 'evt_otel_conflict' })
+    await deliver(webhooks, event)
+    spans.reset()
+    await deliver(webhooks, { ...event, merchant_id: 1 })
+    const receive = only('payhooks.receive')
+    expect(receive.attributes).toMatchObject({ 'payhooks.outcome': 'duplicate', 'payhooks.event.conflict': true })
+    expect(receive.events.map((spanEvent) => spanEvent.name)).toEqual(['payhooks.event_conflict'])
+    const digests = receive.events[0]?.attributes ?? {}
+    expect(digests['payhooks.body_digest.received']).toMatch(/^[0-9a-f]{32}$/)
+    expect(digests['payhooks.body_digest.handled']).toMatch(/^[0-9a-f]{32}$/)
+    expect(digests['payhooks.body_digest.received']).not.toBe(digests['payhooks.body_digest.handled'])
+    expect(await count('payhooks.event.conflicts', attributes)).toBe(before + 1)
+  })
+
   it('records a failing handler on its span and the delivery as a 500 error', async () => {
     const webhooks = receiver()
     webhooks.on('transaction_returned', () => {

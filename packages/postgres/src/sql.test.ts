@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { createDeadLetterTableSql, widenDeadLetterCodeSql } from './dead-letter-sql.js'
-import { createTableSql } from './sql.js'
+import { bodyDigestColumnSql, createTableSql } from './sql.js'
 
 /** The statements without comments, quotes around names, or layout. */
 const statements = (sql: string) =>
@@ -20,6 +20,12 @@ const shipped = (file: string) => readFileSync(new URL(`../sql/${file}`, import.
 describe('the shipped migrations', () => {
   it('001 creates what createTableSql writes for the default table', () => {
     expect(statements(shipped('001_payhooks_events.sql'))).toBe(statements(createTableSql('payhooks_events')))
+  })
+
+  it('004 adds what bodyDigestColumnSql writes for the default table', () => {
+    expect(statements(shipped('004_payhooks_events_body_digest.sql'))).toBe(
+      statements(bodyDigestColumnSql('payhooks_events')),
+    )
   })
 
   it('002 creates what createDeadLetterTableSql writes for the default table', () => {

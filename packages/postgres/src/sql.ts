@@ -44,12 +44,27 @@ export function createTableSql(table: string): string {
 )`
 }
 
+/**
+ * The statement adding the `body_digest` column to a store table made before it (what `init()` runs when the column
+ * is missing and `sql/004_payhooks_events_body_digest.sql` holds for the default name). It keeps the digest of the
+ * body each claim was made with, and so each done marker's: with it the receiver reports a copy of a handled event
+ * whose bytes differ (`EventConflictError`). A table without it keeps working, without that report.
+ *
+ * @example
+ * import { bodyDigestColumnSql } from '@payhooks/postgres'
+ *
+ * await migrationClient.query(bodyDigestColumnSql('billing.webhook_events'))
+ */
+export function bodyDigestColumnSql(table: string): string {
+  return `ALTER TABLE ${quoteTable(checkTable(table, 'bodyDigestColumnSql'))} ADD COLUMN IF NOT EXISTS body_digest text`
+}
+
 const later = (param: string) => `clock_timestamp() + ${param}::float8 * interval '1 millisecond'`
 
 export interface Statements {
-  /** $1 event id, $2 token, $3 lease ms: one row when claimed. */
+  /** $1 event id, $2 token, $3 lease ms (and $4 body digest, with digests): one row when claimed. */
   claim: string
-  /** $1 event id: `done` and `remaining_ms` of the row holding it, if any. */
+  /** $1 event id: `done`, `remaining_ms` and `body_digest` (null without digests) of the row holding it, if any. */
   state: string
   /** $1 event id, $2 token, $3 lease ms. */
   extend: string
@@ -60,15 +75,24 @@ export interface Statements {
   sweep: string
 }
 
-export function statements(table: string): Statements {
+/**
+ * The store's statements on `table`; `digests` when it has the `body_digest` column. A claim (new, or taking over a
+ * lease that ran out) writes its digest; `complete` leaves it, so the done marker keeps it.
+ */
+export function statements(table: string, digests: boolean): Statements {
   const t = quoteTable(table)
   return {
-    claim: `INSERT INTO ${t} AS e (event_id, token, expires_at) VALUES ($1, $2, ${later('$3')})
+    claim: digests
+      ? `INSERT INTO ${t} AS e (event_id, token, expires_at, body_digest) VALUES ($1, $2, ${later('$3')}, $4)
+ON CONFLICT (event_id) DO UPDATE SET token = EXCLUDED.token, expires_at = EXCLUDED.expires_at, body_digest = EXCLUDED.body_digest
+WHERE e.expires_at <= clock_timestamp()
+RETURNING 1`
+      : `INSERT INTO ${t} AS e (event_id, token, expires_at) VALUES ($1, $2, ${later('$3')})
 ON CONFLICT (event_id) DO UPDATE SET token = EXCLUDED.token, expires_at = EXCLUDED.expires_at
 WHERE e.expires_at <= clock_timestamp()
 RETURNING 1`,
-    state: `SELECT token IS NULL AS done, extract(epoch FROM expires_at - clock_timestamp())::float8 * 1000 AS remaining_ms
-FROM ${t} WHERE event_id = $1`,
+    state: `SELECT token IS NULL AS done, extract(epoch FROM expires_at - clock_timestamp())::float8 * 1000 AS remaining_ms,
+${digests ? 'body_digest' : 'NULL::text AS body_digest'} FROM ${t} WHERE event_id = $1`,
     extend: `UPDATE ${t} SET expires_at = ${later('$3')} WHERE event_id = $1 AND token = $2`,
     complete: `UPDATE ${t} SET token = NULL, expires_at = ${later('$3')} WHERE event_id = $1 AND token = $2`,
     release: `DELETE FROM ${t} WHERE event_id = $1 AND token = $2`,

@@ -3,7 +3,7 @@ import { type ClaimResult, DEFAULT_RETENTION_MS, RETRY_WINDOW_MS } from '@payhoo
 import { check, nonNegativeNumber } from '@payhooks/core/validations'
 import type { Pool } from 'pg'
 import { createOnce, startSweeper } from './maintenance.js'
-import { checkTable, createTableSql, quoteTable, statements } from './sql.js'
+import { bodyDigestColumnSql, checkTable, createTableSql, quoteTable, statements } from './sql.js'
 import type { PostgresHandlerContext, PostgresStore, PostgresStoreOptions } from './types.js'
 
 /** Unique per process (72 random bits) and per claim, without a random draw on the hot path. */
@@ -11,6 +11,21 @@ const tokenPrefix = randomBytes(9).toString('base64url')
 let tokenCounter = 0
 const newToken = () => `${tokenPrefix}.${(++tokenCounter).toString(36)}`
 const noop = () => {}
+
+interface State {
+  done: boolean
+  remaining_ms: number
+  body_digest: string | null
+}
+
+/** A held row's claim answer: done, or processing with the rest of its lease; with its digest, if it has one. */
+function stateOf(row: State): ClaimResult {
+  const result: ClaimResult = row.done
+    ? { status: 'done' }
+    : { status: 'processing', retryAfterMs: Math.ceil(row.remaining_ms) }
+  if (row.body_digest !== null) result.digest = row.body_digest
+  return result
+}
 
 function leaseMs(value: number): number {
   check(value > 0 && Number.isFinite(value), 'postgresStore', 'leaseMs', 'be positive')
@@ -53,8 +68,21 @@ export function postgresStore(pool: Pool, options: PostgresStoreOptions = {}): P
   const createTable = options.createTable ?? true
   const sweepIntervalMs = nonNegativeNumber(options.sweepIntervalMs ?? 3_600_000, where, 'sweepIntervalMs')
   const logger = options.logger ?? console
-  const sql = statements(table)
+  // With the body_digest column (see init), claims keep their body's digest; without it, none.
+  let digests = true
+  let sql = statements(table, digests)
   let sweeper: { stop(): void } | undefined
+
+  /** Whether the table has the body_digest column (false when the query fails on it: 42703, undefined column). */
+  const hasDigestColumn = async () => {
+    try {
+      await pool.query(`SELECT body_digest FROM ${quoteTable(table)} LIMIT 0`)
+      return true
+    } catch (error) {
+      if ((error as { code?: unknown }).code === '42703') return false
+      throw error
+    }
+  }
 
   const sweep = async () => (await pool.query(sql.sweep)).rowCount ?? 0
 
@@ -62,24 +90,40 @@ export function postgresStore(pool: Pool, options: PostgresStoreOptions = {}): P
     retentionMs,
     async init() {
       if (createTable) await createOnce(pool, table, createTableSql(table))
-      else await pool.query(`SELECT 1 FROM ${quoteTable(table)} LIMIT 0`)
+      // Checked before altering: ALTER TABLE locks the table, waiting on the other instances' transactions.
+      let hasColumn = await hasDigestColumn()
+      if (!hasColumn && createTable) {
+        await createOnce(pool, table, bodyDigestColumnSql(table))
+        hasColumn = true
+      }
+      if (!hasColumn && digests) {
+        ;(logger.warn ?? logger.error).call(
+          logger,
+          `[payhooks] postgresStore: ${table} has no body_digest column (apply sql/004_payhooks_events_body_digest.sql), so copies of a handled event with other bytes are not reported`,
+        )
+      }
+      if (hasColumn !== digests) {
+        digests = hasColumn
+        sql = statements(table, digests)
+      }
       if (sweepIntervalMs > 0 && sweeper === undefined) {
         sweeper = startSweeper(sweep, sweepIntervalMs, logger, `postgresStore: sweep of ${table}`)
       }
     },
 
-    async claim(eventId, lease): Promise<ClaimResult> {
+    async claim(eventId, lease, digest): Promise<ClaimResult> {
       const ms = leaseMs(lease)
       // The row may change between the claim and the look at it (released, or its lease ending): try again.
       for (let attempt = 0; attempt < 3; attempt++) {
         const token = newToken()
-        const claimed = await pool.query(sql.claim, [eventId, token, ms])
+        const claimed = await pool.query(
+          sql.claim,
+          digests ? [eventId, token, ms, digest ?? null] : [eventId, token, ms],
+        )
         if (claimed.rowCount === 1) return { status: 'claimed', token }
-        const { rows } = await pool.query<{ done: boolean; remaining_ms: number }>(sql.state, [eventId])
+        const { rows } = await pool.query<State>(sql.state, [eventId])
         const row = rows[0]
-        if (row && row.remaining_ms > 0) {
-          return row.done ? { status: 'done' } : { status: 'processing', retryAfterMs: Math.ceil(row.remaining_ms) }
-        }
+        if (row && row.remaining_ms > 0) return stateOf(row)
       }
       return { status: 'processing' }
     },

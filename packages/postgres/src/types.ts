@@ -26,8 +26,10 @@ export interface PostgresStoreOptions {
   retentionMs?: number
   /**
    * Whether `init()` creates the table when it is missing (`CREATE TABLE IF NOT EXISTS`, serialised by an
-   * advisory lock). Set false when migrations create it (`sql/001_payhooks_events.sql`) and the receiver's role
-   * may not create tables: `init()` then only checks that the table can be read.
+   * advisory lock), and adds its `body_digest` column when a table made before it lacks one. Set false when
+   * migrations create it (`sql/001_payhooks_events.sql`, then `sql/004_payhooks_events_body_digest.sql`) and the
+   * receiver's role may not create tables: `init()` then only checks that the table can be read, and without the
+   * column the store works as before, without reporting conflicting copies (it warns once through `logger`).
    * @default true
    */
   createTable?: boolean
@@ -61,7 +63,7 @@ export interface PostgresStore extends WebhookStore<PostgresHandlerContext> {
   /** How long a done marker is kept: the `retentionMs` option. */
   readonly retentionMs: number
   init(): Promise<void>
-  claim(eventId: string, leaseMs: number): Promise<ClaimResult>
+  claim(eventId: string, leaseMs: number, digest?: string): Promise<ClaimResult>
   extend(eventId: string, token: string, leaseMs: number): Promise<boolean>
   complete(eventId: string, token: string): Promise<boolean>
   release(eventId: string, token: string): Promise<boolean>

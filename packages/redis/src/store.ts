@@ -5,20 +5,27 @@ import { connectionDeadline } from './connection.js'
 import type { RedisStoreOptions } from './types.js'
 import { leaseMs as checkLeaseMs, storeOptions } from './validations.js'
 
-/** Value of a handled event's key. Owner tokens always contain a '.', so they never equal it. */
+/**
+ * Value of a handled event's key, followed by `:` and the body digest when its claim had one (`done:3f…`).
+ * Owner tokens always contain a '.' before any ':', so they never start with it.
+ */
 const DONE = 'done'
 
 // One key per event and one key per script: cluster-safe without hash tags. A claim first sends a plain
 // SET NX PX (a new event's only command, cheaper than a script for Redis and the client alike); only when the key
 // exists does this script tell a done marker from a live claim, atomically, claiming if the key went meanwhile.
+// A claim's value is its token, which carries the body digest after a ':' (`<prefix>.<n>:<digest>`), so the
+// scripts that check the owner compare whole values as before; the done marker keeps the digest after `done`.
+// It answers the done marker itself, or the live claim's remaining lease and digest.
 const CLAIM_SCRIPT = `
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 'claimed' end
-if redis.call('GET', KEYS[1]) == '${DONE}' then return 'done' end
-return redis.call('PTTL', KEYS[1])`
+local value = redis.call('GET', KEYS[1])
+if value == '${DONE}' or string.sub(value, 1, 5) == '${DONE}:' then return value end
+return {redis.call('PTTL', KEYS[1]), string.match(value, ':(.*)$') or false}`
 
 const COMPLETE_SCRIPT = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('SET', KEYS[1], '${DONE}', 'PX', ARGV[2])
+  redis.call('SET', KEYS[1], '${DONE}' .. (string.match(ARGV[1], ':.*$') or ''), 'PX', ARGV[2])
   return 1
 end
 return 0`
@@ -36,7 +43,7 @@ end
 return 0`
 
 interface StoreCommands {
-  payhooksClaim(key: string, token: string, leaseMs: number): Promise<'claimed' | 'done' | number>
+  payhooksClaim(key: string, token: string, leaseMs: number): Promise<string | [number, string | null]>
   payhooksExtend(key: string, token: string, leaseMs: number): Promise<number>
   payhooksComplete(key: string, token: string, retentionMs: number): Promise<number>
   payhooksRelease(key: string, token: string): Promise<number>
@@ -47,6 +54,15 @@ const tokenPrefix = randomBytes(9).toString('base64url')
 let tokenCounter = 0
 const newToken = () => `${tokenPrefix}.${(++tokenCounter).toString(36)}`
 const noop = () => {}
+
+const NEVER_READ: [number, null] = [-2, null]
+
+/** The claim script's answer for a live claim: its remaining lease (negative when unknown) and digest. */
+function processing([ttl, digest]: [number, string | null]): ClaimResult {
+  const result: ClaimResult = ttl >= 0 ? { status: 'processing', retryAfterMs: ttl } : { status: 'processing' }
+  if (digest !== null) result.digest = digest
+  return result
+}
 
 /**
  * Dedupe store on Redis for receivers running as many processes: a claim is an atomic `SET NX PX` on
@@ -79,17 +95,19 @@ export function redisStore(
 
   return {
     retentionMs,
-    async claim(eventId, leaseMs): Promise<ClaimResult> {
+    async claim(eventId, leaseMs, digest): Promise<ClaimResult> {
       const lease = Math.ceil(checkLeaseMs(leaseMs))
       const key = keyPrefix + eventId
-      const token = newToken()
+      const token = digest === undefined ? newToken() : `${newToken()}:${digest}`
       let abandoned = false
       const reply = await call(
         () =>
           client
             .set(key, token, 'PX', lease, 'NX')
-            // After giving up (the caller has its error already) nothing more is sent; -2 is never read.
-            .then((set) => (set === 'OK' ? 'claimed' : abandoned ? -2 : commands.payhooksClaim(key, token, lease))),
+            // After giving up (the caller has its error already) nothing more is sent.
+            .then((set) =>
+              set === 'OK' ? 'claimed' : abandoned ? NEVER_READ : commands.payhooksClaim(key, token, lease),
+            ),
         'claim got no reply from Redis',
         // A command may still run once Redis answers again: drop the lease it would leave behind (sent after
         // it on the same connection), and send no second command once given up.
@@ -99,8 +117,12 @@ export function redisStore(
         },
       )
       if (reply === 'claimed') return { status: 'claimed', token }
-      if (reply === 'done') return { status: 'done' }
-      return reply >= 0 ? { status: 'processing', retryAfterMs: reply } : { status: 'processing' }
+      if (typeof reply === 'string') {
+        return reply.length > DONE.length
+          ? { status: 'done', digest: reply.slice(DONE.length + 1) }
+          : { status: 'done' }
+      }
+      return processing(reply)
     },
     async extend(eventId, token, leaseMs) {
       const lease = Math.ceil(checkLeaseMs(leaseMs))

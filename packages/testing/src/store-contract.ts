@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { WebhookStore } from '@payhooks/core'
 import { afterEach, describe, expect, it } from 'vitest'
+import { digestTests } from './store-contract-digests.js'
 
 type MaybePromise<T> = T | Promise<T>
 
@@ -36,6 +37,14 @@ export interface StoreContractOptions {
    * @default true
    */
   retryAfter?: boolean
+  /**
+   * Whether the store keeps the body digest a claim is made with (`claim`'s third argument) and answers it with
+   * `done` and `processing`, so the receiver reports copies of an event with other bytes. Set false for a store
+   * without it: the contract then checks that a claim with a digest works as one without, and that a receiver
+   * on it answers every copy as a plain duplicate.
+   * @default true
+   */
+  digests?: boolean
 }
 
 /** Lease of the claims that must not run out during a test. */
@@ -48,7 +57,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
  * The behaviour payhooks relies on from a {@link WebhookStore}, as a vitest suite: claim atomicity,
  * owner tokens, lease expiry, lease renewal (`extend`, required here), the retention it says (`retentionMs`,
  * required here: the receiver's `maxEventAgeMs` defaults to it), done markers, release,
- * `processing` with `retryAfterMs`, and `init`.
+ * `processing` with `retryAfterMs`, `init`, and body digests (see {@link StoreContractOptions.digests}).
  * Run it from a test file against each store, with the store's real backing service. Tests of
  * methods a later `WebhookStore` gains join this suite, so every store keeps meeting them.
  *
@@ -77,6 +86,7 @@ export function storeContract(name: string, makeStore: StoreFactory, options: St
   const claimants = options.claimants ?? 8
   const races = options.races ?? 25
   const retryAfter = options.retryAfter ?? true
+  const digests = options.digests ?? true
 
   const made = new Set<WebhookStore>()
   afterEach(async () => {
@@ -104,8 +114,8 @@ export function storeContract(name: string, makeStore: StoreFactory, options: St
     }
   }
 
-  async function claimed(store: WebhookStore, eventId: string, leaseMs = LEASE_MS): Promise<string> {
-    const result = await store.claim(eventId, leaseMs)
+  async function claimed(store: WebhookStore, eventId: string, leaseMs = LEASE_MS, digest?: string): Promise<string> {
+    const result = await (digest === undefined ? store.claim(eventId, leaseMs) : store.claim(eventId, leaseMs, digest))
     if (result.status !== 'claimed') throw new Error(`expected ${eventId} to be claimed, got ${result.status}`)
     expect(typeof result.token).toBe('string')
     return result.token
@@ -119,10 +129,10 @@ export function storeContract(name: string, makeStore: StoreFactory, options: St
   }
 
   /** Claims `eventId` as soon as the lease holding it runs out. */
-  async function claimAfterExpiry(store: WebhookStore, eventId: string): Promise<string> {
+  async function claimAfterExpiry(store: WebhookStore, eventId: string, digest?: string): Promise<string> {
     const giveUp = Date.now() + shortLeaseMs + 10_000
     for (;;) {
-      const result = await store.claim(eventId, LEASE_MS)
+      const result = await store.claim(eventId, LEASE_MS, digest)
       if (result.status === 'claimed') return result.token
       if (result.status === 'done') throw new Error(`expected the lease of ${eventId} to run out, got done`)
       if (Date.now() > giveUp) throw new Error(`the ${shortLeaseMs} ms lease of ${eventId} never ran out`)
@@ -300,5 +310,7 @@ export function storeContract(name: string, makeStore: StoreFactory, options: St
       expect(await late.complete('evt_joined_held', held)).toBe(true)
       expect(await early.claim('evt_joined_held', LEASE_MS)).toEqual({ status: 'done' })
     })
+
+    digestTests({ fleet, claimed, claimAfterExpiry, leaseMs: LEASE_MS, shortLeaseMs, digests })
   })
 }

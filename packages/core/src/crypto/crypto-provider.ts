@@ -16,15 +16,23 @@ export interface CryptoProvider {
    * `signature` must already be shape-checked: 64 hex characters, either case.
    */
   match(secrets: readonly string[], body: RawBody, signature: string): number | Promise<number>
+  /**
+   * The body's digest stores keep with its done marker: the first 16 bytes of SHA-256 of `body` (a string as
+   * UTF-8), as 32 lower-case hex characters. Keyed by nothing, so it is the same under every secret.
+   */
+  digest(body: RawBody): string | Promise<string>
 }
+
+/** Bytes of SHA-256 the body digest keeps: 128 bits, so distinct bodies never meet by chance. */
+export const DIGEST_BYTES = 16
 
 const HEX_DIGITS = '0123456789ABCDEF'
 const BYTE_TO_HEX = Array.from({ length: 256 }, (_, b) => `${HEX_DIGITS[b >> 4]}${HEX_DIGITS[b & 15]}`)
 
-/** Upper-case hex of `bytes`. */
-export function bytesToHex(bytes: Uint8Array): string {
+/** Upper-case hex of `bytes` (its first `length`). */
+export function bytesToHex(bytes: Uint8Array, length = bytes.length): string {
   let out = ''
-  for (let i = 0; i < bytes.length; i++) out += BYTE_TO_HEX[bytes[i] as number]
+  for (let i = 0; i < length; i++) out += BYTE_TO_HEX[bytes[i] as number]
   return out
 }
 

@@ -1,8 +1,8 @@
-import type { CryptoProvider, RawBody } from './crypto-provider.js'
+import { type CryptoProvider, DIGEST_BYTES, type RawBody } from './crypto-provider.js'
 
 /** The parts of `node:crypto` the provider uses (types only: nothing is imported at run time). */
-export type NodeCrypto = Pick<typeof import('node:crypto'), 'createHmac' | 'timingSafeEqual'> &
-  Partial<Pick<typeof import('node:crypto'), 'createSecretKey'>>
+export type NodeCrypto = Pick<typeof import('node:crypto'), 'createHmac' | 'createHash' | 'timingSafeEqual'> &
+  Partial<Pick<typeof import('node:crypto'), 'createSecretKey' | 'hash'>>
 
 /** The part of `node:buffer`'s `Buffer` the provider uses. */
 export type NodeBuffer = Pick<typeof import('node:buffer').Buffer, 'from'>
@@ -22,7 +22,8 @@ const MAX_KEYS = 64
  * const provider = nodeCryptoProvider(crypto, Buffer)
  */
 export function nodeCryptoProvider(crypto: NodeCrypto, buffer: NodeBuffer): CryptoProvider {
-  const { createHmac, timingSafeEqual, createSecretKey } = crypto
+  const { createHmac, createHash, timingSafeEqual, createSecretKey, hash } = crypto
+  const hexLength = DIGEST_BYTES * 2
   // A KeyObject spares HMAC the conversion of the secret on every delivery: about 12% of each HMAC here.
   const keys = new Map<string, HmacKey>()
   const keyOf = (secret: string): HmacKey => {
@@ -37,6 +38,10 @@ export function nodeCryptoProvider(crypto: NodeCrypto, buffer: NodeBuffer): Cryp
   }
   return {
     name: 'node:crypto',
+    // One-shot `hash` (Node 20.12+) to hex is about 3x cheaper here than a Hash object and a Buffer.
+    digest: hash
+      ? (body: RawBody) => hash('sha256', body, 'hex').slice(0, hexLength)
+      : (body: RawBody) => createHash('sha256').update(body).digest('hex').slice(0, hexLength),
     sign: (secret: string, body: RawBody) => createHmac('sha256', secret).update(body).digest('hex').toUpperCase(),
     match(secrets: readonly string[], body: RawBody, signature: string): number {
       const expected = buffer.from(signature, 'hex')

@@ -1,4 +1,4 @@
-import { bytesToHex, type CryptoProvider, hexToBytes, type RawBody } from './crypto-provider.js'
+import { bytesToHex, type CryptoProvider, DIGEST_BYTES, hexToBytes, type RawBody } from './crypto-provider.js'
 
 const KEY_CACHE_LIMIT = 64
 const encoder = new TextEncoder()
@@ -38,6 +38,11 @@ export function subtleCryptoProvider(subtle: SubtleCrypto = globalThis.crypto.su
   return {
     name: 'Web Crypto',
     sign: async (secret, body) => bytesToHex(await digest(secret, body)),
+    async digest(body) {
+      const bytes = typeof body === 'string' ? encoder.encode(body) : body
+      const hashed = new Uint8Array(await subtle.digest('SHA-256', bytes as BufferSource))
+      return bytesToHex(hashed, DIGEST_BYTES).toLowerCase()
+    },
     async match(secrets, body, signature) {
       const expected = hexToBytes(signature)
       for (let i = 0; i < secrets.length; i++) {

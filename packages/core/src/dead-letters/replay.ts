@@ -1,6 +1,7 @@
 import { type DispatchState, dispatchPromise, observeDispatch } from '../dispatch.js'
 import { InternalError, PayloadError, StoreError, WebhookError } from '../errors.js'
 import { report } from '../event-handler/index.js'
+import { cryptoProvider } from '../signature.js'
 import { isThenable } from '../thenable.js'
 import { type VerifyState, verifyAndParse } from '../verify-and-parse.js'
 import { type ParkState, readyDeadLetters } from './park.js'
@@ -49,8 +50,9 @@ async function replayLetter(state: ReplayState, store: DeadLetterStore, letter: 
   }
   let outcome: Awaited<ReturnType<typeof dispatchPromise>>
   try {
+    const digest = await cryptoProvider.digest(letter.body)
     const scope = state.eventHandler.telemetry?.dispatch(verified, { source: 'replay' })
-    const dispatching = dispatchPromise(state, verified, { answered: true, scope })
+    const dispatching = dispatchPromise(state, verified, { answered: true, scope, digest })
     if (scope) observeDispatch(scope, dispatching, verified)
     outcome = await dispatching
   } catch (error) {
