@@ -9,7 +9,13 @@ import type {
 import { parseCreatedAt } from '@payhooks/core'
 import { connectionDeadline } from '@payhooks/redis/connection'
 import { type Job, type KeepJobs, Queue } from 'bullmq'
-import { closeConnection, connectionErrorReporter, openConnection, type QueueConnection } from './connection.js'
+import {
+  closeBullmq,
+  closeConnection,
+  connectionErrorReporter,
+  openConnection,
+  type QueueConnection,
+} from './connection.js'
 import { DEFAULT_QUEUE_NAME, DEFAULT_QUEUE_PREFIX, eventIdOf, jobIdFor, splitJobData, TRACE_FIELD } from './jobs.js'
 import type { JobRetention } from './types.js'
 import * as check from './validations.js'
@@ -232,7 +238,7 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqQueue {
   client.on(
     'error',
     connectionErrorReporter('queue connection', () =>
-      receiver ? (e: WebhookError) => receiver?.report(e) : undefined,
+      receiver && !closed ? (e: WebhookError) => receiver?.report(e) : undefined,
     ),
   )
   const queue = new Queue<QueuedEvent>(name, {
@@ -316,7 +322,7 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqQueue {
     async close() {
       if (closed) return
       closed = true
-      await queue.close().catch(() => {})
+      await closeBullmq(queue, () => queue.close())
       await closeConnection(client)
     },
   }
