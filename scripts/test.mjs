@@ -9,6 +9,7 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { postgresBinDir, startPostgres } from './postgres-server.mjs'
+import { installRuntimeDeps } from './runtime-deps.mjs'
 
 const run = (cmd, args) => spawnSync(cmd, args, { stdio: 'inherit' }).status ?? 1
 // The workspace's own binaries, not npx: npx inside `pnpm test` warns about each npm_config_* variable pnpm sets.
@@ -163,6 +164,8 @@ if (!existsSync('/usr/bin/chromium') && process.getuid?.() === 0 && which('apt-g
 if (!existsSync('/usr/bin/chromium')) {
   console.error('/usr/bin/chromium is missing, so the sandbox dashboard test will fail: apt-get install chromium')
 }
+
+installRuntimeDeps()
 
 // The JSON report gives one closing line CI can read: 'Tests: N passed, N failed'.
 const report = join(mkdtempSync(join(tmpdir(), 'payhooks-vitest-')), 'report.json')
