@@ -170,7 +170,10 @@ installRuntimeDeps()
 // The JSON report gives one closing line CI can read: 'Tests: N passed, N failed'.
 const report = join(mkdtempSync(join(tmpdir(), 'payhooks-vitest-')), 'report.json')
 const args = ['run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`]
-const vitest = spawn(localBin('vitest'), [...args, ...process.argv.slice(2)], { stdio: 'inherit' })
+// `pnpm test -- <files>` passes its '--' on; vitest would take it as the end of its options and run every file.
+const files = process.argv.slice(2)
+if (files[0] === '--') files.shift()
+const vitest = spawn(localBin('vitest'), [...args, ...files], { stdio: 'inherit' })
 vitest.on('exit', (code, signal) => {
   try {
     const { numPassedTests, numFailedTests, numPendingTests } = JSON.parse(readFileSync(report, 'utf8'))
