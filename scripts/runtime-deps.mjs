@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Bun, Deno and workerd (through Miniflare) are ~330 MB that only test/runtimes/runtimes.test.ts uses, so they are
+// Bun, Deno and workerd (through Miniflare) are ~370 MB that only test/runtimes/runtimes.test.ts uses, so they are
 // test/runtimes' own pnpm workspace (package.json, pnpm-lock.yaml) rather than the repository's: the demo's
 // `pnpm install` does not fetch them. `pnpm test` and `pnpm typecheck` install them here, once, from that lockfile.
 import { spawnSync } from 'node:child_process'
