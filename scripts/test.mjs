@@ -9,8 +9,11 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { postgresBinDir, startPostgres } from './postgres-server.mjs'
+import { installRuntimeDeps } from './runtime-deps.mjs'
 
 const run = (cmd, args) => spawnSync(cmd, args, { stdio: 'inherit' }).status ?? 1
+// The workspace's own binaries, not npx: npx inside `pnpm test` warns about each npm_config_* variable pnpm sets.
+const localBin = (name) => join(import.meta.dirname, '..', 'node_modules', '.bin', name)
 const which = (cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' }).stdout.trim()
 
 // The Redis Cluster test needs a real cluster: REDIS_CLUSTER_NODES (host:port,...) names one, otherwise three
@@ -84,7 +87,7 @@ if (!process.env.REDIS_CLUSTER_NODES) {
   })
 }
 
-if (run('npx', ['tsc', '--build']) !== 0) process.exit(1)
+if (run(localBin('tsc'), ['--build']) !== 0) process.exit(1)
 
 let redis
 if (!process.env.REDIS_URL) {
@@ -121,7 +124,12 @@ if (!process.env.REDIS_URL) {
   const cli = which('redis-cli')
   for (let i = 0; i < 100; i++) {
     try {
-      if (execFileSync(cli, ['-p', String(port), 'ping'], { encoding: 'utf8' }).trim() === 'PONG') break
+      // stderr ignored: until the server listens, redis-cli says 'Connection refused'.
+      const pong = execFileSync(cli, ['-p', String(port), 'ping'], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+      })
+      if (pong.trim() === 'PONG') break
     } catch {}
     await new Promise((r) => setTimeout(r, 50))
   }
@@ -157,10 +165,15 @@ if (!existsSync('/usr/bin/chromium')) {
   console.error('/usr/bin/chromium is missing, so the sandbox dashboard test will fail: apt-get install chromium')
 }
 
+installRuntimeDeps()
+
 // The JSON report gives one closing line CI can read: 'Tests: N passed, N failed'.
 const report = join(mkdtempSync(join(tmpdir(), 'payhooks-vitest-')), 'report.json')
-const args = ['vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`]
-const vitest = spawn('npx', [...args, ...process.argv.slice(2)], { stdio: 'inherit' })
+const args = ['run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`]
+// `pnpm test -- <files>` passes its '--' on; vitest would take it as the end of its options and run every file.
+const files = process.argv.slice(2)
+if (files[0] === '--') files.shift()
+const vitest = spawn(localBin('vitest'), [...args, ...files], { stdio: 'inherit' })
 vitest.on('exit', (code, signal) => {
   try {
     const { numPassedTests, numFailedTests, numPendingTests } = JSON.parse(readFileSync(report, 'utf8'))

@@ -77,6 +77,33 @@ describe('payhooks on a Redis Cluster', () => {
     )
   })
 
+  // BullMQ 5 turns a connection closed before it finished initialising into an unhandled rejection, which
+  // crashes a Node app; closing a queue or worker right after making it is a shutdown any app can hit.
+  it('closes a queue and a worker made a moment before: no unhandled rejection, nothing reported', async () => {
+    const unhandled: unknown[] = []
+    const onUnhandled = (reason: unknown) => unhandled.push(reason)
+    process.on('unhandledRejection', onUnhandled)
+    try {
+      const client = cluster()
+      const names = { name: 'cluster-close', prefix: '{payhooks-close}' }
+      const webhooks = createWebhooks({ secret: 'whsec_cluster_close', store: redisStore(client) })
+      const reported: string[] = []
+      webhooks.onError((error) => reported.push(error.message))
+      // Closed after 0 to 95 ms: at some point each is still initialising (its INFO in flight) on any machine.
+      for (let i = 0; i < 20; i++) {
+        const queue = bullmqQueue({ connection: client, ...names })
+        const worker = startWorker(webhooks as Webhooks<unknown>, { connection: client, ...names })
+        await sleep(i * 5)
+        await Promise.all([worker.close(i % 2 === 1), queue.close()])
+      }
+      await sleep(500)
+      expect(unhandled).toEqual([])
+      expect(reported).toEqual([])
+    } finally {
+      process.off('unhandledRejection', onUnhandled)
+    }
+  })
+
   it.each([false, true])(
     'queues events with bullmqQueue (batch: %s) under a hash-tag prefix and runs each once with startWorker',
     async (batch) => {

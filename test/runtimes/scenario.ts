@@ -1,6 +1,6 @@
 // Core's handle() end to end inside whichever runtime loads this file: Bun and Deno run it directly
 // (`bun scenario.ts`, `deno run scenario.ts` print the report), workerd runs it bundled in worker.ts.
-// test/integration/runtimes.test.ts asserts on the report. Web-standard globals only, so tsc checks
+// test/runtimes/runtimes.test.ts asserts on the report. Web-standard globals only, so tsc checks
 // it (and its typed handler) without any runtime's types.
 import { createWebhooks, memoryStore, sign } from '@payhooks/core'
 

@@ -1,4 +1,6 @@
+import type { EventEmitter } from 'node:events'
 import { StoreError, type WebhookError } from '@payhooks/core'
+import type { Queue, Worker } from 'bullmq'
 import { type Cluster, Redis, type RedisOptions } from 'ioredis'
 
 /**
@@ -28,6 +30,24 @@ export function openConnection(connection: QueueConnection, overrides: RedisOpti
   }
   if (isClient(connection)) return connection.duplicate(overrides)
   return new Redis({ ...connection, ...overrides })
+}
+
+const noop = () => {}
+
+/**
+ * Closes a BullMQ queue or worker, leaving no unhandled rejection behind. BullMQ 5's connections report a
+ * failed start with `emit('error')` from a promise chain of their constructor, and their `close()` removes
+ * every listener first (BullMQ 6 checks for one): a queue or worker closed while its connection was still
+ * starting (its INFO in flight) made that emit throw once the client ended, an unhandled "Connection is
+ * closed." or "Cluster is ended." that ends a Node process. So each of its connections gets a listener again,
+ * for an error that only says a connection we closed never finished starting.
+ */
+export async function closeBullmq(owner: Queue | Worker, close: () => Promise<void>): Promise<void> {
+  await close().catch(noop)
+  const { connection, blockingConnection } = owner as unknown as Record<string, EventEmitter | undefined>
+  for (const emitter of [connection, blockingConnection]) {
+    if (emitter && emitter.listenerCount('error') === 0) emitter.on('error', noop)
+  }
 }
 
 export async function closeConnection(client: Redis | Cluster): Promise<void> {

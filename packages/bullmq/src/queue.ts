@@ -10,7 +10,13 @@ import { parseCreatedAt } from '@payhooks/core'
 import { connectionDeadline } from '@payhooks/redis/connection'
 import { type Job, type KeepJobs, Queue } from 'bullmq'
 import { jobBatcher } from './batch.js'
-import { closeConnection, connectionErrorReporter, openConnection, type QueueConnection } from './connection.js'
+import {
+  closeBullmq,
+  closeConnection,
+  connectionErrorReporter,
+  openConnection,
+  type QueueConnection,
+} from './connection.js'
 import { DEFAULT_QUEUE_NAME, DEFAULT_QUEUE_PREFIX, eventIdOf, jobIdFor, splitJobData, TRACE_FIELD } from './jobs.js'
 import type { EnqueueBatchOptions, JobRetention } from './types.js'
 import * as check from './validations.js'
@@ -249,7 +255,7 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqQueue {
   client.on(
     'error',
     connectionErrorReporter('queue connection', () =>
-      receiver ? (e: WebhookError) => receiver?.report(e) : undefined,
+      receiver && !closed ? (e: WebhookError) => receiver?.report(e) : undefined,
     ),
   )
   const queue = new Queue<QueuedEvent>(name, {
@@ -340,7 +346,7 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqQueue {
       if (closed) return
       closed = true
       await batcher?.flush()
-      await queue.close().catch(() => {})
+      await closeBullmq(queue, () => queue.close())
       await closeConnection(client)
     },
   }

@@ -7,7 +7,13 @@ import {
   type Webhooks,
 } from '@payhooks/core'
 import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq'
-import { closeConnection, connectionErrorReporter, openConnection, type QueueConnection } from './connection.js'
+import {
+  closeBullmq,
+  closeConnection,
+  connectionErrorReporter,
+  openConnection,
+  type QueueConnection,
+} from './connection.js'
 import { DEFAULT_QUEUE_NAME, DEFAULT_QUEUE_PREFIX, eventIdOf, splitJobData } from './jobs.js'
 import * as check from './validations.js'
 
@@ -99,9 +105,10 @@ export function startWorker(
   const report = (error: WebhookError) => webhooks.report(error)
   // BullMQ's workers wait on blocking commands: their connections must retry forever.
   const client = openConnection(options.connection, { maxRetriesPerRequest: null })
-  const reportConnectionError = connectionErrorReporter('worker connection', () => report)
-  client.on('error', reportConnectionError)
   let closing = false
+  // What closing the worker makes its connections say ("Connection is closed.") is not a Redis problem.
+  const reportUnlessClosing = () => (closing ? undefined : report)
+  client.on('error', connectionErrorReporter('worker connection', reportUnlessClosing))
 
   async function processJob(job: Job<QueuedEvent>, token?: string): Promise<DispatchOutcome['status']> {
     if (!isQueuedEvent(job.data)) throw new UnrecoverableError('job data is not a payhooks event')
@@ -129,10 +136,7 @@ export function startWorker(
     stalledInterval,
     maxStalledCount,
   })
-  worker.on(
-    'error',
-    connectionErrorReporter('worker', () => report),
-  )
+  worker.on('error', connectionErrorReporter('worker', reportUnlessClosing))
   worker.on('stalled', (jobId) => {
     const eventId = eventIdOf(jobId) ?? jobId
     report(
@@ -152,7 +156,7 @@ export function startWorker(
     async close(force = false) {
       if (closing) return
       closing = true
-      await worker.close(force).catch(() => {})
+      await closeBullmq(worker, () => worker.close(force))
       await closeConnection(client)
     },
   }

@@ -12,7 +12,7 @@ import { sampleEvent, signedDelivery } from '@payhooks/testing'
 import { build } from 'esbuild'
 import { Miniflare } from 'miniflare'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
-import { BODY, EVENT_ID, type RuntimeReport, SECRET } from '../runtimes/scenario.js'
+import { BODY, EVENT_ID, type RuntimeReport, SECRET } from './scenario.js'
 
 const root = resolve(import.meta.dirname, '../..')
 // The binaries the bun and deno packages' postinstall put in place, not the node_modules/.bin wrappers,
