@@ -303,7 +303,7 @@ describe('stores with transaction', () => {
     expect(errors[0]?.message).toBe(
       'handler failed for transaction_settled evt_aborted: a handler left the transaction aborted',
     )
-    expect((errors[0]?.cause as TransactionAbortedError).code).toBe('transaction_aborted')
+    expect(errors[0]?.cause).toMatchObject({ code: 'transaction_aborted' })
   })
 
   it('answers 503 when the store fails even though a handler failed with it (its connection was lost)', async () => {
