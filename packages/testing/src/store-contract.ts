@@ -45,7 +45,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 /**
  * The behaviour payhooks relies on from a {@link WebhookStore}, as a vitest suite: claim atomicity,
  * owner tokens, lease expiry, lease renewal (`extend`, required here), done markers, release,
- * `processing` with `retryAfterMs`, and `init`.
+ * `processing` with `retryAfterMs`, `init`, and `maxConcurrentEvents` when advertised.
  * Run it from a test file against each store, with the store's real backing service. Tests of
  * methods a later `WebhookStore` gains join this suite, so every store keeps meeting them.
  *
@@ -284,6 +284,12 @@ export function storeContract(name: string, makeStore: StoreFactory, options: St
       expect((await late.claim('evt_joined_held', LEASE_MS)).status).toBe('processing')
       expect(await late.complete('evt_joined_held', held)).toBe(true)
       expect(await early.claim('evt_joined_held', LEASE_MS)).toEqual({ status: 'done' })
+    })
+
+    it('advertises maxConcurrentEvents, if at all, as a positive whole number the receiver accepts', async () => {
+      const { maxConcurrentEvents } = await fleet()()
+      const valid = Number.isSafeInteger(maxConcurrentEvents) && (maxConcurrentEvents as number) >= 1
+      expect(maxConcurrentEvents === undefined || valid, `maxConcurrentEvents: ${maxConcurrentEvents}`).toBe(true)
     })
   })
 }
