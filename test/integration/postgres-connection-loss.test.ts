@@ -7,7 +7,9 @@ import { once } from 'node:events'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { sampleEvent, signedDelivery } from '@payhooks/testing'
+import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
+import { startPostgres } from '../../scripts/postgres-server.mjs'
 import { postgresHarness } from '../fixtures/postgres-harness.js'
 
 const secret = 'whsec_connection_loss_test'
@@ -125,4 +127,57 @@ describe('postgresStore when the server ends the transaction’s connection', ()
       expect(receiver.stderr()).toBe('')
     },
   )
+
+  it('keeps the process alive through a real server restart, and the retry handles the event once', async () => {
+    // A server of this test's own: the restart would break the other tests' sessions on the shared one.
+    const server = await startPostgres()
+    const own = new pg.Pool({ connectionString: server.url, max: 2 })
+    own.on('error', () => {})
+    try {
+      const id = randomUUID().replaceAll('-', '').slice(0, 12)
+      const ledger = `ledger_${id}`
+      await own.query(`CREATE TABLE ${ledger} (id bigserial PRIMARY KEY, event_id text NOT NULL)`)
+      const receiver = await startReceiver({
+        DATABASE_URL: server.url,
+        TABLE: `events_${id}`,
+        LEDGER: ledger,
+        APP_NAME: 'payhooks_restart',
+        LEASE_MS: '5000',
+      })
+      const eventId = 'evt_restart_idle'
+      const answered = post(receiver.port, eventId)
+      await receiver.next((line) => line.holding === eventId)
+      const restartStartedAt = performance.now()
+      await server.restart()
+      const restartMs = Math.round(performance.now() - restartStartedAt)
+      const cut = await answered
+      expect(cut.status, receiver.stderr()).toBe(503)
+      expect(cut.answer.error).toBe('store_unavailable')
+      expect(cut.ms).toBeLessThan(DEADLINE_MS)
+      // The service's retry, its hour shortened: again while another delivery still holds the claim (409, until
+      // the release went through or the lease ran out).
+      const retryStartedAt = performance.now()
+      let retry = await post(receiver.port, eventId)
+      while (retry.status === 409 && performance.now() - retryStartedAt < 10_000) {
+        await new Promise((resolve) => setTimeout(resolve, 200))
+        retry = await post(receiver.port, eventId)
+      }
+      const retryMs = Math.round(performance.now() - retryStartedAt)
+      console.info(
+        `restart (${restartMs} ms): cut delivery ${cut.status} ${cut.answer.error} after ${cut.ms} ms; retried until ${retry.status} ${retry.answer.status} in ${retryMs} ms`,
+      )
+      expect(retry).toMatchObject({ status: 200, answer: { status: 'processed' } })
+      const { rows } = await own.query(`SELECT event_id FROM ${ledger}`)
+      expect(rows).toEqual([{ event_id: eventId }])
+      expect(receiver.child.exitCode).toBeNull()
+      expect(receiver.child.signalCode).toBeNull()
+      expect(receiver.stderr()).toBe('')
+      const exited = once(receiver.child, 'exit')
+      receiver.child.kill('SIGTERM')
+      await exited
+    } finally {
+      await own.end()
+      server.stop()
+    }
+  })
 })
