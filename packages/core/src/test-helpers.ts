@@ -11,7 +11,7 @@ export function gate() {
   return { promise, open }
 }
 
-/** Receives a `transaction_settled` event with id `eventId`, signed with `secret`. */
+/** Receives a `transaction_settled` event with id `eventId` (created at `createdAt`, default now), signed with `secret`. */
 export async function deliverSettled(
   webhooks: {
     receive(delivery: {
@@ -22,7 +22,8 @@ export async function deliverSettled(
   },
   eventId: string,
   secret: string,
+  createdAt?: string,
 ): Promise<WebhookResult> {
-  const { body, headers } = await signedDelivery(sampleEvent('transaction_settled', { eventId }), secret)
+  const { body, headers } = await signedDelivery(sampleEvent('transaction_settled', { eventId, createdAt }), secret)
   return webhooks.receive({ method: 'POST', body, getHeader: (name) => (headers as Record<string, string>)[name] })
 }
