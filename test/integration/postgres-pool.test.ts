@@ -3,6 +3,7 @@
 // calling pool.query themselves always find a client.
 import { createWebhooks, type WebhookError } from '@payhooks/core'
 import { postgresStore } from '@payhooks/postgres'
+import type { PoolClient } from 'pg'
 import { describe, expect, it } from 'vitest'
 import { deliverSettled, postgresHarness } from '../fixtures/postgres-harness.js'
 
@@ -64,7 +65,9 @@ describe('postgresStore on a pool shared with the handlers', () => {
     const pool = newPool(4)
     const webhooks = createWebhooks({ secret, store: postgresStore(pool, { table }) })
     const seen: unknown[] = []
+    let kept: PoolClient | undefined
     webhooks.on('transaction_settled', async (event, { db }) => {
+      kept = db
       expect(() => db.on).toThrow(
         "context.db.on is there once db has sent a query: the store checks its client out of the pool at db's first query",
       )
@@ -85,5 +88,9 @@ describe('postgresStore on a pool shared with the handlers', () => {
     expect(seen).toEqual([1, 'function'])
     expect(await rowsOf(ledger)).toEqual(['evt_forms', 'evt_forms:cb'])
     expect(pool.totalCount - pool.idleCount).toBe(0)
+    // Its client went back to the pool: a handler keeping db cannot write through someone else's connection.
+    await expect(kept?.query('SELECT 1')).rejects.toThrow(
+      "context.db was used after the event's handlers returned: its transaction is over and its client released",
+    )
   })
 })

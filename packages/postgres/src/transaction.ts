@@ -22,6 +22,8 @@ class Session {
   waiting = 0
   /** The last error (other than 25P02) a query through `db` failed with: what a handler may have caught. */
   lastError: Error | undefined
+  /** Set once the transaction is over: its client may be serving someone else by then. */
+  over = false
   #db: PoolClient | undefined
 
   constructor(readonly pool: Pool) {}
@@ -76,9 +78,11 @@ function send(session: Session, client: PoolClient, args: unknown[]): unknown {
 function lazyQuery(session: Session): Query {
   return (...args) => {
     const held = session.held
-    if (session.open && held !== undefined && session.waiting === 0) return send(session, held.client, args)
+    if (session.open && held !== undefined && session.waiting === 0 && !session.over) {
+      return send(session, held.client, args)
+    }
     session.waiting++
-    const acquired = session.start()
+    const acquired = session.over ? Promise.reject(usedAfterwards()) : session.start()
     const passOn = (now: HeldClient) => {
       session.waiting--
       return send(session, now.client, args)
@@ -103,6 +107,9 @@ function lazyQuery(session: Session): Query {
     })
   }
 }
+
+const usedAfterwards = () =>
+  new Error("context.db was used after the event's handlers returned: its transaction is over and its client released")
 
 const refuseRelease = () => {
   throw new Error('context.db belongs to the store, which releases it after the done marker: do not release it')
@@ -197,6 +204,7 @@ export async function runTransaction(
     }
     throw error
   } finally {
+    session.over = true
     // A client still arriving (a handler's query not awaited) is destroyed when it comes: its BEGIN is open.
     if (session.held) session.held.release(failure)
     else session.checkedOut?.then((late) => late.release(new Error('transaction over before its client came')), noop)
