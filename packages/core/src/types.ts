@@ -259,8 +259,9 @@ export interface Webhooks<E, C extends object = {}> {
   receive(delivery: RawDelivery): Promise<WebhookResult>
   /**
    * Runs the handlers of an already verified event under the store's claim, as the inline mode does:
-   * for queue workers. Resolves with what happened; rejects with {@link HandlerError} (claim released),
-   * {@link StoreError}, or {@link ClosingError} once {@link Webhooks.close} was called. Errors are not
+   * for queue workers. With `maxConcurrentEvents` events running, it waits for a slot first. Resolves with
+   * what happened; rejects with {@link HandlerError} (claim released), {@link StoreError}, or
+   * {@link ClosingError} once {@link Webhooks.close} was called (waiting ones too). Errors are not
    * reported to `onError`: the caller decides. Pass the `trace` the queue was given with the event, if any.
    *
    * @example
