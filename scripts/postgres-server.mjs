@@ -45,8 +45,8 @@ function serverUser() {
 
 /**
  * Starts PostgreSQL from `binDir` and resolves once it accepts connections, with its `url`
- * (postgres://postgres@127.0.0.1:PORT/postgres, trust authentication) and `stop()`, synchronous so it can run
- * in an 'exit' handler (immediate shutdown, then the data directory is removed).
+ * (postgres://postgres@127.0.0.1:PORT/postgres, trust authentication), `stop()`, synchronous so it can run
+ * in an 'exit' handler (immediate shutdown, then the data directory is removed), and `restart()`.
  */
 export async function startPostgres(binDir = postgresBinDir()) {
   if (!binDir)
@@ -74,36 +74,54 @@ export async function startPostgres(binDir = postgresBinDir()) {
     max_connections: '200',
   }
   const args = ['-D', data, '-p', String(port), ...Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`])]
-  const proc = spawn(join(binDir, 'postgres'), args, { stdio: ['ignore', 'ignore', 'pipe'], ...user })
+  let proc
+  /** Starts the server on the data directory and resolves once it accepts connections. */
+  const launch = async () => {
+    proc = spawn(join(binDir, 'postgres'), args, { stdio: ['ignore', 'ignore', 'pipe'], ...user })
+    const started = proc
+    await new Promise((resolve, reject) => {
+      let log = ''
+      const timer = setTimeout(() => reject(new Error(`postgres did not start: ${log}`)), 20_000)
+      const onExit = (code) => {
+        clearTimeout(timer)
+        reject(new Error(`postgres exited with ${code}: ${log}`))
+      }
+      started.stderr.on('data', (chunk) => {
+        log += chunk
+        if (log.includes('ready to accept connections')) {
+          clearTimeout(timer)
+          started.off('exit', onExit)
+          resolve()
+        }
+      })
+      started.on('exit', onExit)
+    })
+    started.stderr.resume()
+  }
+  const running = () => proc.exitCode === null && proc.signalCode === null
+  const pgCtlStop = (mode) => spawnSync(join(binDir, 'pg_ctl'), ['stop', '-D', data, '-m', mode, '-w', '-s'], user)
   let stopped = false
   const stop = () => {
     if (stopped) return
     stopped = true
-    if (proc.exitCode === null && proc.signalCode === null) {
-      spawnSync(join(binDir, 'pg_ctl'), ['stop', '-D', data, '-m', 'immediate', '-w', '-s'], { ...user })
-    }
+    if (running()) pgCtlStop('immediate')
     rmSync(dir, { recursive: true, force: true })
   }
   try {
-    await new Promise((resolve, reject) => {
-      let log = ''
-      const timer = setTimeout(() => reject(new Error(`postgres did not start: ${log}`)), 20_000)
-      proc.stderr.on('data', (chunk) => {
-        log += chunk
-        if (log.includes('ready to accept connections')) {
-          clearTimeout(timer)
-          resolve()
-        }
-      })
-      proc.on('exit', (code) => {
-        clearTimeout(timer)
-        reject(new Error(`postgres exited with ${code}: ${log}`))
-      })
-    })
+    await launch()
   } catch (error) {
     stop()
     throw error
   }
-  proc.stderr.resume()
-  return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, binDir, stop }
+  /**
+   * Restarts the server as an operator would (`pg_ctl stop -m fast`: every session is ended with 57P01, then a
+   * clean start on the same port and data), resolving once it accepts connections again.
+   */
+  const restart = async () => {
+    const exited = new Promise((resolve) => (running() ? proc.once('exit', resolve) : resolve()))
+    pgCtlStop('fast')
+    await exited
+    await launch()
+  }
+  return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, binDir, stop, restart }
 }

@@ -3,34 +3,14 @@
 import { randomUUID } from 'node:crypto'
 import { createWebhooks, type StoreError, type WebhookError } from '@payhooks/core'
 import { postgresStore } from '@payhooks/postgres'
-import { signedDelivery } from '@payhooks/testing'
-import pg from 'pg'
-import { afterAll, describe, expect, it, vi } from 'vitest'
-import { settledBody } from '../fixtures/bodies.js'
+import type pg from 'pg'
+import { describe, expect, it, vi } from 'vitest'
 import { freePort } from '../fixtures/own-redis.js'
-import { databaseUrl, runMigration } from '../fixtures/postgres.js'
+import { runMigration } from '../fixtures/postgres.js'
+import { deliverSettled, gate, postgresHarness } from '../fixtures/postgres-harness.js'
 
-const DATABASE_URL = databaseUrl()
 const secret = 'whsec_postgres_test'
-const pools: pg.Pool[] = []
-const tables: string[] = []
-const admin = new pg.Pool({ connectionString: DATABASE_URL, max: 2 })
-
-function newPool(max = 4) {
-  const pool = new pg.Pool({ connectionString: DATABASE_URL, max })
-  pools.push(pool)
-  return pool
-}
-
-/** A fresh store table and business table of this test. */
-async function tablesOfTest() {
-  const id = randomUUID().replaceAll('-', '').slice(0, 12)
-  const store = `events_${id}`
-  const ledger = `ledger_${id}`
-  tables.push(store, ledger)
-  await admin.query(`CREATE TABLE ${ledger} (id bigserial PRIMARY KEY, event_id text NOT NULL, amount numeric)`)
-  return { store, ledger }
-}
+const { admin, newPool, tablesOfTest, rowsOf, stateOf } = postgresHarness()
 
 function receiver(table: string, options: { leaseMs?: number; deadlineMs?: number; pool?: pg.Pool } = {}) {
   const errors: WebhookError[] = []
@@ -40,33 +20,8 @@ function receiver(table: string, options: { leaseMs?: number; deadlineMs?: numbe
   return { webhooks, errors, store }
 }
 
-async function deliver(webhooks: ReturnType<typeof receiver>['webhooks'], eventId: string) {
-  const { body, headers } = await signedDelivery(settledBody(eventId), secret)
-  const result = await webhooks.receive({
-    method: 'POST',
-    body,
-    getHeader: (name) => (headers as Record<string, string>)[name],
-  })
-  return { status: result.status, body: JSON.parse(result.body) as Record<string, unknown> }
-}
-
-function gate() {
-  let open!: () => void
-  const promise = new Promise<void>((resolve) => {
-    open = resolve
-  })
-  return { promise, open }
-}
-
-const rowsOf = async (ledger: string) =>
-  (await admin.query<{ event_id: string }>(`SELECT event_id FROM ${ledger} ORDER BY id`)).rows.map((r) => r.event_id)
-const stateOf = async (table: string, eventId: string) =>
-  (await admin.query<{ token: string | null }>(`SELECT token FROM ${table} WHERE event_id = $1`, [eventId])).rows[0]
-
-afterAll(async () => {
-  for (const table of tables) await admin.query(`DROP TABLE IF EXISTS ${table}`)
-  await Promise.all([...pools, admin].map((pool) => pool.end()))
-})
+const deliver = (webhooks: ReturnType<typeof receiver>['webhooks'], eventId: string) =>
+  deliverSettled(webhooks, eventId, secret)
 
 describe('postgresStore: writes and done marker in one transaction', () => {
   it('commits the handler’s writes with the done marker; a duplicate runs nothing', async () => {
@@ -133,7 +88,7 @@ describe('postgresStore: writes and done marker in one transaction', () => {
     ])
   })
 
-  it('answers 503 and releases the claim when a handler swallowed an SQL error (the transaction cannot commit)', async () => {
+  it('answers 500 transaction_aborted and releases the claim when a handler swallowed an SQL error', async () => {
     const { store: table, ledger } = await tablesOfTest()
     const { webhooks, errors } = receiver(table)
     let swallow = true
@@ -141,9 +96,15 @@ describe('postgresStore: writes and done marker in one transaction', () => {
       await db.query(`INSERT INTO ${ledger} (event_id) VALUES ($1)`, [event.event_id])
       if (swallow) await db.query('SELECT no_such_column FROM pg_class').catch(() => {})
     })
-    expect((await deliver(webhooks, 'evt_swallowed')).status).toBe(503)
-    expect(errors[0]?.message).toMatch(/^store transaction failed for evt_swallowed: current transaction is aborted/)
+    const answer = await deliver(webhooks, 'evt_swallowed')
+    expect(answer).toMatchObject({ status: 500, body: { error: 'handler_failed' } })
+    expect(errors.map((e) => e.code)).toEqual(['handler_failed'])
+    expect(errors[0]?.message).toBe(
+      'handler failed for transaction_settled evt_swallowed: a handler caught an SQL error inside context.db (column "no_such_column" does not exist), which left the transaction aborted, so nothing was committed; catch SQL errors inside a SAVEPOINT (ROLLBACK TO SAVEPOINT), or let them propagate',
+    )
+    expect(errors[0]?.cause).toMatchObject({ name: 'TransactionAbortedError', code: 'transaction_aborted' })
     expect(await rowsOf(ledger)).toEqual([])
+    expect(await stateOf(table, 'evt_swallowed')).toBeUndefined() // claim released
     swallow = false
     expect((await deliver(webhooks, 'evt_swallowed')).status).toBe(200)
     expect(await rowsOf(ledger)).toEqual(['evt_swallowed'])
@@ -271,13 +232,13 @@ describe('postgresStore: table and retention', () => {
 
 describe('postgresStore without a reachable database', () => {
   it('answers 503 and runs no handler', async () => {
-    const pool = new pg.Pool({
+    const pool = newPool(10, {
+      connectionString: undefined,
       host: '127.0.0.1',
       port: await freePort(),
       user: 'postgres',
       connectionTimeoutMillis: 500,
     })
-    pools.push(pool)
     const errors: WebhookError[] = []
     const webhooks = createWebhooks({ secret, store: postgresStore(pool) }).onError((error) => errors.push(error))
     const handler = vi.fn()

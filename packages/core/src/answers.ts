@@ -25,6 +25,7 @@ const ANSWER_MESSAGES: Record<WebhookErrorCode, string> = {
   store_unavailable: 'store unavailable; retry later',
   raw_body_unavailable: 'request body already consumed before payhooks saw it',
   closing: 'receiver is shutting down; retry later',
+  busy: 'receiver is handling as many events as it may at once; retry later',
   internal_error: 'internal error',
   body_timeout: 'request body not received within the deadline',
   incomplete_body: 'request body ended before it was complete',
@@ -43,7 +44,7 @@ const CLOSES_CONNECTION: ReadonlySet<WebhookErrorCode> = new Set([
   'method_not_allowed',
   'closing',
 ])
-const RETRY_LATER: ReadonlySet<WebhookErrorCode> = new Set(['deadline_exceeded', 'closing', 'future_event'])
+const RETRY_LATER: ReadonlySet<WebhookErrorCode> = new Set(['deadline_exceeded', 'closing', 'future_event', 'busy'])
 
 /** 200 for an event handled now, handled before, queued, or parked as a dead letter in a durable store. */
 export function ok(eventId: string, status: 'processed' | 'duplicate' | 'queued' | 'parked'): WebhookResult {

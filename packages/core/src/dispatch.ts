@@ -3,6 +3,7 @@ import { type EventHandler, report, runHandlers } from './event-handler/index.js
 import type { ClaimResult, TransactionOutcome, WebhookStore } from './store.js'
 import type { StoreOperation, TelemetryScope } from './telemetry.js'
 import { isThenable } from './thenable.js'
+import { isTransactionAborted } from './transaction-aborted.js'
 import type { DispatchOutcome, HandlerContext, QueuedEvent } from './types.js'
 
 /** A dispatch that holds an event's claim while its handlers run. */
@@ -137,15 +138,6 @@ export function dispatch(
     )
   }
   return afterClaim(state, event, attempt, claim, claimedAt)
-}
-
-/** {@link dispatch}, always as a promise (a synchronous throw becomes a rejection). */
-export function dispatchPromise(state: DispatchState, event: QueuedEvent, attempt: Attempt): Promise<DispatchOutcome> {
-  try {
-    return Promise.resolve(dispatch(state, event, attempt))
-  } catch (error) {
-    return Promise.reject(error)
-  }
 }
 
 /**
@@ -339,7 +331,10 @@ async function runInTransaction(
     // the retry finds the truth.
     lease.stop()
     await releaseClaim(state, run, scope)
-    if (errors !== undefined && errors.length > 0) throw new HandlerError(eventId, eventType, errors, attempt.answered)
+    // The handlers left the transaction unable to commit: their failure, whatever they resolved.
+    if (isTransactionAborted(cause)) throw new HandlerError(eventId, eventType, [cause], attempt.answered)
+    // The store failed (its connection lost, say), even when a handler failed with it: 503, as for any store
+    // failure, since a handler's error is then most likely that same lost connection.
     throw new StoreError('transaction', cause, eventId, eventType)
   }
   if (outcome === 'committed') return { status: 'processed' }

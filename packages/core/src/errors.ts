@@ -14,6 +14,7 @@ export type WebhookErrorCode =
   | 'store_unavailable'
   | 'raw_body_unavailable'
   | 'closing'
+  | 'busy'
   | 'internal_error'
   | 'body_timeout'
   | 'incomplete_body'
@@ -195,6 +196,28 @@ export class ClosingError extends WebhookError {
   override name = 'ClosingError'
   constructor() {
     super('closing', 503, 'receiver is shutting down; retry later')
+  }
+}
+
+/**
+ * 503: the receiver was handling `maxConcurrentEvents` events already, and none finished before this delivery's
+ * deadline. Nothing was claimed or run; the service retries later.
+ */
+export class BusyError extends WebhookError {
+  override name = 'BusyError'
+  constructor(
+    /** The receiver's `maxConcurrentEvents`. */
+    readonly maxConcurrentEvents: number,
+    eventId?: string,
+    eventType?: string,
+  ) {
+    super(
+      'busy',
+      503,
+      `no free slot among maxConcurrentEvents (${maxConcurrentEvents}) before the deadline${eventId ? ` for ${eventType} ${eventId}` : ''}; nothing claimed or run`,
+      eventId,
+      eventType,
+    )
   }
 }
 

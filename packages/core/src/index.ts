@@ -17,6 +17,7 @@ export {
 } from './dead-letters/index.js'
 export {
   BodyTimeoutError,
+  BusyError,
   ClosingError,
   DeadlineError,
   EventConflictError,
@@ -84,6 +85,7 @@ export type {
   TraceCarrier,
 } from './telemetry.js'
 export { parseCreatedAt } from './time.js'
+export { TransactionAbortedError } from './transaction-aborted.js'
 export type {
   AnyEvent,
   CloseOptions,

@@ -2,6 +2,7 @@ import { describe, expect, it, vi } from 'vitest'
 import { HandlerError, StoreError, type WebhookError } from './errors.js'
 import { memoryStore, type TransactionOutcome, type WebhookStore } from './store.js'
 import { deliverSettled, gate } from './test-helpers.js'
+import { TransactionAbortedError } from './transaction-aborted.js'
 import type { HandlerContext, QueuedEvent, WebhooksOptions } from './types.js'
 import { createWebhooks } from './webhooks.js'
 
@@ -214,7 +215,7 @@ describe('lease renewal', () => {
 
 describe('stores with transaction', () => {
   /** A memory store whose handlers write into a journal that only reaches `committed` with the done marker. */
-  function journalStore(outcome?: TransactionOutcome | 'throw') {
+  function journalStore(outcome?: TransactionOutcome | 'throw' | 'aborted' | 'connection lost') {
     const inner = memoryStore()
     const committed: string[] = []
     const released: string[] = []
@@ -227,8 +228,11 @@ describe('stores with transaction', () => {
       },
       async transaction(eventId, token, work) {
         const journal: string[] = []
-        if (!(await work({ journal }))) return 'rolled_back'
+        const succeeded = await work({ journal })
+        if (outcome === 'connection lost') throw new Error('Connection terminated unexpectedly')
+        if (!succeeded) return 'rolled_back'
         if (outcome === 'throw') throw new Error('commit failed')
+        if (outcome === 'aborted') throw new TransactionAbortedError('a handler left the transaction aborted')
         if (outcome) return outcome
         if (!inner.complete(eventId, token)) return 'lost'
         committed.push(...journal)
@@ -283,6 +287,37 @@ describe('stores with transaction', () => {
     expect((await deliver(webhooks, 'evt_broken')).status).toBe(503)
     expect(released).toEqual(['evt_broken'])
     expect(errors[0]?.message).toBe('store transaction failed for evt_broken: commit failed')
+  })
+
+  it('answers a TransactionAbortedError as a handler failure (500, claim released), not a store failure', async () => {
+    const { store, committed, released } = journalStore('aborted')
+    const { webhooks, errors } = setup({ store })
+    webhooks.onAny(() => {})
+    const answer = await deliver(webhooks, 'evt_aborted')
+    expect(answer.status).toBe(500)
+    expect(JSON.parse(answer.body).error).toBe('handler_failed')
+    expect(committed).toEqual([])
+    expect(released).toEqual(['evt_aborted'])
+    expect(errors).toHaveLength(1)
+    expect(errors[0]).toBeInstanceOf(HandlerError)
+    expect(errors[0]?.message).toBe(
+      'handler failed for transaction_settled evt_aborted: a handler left the transaction aborted',
+    )
+    expect(errors[0]?.cause).toMatchObject({ code: 'transaction_aborted' })
+  })
+
+  it('answers 503 when the store fails even though a handler failed with it (its connection was lost)', async () => {
+    const { store, released } = journalStore('connection lost')
+    const { webhooks, errors } = setup({ store })
+    webhooks.onAny(() => {
+      throw new Error('terminating connection due to administrator command')
+    })
+    const answer = await deliver(webhooks, 'evt_cut')
+    expect(answer.status).toBe(503)
+    expect(released).toEqual(['evt_cut'])
+    expect(errors.map((e) => e.message)).toEqual([
+      'store transaction failed for evt_cut: Connection terminated unexpectedly',
+    ])
   })
 })
 

@@ -1,6 +1,7 @@
 import { createLog, type Logger } from './log.js'
 import { type Marker, marker, markerDigest, markerExpiry } from './memory-marker.js'
 import { RETRY_INTERVAL_MS, RETRY_WINDOW_MS } from './service-contract.js'
+import type { TransactionAbortedError } from './transaction-aborted.js'
 import { check, inRange } from './validations.js'
 
 /**
@@ -85,7 +86,9 @@ export interface WebhookStore<Context extends object = {}> {
    * successful `claim`, instead of `complete`. `work` gets a fresh object each call, the store's part of
    * the handler context (the receiver adds `signal` to it); it resolves false when a handler failed, and
    * never rejects. Rejects when the store failed, after rolling back (or when the commit's own outcome
-   * is unknown): the receiver then releases the claim and answers 503.
+   * is unknown): the receiver then releases the claim and answers 503, even if a handler failed too. Rejects
+   * with a {@link TransactionAbortedError} when the handlers resolved but left the transaction unable to
+   * commit (an SQL error caught inside it): the receiver answers that as a handler failure.
    */
   transaction?: (
     eventId: string,
@@ -94,6 +97,12 @@ export interface WebhookStore<Context extends object = {}> {
   ) => Promise<TransactionOutcome>
   /** Optional clean-up: close timers or connections the store owns. */
   shutdown?(): MaybePromise<void>
+  /**
+   * Optional: the most events this store serves at once without starving what shares its backend, for a store
+   * drawing on a bounded resource (`postgresStore`: its pool's `max - 1`, so the app keeps a client). The
+   * receiver's `maxConcurrentEvents` defaults to it; without it, to no limit. A positive whole number.
+   */
+  readonly maxConcurrentEvents?: number
 }
 
 /** The store {@link memoryStore} returns: synchronous, and it tells its size. */

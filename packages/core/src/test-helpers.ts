@@ -11,10 +11,12 @@ export function gate() {
   return { promise, open }
 }
 
-/** One body per event id: the service resends the bytes it stored, and other bytes would be a conflicting copy. */
+/** One body per event id and creation time: the service resends the bytes it stored, and other bytes would be a
+ * conflicting copy. */
 const bodies = new Map<string, string>()
 
-/** Receives a `transaction_settled` event with id `eventId`, signed with `secret`; the same bytes each time. */
+/** Receives a `transaction_settled` event with id `eventId` (created at `createdAt`, default now), signed with
+ * `secret`; the same bytes each time for the same id and `createdAt`. */
 export async function deliverSettled(
   webhooks: {
     receive(delivery: {
@@ -25,11 +27,13 @@ export async function deliverSettled(
   },
   eventId: string,
   secret: string,
+  createdAt?: string,
 ): Promise<WebhookResult> {
-  let event = bodies.get(eventId)
+  const key = `${eventId}\n${createdAt ?? ''}`
+  let event = bodies.get(key)
   if (event === undefined) {
-    event = JSON.stringify(sampleEvent('transaction_settled', { eventId }))
-    bodies.set(eventId, event)
+    event = JSON.stringify(sampleEvent('transaction_settled', { eventId, createdAt }))
+    bodies.set(key, event)
   }
   const { body, headers } = await signedDelivery(event, secret)
   return webhooks.receive({ method: 'POST', body, getHeader: (name) => (headers as Record<string, string>)[name] })

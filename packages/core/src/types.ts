@@ -72,6 +72,18 @@ export interface WebhooksOptions<S extends SchemaMap = {}, C extends object = {}
    */
   leaseMs?: number
   /**
+   * The most events this receiver handles at once (each from its claim to its done marker), so a burst cannot
+   * take every connection of a pool the store shares with your handlers. A delivery beyond it waits for a slot,
+   * in arrival order, claiming nothing; if none frees before its deadline it is answered 503 `busy` with
+   * `retry-after`, nothing run. `dispatch` and `replay` wait for a slot too. `Infinity` sets no limit.
+   *
+   * @example
+   * // Pool of 20 shared with the rest of the app: at most 8 webhook events at once.
+   * const webhooks = createWebhooks({ secret, store: postgresStore(pool), maxConcurrentEvents: 8 })
+   * @default the store's `maxConcurrentEvents` (`postgresStore`: its pool's `max - 1`), else `Infinity`
+   */
+  maxConcurrentEvents?: number
+  /**
    * Queue mode: once verified and parsed, an event is handed to this queue and answered 200 at once;
    * a worker later runs the handlers through {@link Webhooks.dispatch}. Without it, handlers run
    * inline and the answer waits for them.
@@ -250,8 +262,9 @@ export interface Webhooks<E, C extends object = {}> {
   receive(delivery: RawDelivery): Promise<WebhookResult>
   /**
    * Runs the handlers of an already verified event under the store's claim, as the inline mode does:
-   * for queue workers. Resolves with what happened; rejects with {@link HandlerError} (claim released),
-   * {@link StoreError}, or {@link ClosingError} once {@link Webhooks.close} was called. Errors are not
+   * for queue workers. With `maxConcurrentEvents` events running, it waits for a slot first. Resolves with
+   * what happened; rejects with {@link HandlerError} (claim released), {@link StoreError}, or
+   * {@link ClosingError} once {@link Webhooks.close} was called (waiting ones too). Errors are not
    * reported to `onError`: the caller decides. Pass the `trace` the queue was given with the event, if any.
    *
    * @example

@@ -1,14 +1,8 @@
 import { errorAnswer, inProgress, ok } from './answers.js'
 import { checkDeadLetterStore, deadLetterView, onLastTries, type ParkState, park } from './dead-letters/index.js'
 import { Deadlines, type Pending } from './deadline.js'
-import {
-  type Attempt,
-  type DispatchState,
-  dispatch,
-  dispatchPromise,
-  observeDispatch,
-  releaseClaim,
-} from './dispatch.js'
+import { observeDispatch, releaseClaim } from './dispatch.js'
+import { dispatchInSlot, dispatchInSlotPromise, type SlotAttempt, type SlotState } from './dispatch-slot.js'
 import {
   BodyTimeoutError,
   ClosingError,
@@ -25,6 +19,7 @@ import { createLog } from './log.js'
 import { eventSchemas, type SchemaMap } from './schemas.js'
 import { ANSWER_LIMIT_MS, RETRY_WINDOW_MS } from './service-contract.js'
 import { cryptoProvider, type RawBody } from './signature.js'
+import { Slots } from './slots.js'
 import { staleAnswer } from './stale.js'
 import { DEFAULT_RETENTION_MS, memoryStore, type WebhookStore } from './store.js'
 import type { TelemetryScope } from './telemetry.js'
@@ -41,13 +36,13 @@ import type {
   Webhooks,
   WebhooksOptions,
 } from './types.js'
-import { check, inRange, nonNegativeNumber } from './validations.js'
+import { check, inRange, nonNegativeNumber, positiveInteger } from './validations.js'
 import { checkSecrets, type Verified, type VerifyState, verifyAndParse } from './verify-and-parse.js'
 import { warnAtStart, warnUnknownType, watchSecrets } from './warnings.js'
 import { receiveWebRequest } from './web.js'
 
 /** One receiver's state, shared by verify-and-parse, dispatch, the deadline and `close`. */
-interface Engine extends VerifyState, DispatchState, ParkState {
+interface Engine extends VerifyState, SlotState, ParkState {
   readonly queue: WebhookQueue | undefined
   readonly deadlineMs: number
   /** Deliveries and dispatches not finished yet (handlers included, even past the deadline). */
@@ -64,7 +59,7 @@ interface Engine extends VerifyState, DispatchState, ParkState {
  * A delivery under way: whether it was answered (the deadline may come first), the event once parsed, and for
  * telemetry how it ended: `outcome` when it succeeded, `error` when it failed (or was parked).
  */
-interface Delivery extends Attempt, Pending {
+interface Delivery extends SlotAttempt, Pending {
   readonly raw: RawDelivery
   /** Answers the caller; set once the delivery went asynchronous. */
   resolve: ((result: WebhookResult) => void) | undefined
@@ -158,7 +153,7 @@ function dispatchInline(
 ): WebhookResult | Promise<WebhookResult> {
   let outcome: DispatchOutcome | Promise<DispatchOutcome>
   try {
-    outcome = dispatch(engine, event, delivery)
+    outcome = dispatchInSlot(engine, event, delivery)
   } catch (error) {
     return dispatchFailed(engine, body, delivery, event, error)
   }
@@ -269,6 +264,7 @@ function receive(engine: Engine, raw: RawDelivery): Promise<WebhookResult> {
     answered: false,
     scope: engine.eventHandler.telemetry?.receive(),
     digest: undefined,
+    waiting: undefined,
     event: undefined,
     reading: false,
     timedOut: false,
@@ -353,6 +349,8 @@ function settle(engine: Engine, delivery: Delivery, result: WebhookResult): void
 
 /** The deadline passed before the delivery's processing finished: answer now; the work may go on. */
 function expire(engine: Engine, delivery: Delivery): void {
+  // Still waiting for a slot: withdrawn, nothing claimed or run, and answered 503 `busy` by the dispatch's rejection.
+  if (delivery.waiting?.withdraw()) return
   delivery.answered = true
   const scope = delivery.scope
   const resolve = delivery.resolve as (result: WebhookResult) => void
@@ -388,6 +386,7 @@ async function shutDown(engine: Engine, timeoutMs: number): Promise<void> {
     })
   }
   engine.stopped = true
+  engine.slots?.stop(new ClosingError())
   if (engine.runs.size > 0) {
     const runs = [...engine.runs]
     const reason = new ClosingError()
@@ -445,6 +444,9 @@ export function createWebhooks<S extends SchemaMap = {}, C extends object = {}>(
     'the service retries for 72 hours',
   )
   const maxClockSkewMs = inRange(options.maxClockSkewMs ?? 300_000, where, 'maxClockSkewMs', { min: 0 })
+  const maxConcurrentEvents = options.maxConcurrentEvents ?? store.maxConcurrentEvents ?? Number.POSITIVE_INFINITY
+  if (maxConcurrentEvents !== Number.POSITIVE_INFINITY)
+    positiveInteger(maxConcurrentEvents, where, 'maxConcurrentEvents')
   const eventHandler = createEventHandler(createLog(logger), options.telemetry)
   const secrets = typeof secretOption === 'function' ? undefined : checkSecrets(secretOption)
   const engine: Engine = {
@@ -458,6 +460,7 @@ export function createWebhooks<S extends SchemaMap = {}, C extends object = {}>(
     store,
     leaseMs,
     eventHandler,
+    slots: maxConcurrentEvents === Number.POSITIVE_INFINITY ? undefined : new Slots(maxConcurrentEvents),
     storeReady: undefined,
     initialized: !store.init,
     queue: options.queue,
@@ -503,7 +506,7 @@ export function createWebhooks<S extends SchemaMap = {}, C extends object = {}>(
       engine.running++
       const telemetry = eventHandler.telemetry
       const scope = telemetry?.dispatch(event, { source: 'queue', trace: dispatchOptions?.trace })
-      const outcome = dispatchPromise(engine, event, { answered: true, scope })
+      const outcome = dispatchInSlotPromise(engine, event, { answered: true, scope })
       outcome.then(dispatched, dispatched)
       if (scope) observeDispatch(scope, outcome, event)
       return outcome

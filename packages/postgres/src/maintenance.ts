@@ -1,10 +1,12 @@
 import type { Pool, PoolClient } from 'pg'
+import { checkOut } from './held-client.js'
 
 const noop = () => {}
 
 /** Runs `work` in a transaction of its own on one client, released (destroyed after a failure) afterwards. */
 export async function inTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect()
+  const held = await checkOut(pool)
+  const { client } = held
   let failure: Error | undefined
   try {
     await client.query('BEGIN')
@@ -13,10 +15,10 @@ export async function inTransaction<T>(pool: Pool, work: (client: PoolClient) =>
     return result
   } catch (error) {
     failure = error instanceof Error ? error : new Error(String(error))
-    await client.query('ROLLBACK').catch(noop)
+    if (!held.failure) await client.query('ROLLBACK').catch(noop)
     throw error
   } finally {
-    client.release(failure)
+    held.release(failure)
   }
 }
 

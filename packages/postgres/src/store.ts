@@ -4,13 +4,13 @@ import { check, nonNegativeNumber } from '@payhooks/core/validations'
 import type { Pool } from 'pg'
 import { createOnce, startSweeper } from './maintenance.js'
 import { bodyDigestColumnSql, checkTable, createTableSql, quoteTable, statements } from './sql.js'
-import type { PostgresHandlerContext, PostgresStore, PostgresStoreOptions } from './types.js'
+import { runTransaction } from './transaction.js'
+import type { PostgresStore, PostgresStoreOptions } from './types.js'
 
 /** Unique per process (72 random bits) and per claim, without a random draw on the hot path. */
 const tokenPrefix = randomBytes(9).toString('base64url')
 let tokenCounter = 0
 const newToken = () => `${tokenPrefix}.${(++tokenCounter).toString(36)}`
-const noop = () => {}
 
 interface State {
   done: boolean
@@ -37,9 +37,11 @@ function leaseMs(value: number): number {
  * marker, so a handler's effects and "handled" commit together or not at all: exactly-once effects, even when a
  * process dies between its write and its commit. A claim is a committed row with an owner token and a lease
  * (other deliveries answer 409 meanwhile, and `extend` renews it on another connection of the pool); then the
- * handlers run with `context.db`, a client inside `BEGIN`, and the row is marked done by that transaction, only
- * if the token still holds it, before `COMMIT`. Handlers that never use `context.db` make it a plain dedupe
- * store: no transaction is opened for them. Takes your `pg.Pool` and never ends it.
+ * handlers run with `context.db`, a client checked out of the pool at its first query, inside `BEGIN`, and the row
+ * is marked done by that transaction, only if the token still holds it, before `COMMIT`. Handlers that never use
+ * `context.db` make it a plain dedupe store: no client is held while they run, no transaction is opened. It
+ * advertises `maxConcurrentEvents` as the pool's `max - 1` (the receiver's default), so a burst of events leaves
+ * the app a client. Takes your `pg.Pool` and never ends it.
  *
  * @example
  * import { createWebhooks } from '@payhooks/core'
@@ -88,6 +90,7 @@ export function postgresStore(pool: Pool, options: PostgresStoreOptions = {}): P
 
   return {
     retentionMs,
+    maxConcurrentEvents: Math.max(1, (pool.options?.max ?? 10) - 1),
     async init() {
       if (createTable) await createOnce(pool, table, createTableSql(table))
       // Checked before altering: ALTER TABLE locks the table, waiting on the other instances' transactions.
@@ -140,43 +143,7 @@ export function postgresStore(pool: Pool, options: PostgresStoreOptions = {}): P
       return (await pool.query(sql.release, [eventId, token])).rowCount === 1
     },
 
-    async transaction(eventId, token, work) {
-      const client = await pool.connect()
-      let begun: Promise<unknown> | undefined
-      let failure: Error | undefined
-      const context: PostgresHandlerContext = {
-        get db() {
-          // BEGIN is queued on the client before any query a handler sends through it.
-          if (begun === undefined) {
-            begun = client.query('BEGIN')
-            begun.catch(noop)
-          }
-          return client
-        },
-      }
-      try {
-        const succeeded = await work(context)
-        if (begun !== undefined) await begun
-        if (!succeeded) {
-          if (begun !== undefined) await client.query('ROLLBACK')
-          return 'rolled_back'
-        }
-        const marked = await client.query(sql.complete, [eventId, token, retentionMs])
-        if (marked.rowCount !== 1) {
-          if (begun !== undefined) await client.query('ROLLBACK')
-          return 'lost'
-        }
-        if (begun !== undefined) await client.query('COMMIT')
-        return 'committed'
-      } catch (error) {
-        failure = error instanceof Error ? error : new Error(String(error))
-        if (begun !== undefined) await client.query('ROLLBACK').catch(noop)
-        throw error
-      } finally {
-        // A client that failed mid-transaction is destroyed rather than reused.
-        client.release(failure)
-      }
-    },
+    transaction: (eventId, token, work) => runTransaction(pool, sql.complete, [eventId, token, retentionMs], work),
 
     sweep,
 

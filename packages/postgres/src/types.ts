@@ -51,9 +51,11 @@ export interface PostgresStoreOptions {
 export interface PostgresHandlerContext {
   /**
    * The `pg` client of this event's transaction: write with it, and the writes commit together with the
-   * event's done marker, or not at all. It is opened (`BEGIN`) on first use; handlers of one event share
-   * it. Do not `COMMIT`, `ROLLBACK` or `release()` it, nor use it once the handler returned: use
-   * `SAVEPOINT`s for partial rollbacks.
+   * event's done marker, or not at all. The client is checked out of the pool and the transaction opened
+   * (`BEGIN`) at its first query; until then only `query` and the escape helpers are there. Handlers of one
+   * event share it. Do not `COMMIT`, `ROLLBACK` or `release()` it, nor use it once the handler returned. An SQL
+   * error a handler catches leaves the transaction aborted (the event then fails, `transaction_aborted`): catch
+   * inside a `SAVEPOINT` and `ROLLBACK TO SAVEPOINT` it.
    */
   readonly db: PoolClient
 }
@@ -62,6 +64,11 @@ export interface PostgresHandlerContext {
 export interface PostgresStore extends WebhookStore<PostgresHandlerContext> {
   /** How long a done marker is kept: the `retentionMs` option. */
   readonly retentionMs: number
+  /**
+   * The pool's `max` less one (at least 1): the receiver's default `maxConcurrentEvents`, so events being handled
+   * never hold every client and the app, the claims and the renewals always find one.
+   */
+  readonly maxConcurrentEvents: number
   init(): Promise<void>
   claim(eventId: string, leaseMs: number, digest?: string): Promise<ClaimResult>
   extend(eventId: string, token: string, leaseMs: number): Promise<boolean>

@@ -57,7 +57,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
  * The behaviour payhooks relies on from a {@link WebhookStore}, as a vitest suite: claim atomicity,
  * owner tokens, lease expiry, lease renewal (`extend`, required here), the retention it says (`retentionMs`,
  * required here: the receiver's `maxEventAgeMs` defaults to it), done markers, release,
- * `processing` with `retryAfterMs`, `init`, and body digests (see {@link StoreContractOptions.digests}).
+ * `processing` with `retryAfterMs`, `init`, `maxConcurrentEvents` when advertised, and body digests (see
+ * {@link StoreContractOptions.digests}).
  * Run it from a test file against each store, with the store's real backing service. Tests of
  * methods a later `WebhookStore` gains join this suite, so every store keeps meeting them.
  *
@@ -309,6 +310,12 @@ export function storeContract(name: string, makeStore: StoreFactory, options: St
       expect((await late.claim('evt_joined_held', LEASE_MS)).status).toBe('processing')
       expect(await late.complete('evt_joined_held', held)).toBe(true)
       expect(await early.claim('evt_joined_held', LEASE_MS)).toEqual({ status: 'done' })
+    })
+
+    it('advertises maxConcurrentEvents, if at all, as a positive whole number the receiver accepts', async () => {
+      const { maxConcurrentEvents } = await fleet()()
+      const valid = Number.isSafeInteger(maxConcurrentEvents) && (maxConcurrentEvents as number) >= 1
+      expect(maxConcurrentEvents === undefined || valid, `maxConcurrentEvents: ${maxConcurrentEvents}`).toBe(true)
     })
 
     digestTests({ fleet, claimed, claimAfterExpiry, leaseMs: LEASE_MS, shortLeaseMs, digests })

@@ -1,4 +1,5 @@
-import { type DispatchState, dispatchPromise, observeDispatch } from '../dispatch.js'
+import { observeDispatch } from '../dispatch.js'
+import { dispatchInSlotPromise, type SlotState } from '../dispatch-slot.js'
 import { InternalError, PayloadError, StoreError, WebhookError } from '../errors.js'
 import { report } from '../event-handler/index.js'
 import { cryptoProvider } from '../signature.js'
@@ -9,7 +10,7 @@ import { deadLetterQuery } from './query.js'
 import type { DeadLetter, DeadLetterFilter, DeadLetterStore, DeadLetters, ReplayOutcome } from './types.js'
 
 /** What replaying needs from the receiver: verification, dispatch and the dead-letter store. */
-export interface ReplayState extends VerifyState, DispatchState, ParkState {}
+export interface ReplayState extends VerifyState, SlotState, ParkState {}
 
 /** Runs `work` as running work of the receiver (so `close` waits for it), or rejects once it is closing. */
 export type Guard = <T>(work: () => Promise<T>) => Promise<T>
@@ -48,11 +49,11 @@ async function replayLetter(state: ReplayState, store: DeadLetterStore, letter: 
       new PayloadError('invalid_envelope', `stored body is event ${verified.event_id}, not ${eventId}`, eventId),
     )
   }
-  let outcome: Awaited<ReturnType<typeof dispatchPromise>>
+  let outcome: Awaited<ReturnType<typeof dispatchInSlotPromise>>
   try {
     const digest = await cryptoProvider.digest(letter.body)
     const scope = state.eventHandler.telemetry?.dispatch(verified, { source: 'replay' })
-    const dispatching = dispatchPromise(state, verified, { answered: true, scope, digest })
+    const dispatching = dispatchInSlotPromise(state, verified, { answered: true, scope, digest })
     if (scope) observeDispatch(scope, dispatching, verified)
     outcome = await dispatching
   } catch (error) {

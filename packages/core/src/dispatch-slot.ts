@@ -1,0 +1,77 @@
+import { type Attempt, type DispatchState, dispatch } from './dispatch.js'
+import type { Slots, SlotWaiter } from './slots.js'
+import { isThenable } from './thenable.js'
+import type { DispatchOutcome, QueuedEvent } from './types.js'
+
+/** The receiver's slots: undefined when `maxConcurrentEvents` is unbounded. */
+export interface SlotState extends DispatchState {
+  readonly slots: Slots | undefined
+}
+
+/** An attempt that may wait for a slot: `waiting` is set while it does, so its deadline can withdraw it. */
+export interface SlotAttempt extends Attempt {
+  waiting?: SlotWaiter | undefined
+}
+
+/**
+ * {@link dispatch} once the event has one of the receiver's slots: at once (and synchronously, as `dispatch` may
+ * be) while one is free, else after the dispatches already waiting. The slot is given back when the dispatch
+ * settles. Nothing is claimed while waiting; a withdrawn wait rejects with `BusyError`.
+ */
+export function dispatchInSlot(
+  state: SlotState,
+  event: QueuedEvent,
+  attempt: SlotAttempt,
+): DispatchOutcome | Promise<DispatchOutcome> {
+  const slots = state.slots
+  if (slots === undefined) return dispatch(state, event, attempt)
+  if (slots.take()) return inSlot(slots, state, event, attempt)
+  const waiter = slots.wait(event)
+  attempt.waiting = waiter
+  return waiter.granted.then(() => {
+    attempt.waiting = undefined
+    return inSlot(slots, state, event, attempt)
+  })
+}
+
+/** {@link dispatchInSlot}, always as a promise (a synchronous throw becomes a rejection). */
+export function dispatchInSlotPromise(
+  state: SlotState,
+  event: QueuedEvent,
+  attempt: SlotAttempt,
+): Promise<DispatchOutcome> {
+  try {
+    return Promise.resolve(dispatchInSlot(state, event, attempt))
+  } catch (error) {
+    return Promise.reject(error)
+  }
+}
+
+function inSlot(
+  slots: Slots,
+  state: SlotState,
+  event: QueuedEvent,
+  attempt: Attempt,
+): DispatchOutcome | Promise<DispatchOutcome> {
+  let outcome: DispatchOutcome | Promise<DispatchOutcome>
+  try {
+    outcome = dispatch(state, event, attempt)
+  } catch (error) {
+    slots.give()
+    throw error
+  }
+  if (!isThenable(outcome)) {
+    slots.give()
+    return outcome
+  }
+  return outcome.then(
+    (done) => {
+      slots.give()
+      return done
+    },
+    (error: unknown) => {
+      slots.give()
+      throw error
+    },
+  )
+}
