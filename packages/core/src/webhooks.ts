@@ -19,11 +19,13 @@ import {
   StoreError,
   WebhookError,
 } from './errors.js'
-import { createEventHandler, on, onAny, onError, report } from './event-handler/index.js'
+import { createEventHandler, logVerifiedWith, on, onAny, onError, report } from './event-handler/index.js'
 import { createLog } from './log.js'
 import { eventSchemas, type SchemaMap } from './schemas.js'
+import { checkSecrets, type VerifiedSecret } from './secrets.js'
 import { ANSWER_LIMIT_MS, RETRY_WINDOW_MS } from './service-contract.js'
 import type { RawBody } from './signature.js'
+import { doctorBudget } from './signature-doctor/index.js'
 import { DEFAULT_RETENTION_MS, memoryStore, type WebhookStore } from './store.js'
 import type { TelemetryScope } from './telemetry.js'
 import { isThenable } from './thenable.js'
@@ -40,7 +42,7 @@ import type {
   WebhooksOptions,
 } from './types.js'
 import { check, inRange, nonNegativeNumber } from './validations.js'
-import { checkSecrets, type Verified, type VerifyState, verifyAndParse } from './verify-and-parse.js'
+import { type Verified, type VerifyState, verifyAndParse } from './verify-and-parse.js'
 import { warnAtStart, warnUnknownType, watchSecrets } from './warnings.js'
 import { receiveWebRequest } from './web.js'
 
@@ -73,6 +75,8 @@ interface Delivery extends Attempt, Pending {
   timedOut: boolean
   outcome: 'processed' | 'duplicate' | 'queued' | 'parked' | 'in_progress' | undefined
   error: WebhookError | undefined
+  /** Set once a secret verified the body. */
+  verifiedWith: VerifiedSecret | undefined
 }
 
 const ignore = () => {}
@@ -113,7 +117,7 @@ function finished(engine: Engine): void {
  * path. May throw synchronously.
  */
 function afterBody(engine: Engine, delivery: Delivery, body: RawBody): WebhookResult | Promise<WebhookResult> {
-  const verified = verifyAndParse(engine, delivery.raw, body)
+  const verified = verifyAndParse(engine, delivery.raw, body, delivery)
   if (verified instanceof Promise) return verified.then((v) => afterVerify(engine, delivery, body, v))
   return afterVerify(engine, delivery, body, verified as Verified)
 }
@@ -133,7 +137,9 @@ function afterVerify(
   }
   const event = verified
   delivery.event = event
-  scope?.event(event)
+  const verifiedWith = delivery.verifiedWith
+  scope?.event(event, verifiedWith)
+  if (verifiedWith && verifiedWith.index > 0) logVerifiedWith(engine.eventHandler, event, verifiedWith)
   if (engine.queue) return enqueue(engine.queue, event, delivery)
   let outcome: DispatchOutcome | Promise<DispatchOutcome>
   try {
@@ -232,6 +238,7 @@ function receive(engine: Engine, raw: RawDelivery): Promise<WebhookResult> {
     timedOut: false,
     outcome: undefined,
     error: undefined,
+    verifiedWith: undefined,
     raw,
     resolve: undefined,
     due: 0,
@@ -413,6 +420,7 @@ export function createWebhooks<S extends SchemaMap = {}, C extends object = {}>(
     maxEventAgeMs,
     maxClockSkewMs,
     onResolvedSecrets: secrets ? undefined : watchSecrets(eventHandler),
+    doctor: doctorBudget(),
     store,
     leaseMs,
     eventHandler,
@@ -429,7 +437,7 @@ export function createWebhooks<S extends SchemaMap = {}, C extends object = {}>(
     stopped: false,
     deadlines: new Deadlines((delivery) => expire(engine, delivery)),
   }
-  warnAtStart(eventHandler, { store, queue: options.queue, secrets, leaseMs })
+  warnAtStart(eventHandler, { store, queue: options.queue, secrets: secrets?.secrets, leaseMs })
   const warnedTypes = new Set<string>()
   const dispatched = () => finished(engine)
   const deadLetters = deadLetterView(engine, (work) => {
