@@ -27,7 +27,10 @@ interface Case {
 }
 
 // Non-ASCII text, as some senders send it despite the spec's ASCII.
-const accented = JSON.stringify({ ...event, data: { ...event.data, transaction_description: 'Café crème' } })
+const accented = JSON.stringify({
+  ...event,
+  data: { ...(event.data as object), transaction_description: 'Café crème' },
+})
 const utf8 = encoder.encode(accented)
 const latin1Bytes = Uint8Array.from(accented, (char) => char.charCodeAt(0))
 const doubleEncoded = encoder.encode(String.fromCharCode(...utf8))
