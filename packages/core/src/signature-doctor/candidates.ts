@@ -69,7 +69,7 @@ export function byteCandidates(bytes: Uint8Array): BodyCandidate[] {
   let end = bytes.length
   while (end > 0 && (bytes[end - 1] === LF || bytes[end - 1] === CR)) end--
   if (end < bytes.length) candidates.push(['trailing_newline', bytes.subarray(0, end)])
-  const converted = crlfToLf(bytes) ?? lfToCrlf(bytes)
+  const converted = bytes.includes(LF) ? (crlfToLf(bytes) ?? lfToCrlf(bytes)) : undefined
   if (converted) candidates.push(['line_endings', converted])
   if (hasNonAscii(bytes)) {
     // UTF-8 bytes read as latin-1 and written as UTF-8 (é, C3 A9, became C3 83 C2 A9): undone by the reverse.
@@ -115,15 +115,18 @@ export function jsonCandidates(bytes: Uint8Array): Uint8Array[] {
     return []
   }
   const forms = new Set<string>()
+  const compact = JSON.stringify(value)
+  // Escaping changes nothing when the JSON holds no character beyond ASCII: skip it then (the usual case).
+  const escape = /[^\u0000-\u007f]/.test(compact)
   for (const ordered of [value, sortKeys(value)]) {
     for (const form of [
-      JSON.stringify(ordered),
+      ordered === value ? compact : JSON.stringify(ordered),
       spaced(ordered),
       JSON.stringify(ordered, null, 2),
       JSON.stringify(ordered, null, 4),
     ]) {
       forms.add(form)
-      forms.add(asciiEscaped(form))
+      if (escape) forms.add(asciiEscaped(form))
     }
   }
   forms.delete(text)
