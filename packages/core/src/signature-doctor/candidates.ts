@@ -117,7 +117,7 @@ export function jsonCandidates(bytes: Uint8Array): Uint8Array[] {
   const forms = new Set<string>()
   const compact = JSON.stringify(value)
   // Escaping changes nothing when the JSON holds no character beyond ASCII: skip it then (the usual case).
-  const escape = /[^\u0000-\u007f]/.test(compact)
+  const beyondAscii = /[\u0080-\uffff]/.test(compact)
   for (const ordered of [value, sortKeys(value)]) {
     for (const form of [
       ordered === value ? compact : JSON.stringify(ordered),
@@ -126,7 +126,7 @@ export function jsonCandidates(bytes: Uint8Array): Uint8Array[] {
       JSON.stringify(ordered, null, 4),
     ]) {
       forms.add(form)
-      if (escape) forms.add(asciiEscaped(form))
+      if (beyondAscii) forms.add(asciiEscaped(form))
     }
   }
   forms.delete(text)
