@@ -165,6 +165,76 @@ describe('sign and verify', () => {
   })
 })
 
+describe('verify --explain', () => {
+  const event = { event_type: 'transaction_settled', event_id: 'evt_explain', data: { settlement_amount: 10.3 } }
+  const compact = JSON.stringify(event)
+
+  /** Runs `payhooks verify --explain` in this process on `input`; its exit code, stdout and stderr. */
+  async function explain(args: string[], input: string | Uint8Array) {
+    const stdout: string[] = []
+    const stderr: string[] = []
+    const io: CliIo = {
+      stdin: [typeof input === 'string' ? new TextEncoder().encode(input) : input],
+      stdout: { write: (text: string) => stdout.push(text) },
+      stderr: { write: (text: string) => stderr.push(text) },
+      env: {},
+    }
+    const code = await run(['verify', '--explain', ...args], io)
+    return { code, stdout: stdout.join(''), stderr: stderr.join('') }
+  }
+
+  it.each([
+    ['a trailing newline (echo)', `${compact}\n`, SECRET, (s: string) => s, 'trailing_newline'],
+    ['pretty-printed JSON', JSON.stringify(event, null, 2), SECRET, (s: string) => s, 'body_reserialized'],
+    ['a sha256= prefix', compact, SECRET, (s: string) => `sha256=${s}`, 'header_prefix'],
+    ['the sandbox test secret', compact, 'sandbox-test-secret', (s: string) => s, 'unheld_secret'],
+    ['a secret nobody holds', compact, 'whsec_nobody', (s: string) => s, 'wrong_secret_or_bytes'],
+  ])('prints the diagnosis of %s', async (_cause, received, signedWith, header, code) => {
+    const signature = header(await sign(signedWith, compact))
+    const result = await explain(['--secret', SECRET, '--signature', signature], received)
+    expect(result.code).toBe(1)
+    const lines = result.stderr.trimEnd().split('\n')
+    expect(lines).toHaveLength(2)
+    expect(lines[1]).toMatch(new RegExp(`^payhooks verify: hint ${code}: .+`))
+    expect(result.stderr).not.toContain(SECRET)
+    expect(result.stderr).not.toContain(signedWith)
+  })
+
+  it('diagnoses a secret with whitespace around it, as read from a .env file', async () => {
+    const signature = await sign(SECRET, compact)
+    const result = await explain(['--secret', `${SECRET}\n`, '--signature', signature, '--json'], compact)
+    expect(result.code).toBe(1)
+    expect(JSON.parse(result.stdout)).toEqual({
+      valid: false,
+      hint: { code: 'secret_whitespace', message: expect.any(String) },
+    })
+  })
+
+  it('names which --other-secret signed the body, without printing it', async () => {
+    const signature = await sign('whsec_sub_b', compact)
+    const args = ['--secret', SECRET, '--other-secret', 'whsec_sub_a', '--other-secret', 'whsec_sub_b']
+    const result = await explain([...args, '--signature', signature], compact)
+    expect(result.stderr.trimEnd().split('\n')[1]).toBe(
+      'payhooks verify: hint unheld_secret: the body was signed with --other-secret number 2, not with any --secret.',
+    )
+    expect(result.stderr).not.toContain('whsec_sub')
+  })
+
+  it('prints just valid for a valid signature, and refuses --other-secret without --explain', async () => {
+    const signature = await sign(SECRET, compact)
+    expect(await explain(['--secret', SECRET, '--signature', signature], compact)).toEqual({
+      code: 0,
+      stdout: 'valid\n',
+      stderr: '',
+    })
+    const usage = await runCli(['verify', '--secret', SECRET, '--other-secret', 'x', '--signature', signature], {
+      input: compact,
+    })
+    expect(usage.code).toBe(2)
+    expect(usage.stderr).toContain('--other-secret needs --explain')
+  })
+})
+
 describe('run() without a process', () => {
   it('takes its input, output and environment from the io it is given', async () => {
     const stdout: string[] = []

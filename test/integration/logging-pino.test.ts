@@ -48,7 +48,10 @@ describe('pino as the logger', () => {
         level: 50,
         code: 'invalid_signature',
         status: 401,
-        msg: '[payhooks] 401 invalid_signature: signature does not match the body',
+        signature_hint: 'wrong_secret_or_bytes',
+        msg: expect.stringMatching(
+          /^\[payhooks\] 401 invalid_signature: signature does not match the body \(hint wrong_secret_or_bytes: no secret /,
+        ),
       },
     ])
     const written = JSON.stringify(lines)

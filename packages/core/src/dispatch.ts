@@ -1,5 +1,6 @@
 import { ClosingError, EventConflictError, HandlerError, InternalError, StoreError, WebhookError } from './errors.js'
 import { type EventHandler, report, runHandlers } from './event-handler/index.js'
+import type { VerifiedSecret } from './secrets.js'
 import type { ClaimResult, TransactionOutcome, WebhookStore } from './store.js'
 import type { StoreOperation, TelemetryScope } from './telemetry.js'
 import { isThenable } from './thenable.js'
@@ -57,18 +58,28 @@ const SIGNAL: PropertyDescriptor = {
   configurable: true,
 }
 
-/** The handlers' context when the store adds none: `{ signal }`, the signal made when first read. */
+/**
+ * The handlers' context when the store adds none: `{ signal, verifiedWith }`, the signal made when first read.
+ * `verifiedWith` is always assigned (`undefined` for a queue worker's dispatch), so every context has one shape.
+ */
 class SignalContext {
   readonly [CONTROLLER]: LazyAbortController
-  constructor(controller: LazyAbortController) {
+  readonly verifiedWith: VerifiedSecret | undefined
+  constructor(controller: LazyAbortController, verifiedWith: VerifiedSecret | undefined) {
     this[CONTROLLER] = controller
     Object.defineProperty(this, 'signal', SIGNAL)
+    this.verifiedWith = verifiedWith
   }
 }
 
-/** The store's context with `signal` added, made when first read. */
-function withSignal<C extends object>(context: C, controller: LazyAbortController): C & { signal: AbortSignal } {
+/** The store's context with `signal` (made when first read) and `verifiedWith` added. */
+function withSignal<C extends object>(
+  context: C,
+  controller: LazyAbortController,
+  verifiedWith: VerifiedSecret | undefined,
+): C & { signal: AbortSignal } {
   Object.defineProperty(context, CONTROLLER, { value: controller })
+  Object.defineProperty(context, 'verifiedWith', { value: verifiedWith, enumerable: true })
   return Object.defineProperty(context, 'signal', SIGNAL) as C & { signal: AbortSignal }
 }
 
@@ -92,6 +103,8 @@ export interface Attempt {
   scope?: TelemetryScope | undefined
   /** Digest of the body the event came in (none for a queue worker's event): claimed with, and checked against. */
   digest?: string | undefined
+  /** Which secret verified the event, for the handlers' context; undefined for a queue worker's dispatch. */
+  verifiedWith?: VerifiedSecret | undefined
 }
 
 /** Stops renewing a claim; idempotent. */
@@ -183,7 +196,7 @@ function afterClaim(
   if ('status' in run) return run
   const scope = attempt.scope
   if (state.stopped) return stopped(state, run, scope)
-  const context = new SignalContext(run.controller) as unknown as HandlerContext
+  const context = new SignalContext(run.controller, attempt.verifiedWith) as unknown as HandlerContext
   const errors = runHandlers(state.eventHandler, event, context, scope)
   if (!isThenable(errors)) return complete(state, run, attempt, errors)
   // The handlers went asynchronous: from now on the claim needs renewing, and `close` may have to abort them.
@@ -319,7 +332,12 @@ async function runInTransaction(
   let errors: unknown[] | undefined
   let outcome: TransactionOutcome
   const work = async (context: object) => {
-    errors = await runHandlers(state.eventHandler, event, withSignal(context, run.controller), scope)
+    errors = await runHandlers(
+      state.eventHandler,
+      event,
+      withSignal(context, run.controller, attempt.verifiedWith),
+      scope,
+    )
     // The marker is written next, in the transaction: renewing now would only wait on its row lock.
     lease.stop()
     return errors.length === 0

@@ -1,3 +1,5 @@
+import type { SignatureHint } from './signature-doctor/hints.js'
+
 /** Machine-readable reason, also sent as `error` in the JSON response body. */
 export type WebhookErrorCode =
   | 'method_not_allowed'
@@ -58,10 +60,25 @@ export class PayloadTooLargeError extends WebhookError {
   }
 }
 
-/** 401: the `service-hmac-sha256` header is missing, malformed, or matches no secret. */
+/**
+ * 401: the `service-hmac-sha256` header is missing, malformed, or matches no secret. A receiver's `invalid_signature`
+ * errors carry the signature doctor's `hint`: the likely cause (`body_reserialized`, `trailing_newline`,
+ * `secret_whitespace`...), worked out after the check failed. It goes to `onError`, the log and telemetry, never into
+ * the HTTP answer.
+ *
+ * @example
+ * webhooks.onError((error) => {
+ *   if (error instanceof SignatureError && error.hint) console.warn(error.hint.code, error.hint.message)
+ * })
+ */
 export class SignatureError extends WebhookError {
   override name = 'SignatureError'
-  constructor(code: 'missing_signature' | 'invalid_signature', message: string) {
+  constructor(
+    code: 'missing_signature' | 'invalid_signature',
+    message: string,
+    /** The signature doctor's diagnosis; absent for `missing_signature`. */
+    readonly hint?: SignatureHint,
+  ) {
     super(code, 401, message)
   }
 }

@@ -57,6 +57,7 @@ export {
   transactionSettledSchema,
   type UnknownEvent,
 } from './schemas.js'
+export type { LabeledSecret, SecretEntry, VerifiedSecret } from './secrets.js'
 export {
   ANSWER_LIMIT_MS,
   EVENT_TYPES,
@@ -66,6 +67,14 @@ export {
   RETRY_WINDOW_MS,
 } from './service-contract.js'
 export { isSignatureShaped, type RawBody, SIGNATURE_HEADER, sign, verify } from './signature.js'
+export {
+  DOCTOR_MAX_BODY_BYTES,
+  diagnoseSignature,
+  SANDBOX_TEST_SECRET,
+  type SignatureDiagnosisInput,
+  type SignatureHint,
+  type SignatureHintCode,
+} from './signature-doctor/index.js'
 export {
   type ClaimResult,
   DEFAULT_RETENTION_MS,

@@ -35,6 +35,8 @@ export interface Logger {
 export interface Log {
   error(fields: LogFields, message: string): void
   warn(fields: LogFields, message: string): void
+  /** Only loggers with `info` get these; the one-line shape and the default console lines do not. */
+  info(fields: LogFields, message: string): void
 }
 
 /** The default: one readable line each on the console, read at each call so a replaced `console.error` is used. */
@@ -59,11 +61,13 @@ export function createLog(logger: Logger | undefined): Log {
       error: (fields, message) => target.error(fields, message),
       warn: (fields, message) =>
         typeof target.warn === 'function' ? target.warn(fields, message) : target.error(fields, message),
+      info: (fields, message) => (target.info as (fields: LogFields, message: string) => void)(fields, message),
     }
   }
   return {
     error: (_fields, message) => target.error(message),
     warn: (_fields, message) => (typeof target.warn === 'function' ? target.warn(message) : target.error(message)),
+    info: () => {},
   }
 }
 
@@ -72,6 +76,8 @@ export function errorFields(error: WebhookError): LogFields {
   const fields: LogFields = { code: error.code, status: error.status }
   if (error.eventId !== undefined) fields.event_id = error.eventId
   if (error.eventType !== undefined) fields.event_type = error.eventType
+  const hint = (error as { hint?: { code?: unknown } }).hint
+  if (typeof hint?.code === 'string') fields.signature_hint = hint.code
   const operation = (error as { operation?: unknown }).operation
   if (typeof operation === 'string') fields.operation = operation
   if ((error as { afterResponse?: unknown }).afterResponse === true) fields.after_response = true
@@ -106,6 +112,8 @@ export function escapeText(text: string): string {
  * Control characters are escaped, so that nothing a body carries (a field name with a CR or LF) splits the line.
  */
 export function logMessage(error: WebhookError): string {
+  const hint = (error as { hint?: { code: string; message: string } }).hint
+  if (hint) return escapeText(`${error.message} (hint ${hint.code}: ${hint.message})`)
   const issues = (error as { issues?: { path: string }[] }).issues
   if (error.code !== 'schema_mismatch' || !Array.isArray(issues)) return escapeText(error.message)
   const paths = issues.map((issue) => issue.path || '(root)')

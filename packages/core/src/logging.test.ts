@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { SchemaError } from './errors.js'
 import type { LogFields, Logger } from './log.js'
 import { inProcessQueue } from './queue.js'
+import { HINTS } from './signature-doctor/index.js'
 import { memoryStore, type WebhookStore } from './store.js'
 import type { QueuedEvent, WebhookQueue, Webhooks, WebhooksOptions } from './types.js'
 import { createWebhooks } from './webhooks.js'
@@ -46,6 +47,9 @@ async function deliver(webhooks: Pick<Webhooks<unknown>, 'receive'>, event: unkn
 /** A queue that is not the in-process one, as `bullmqQueue` is not. */
 const durableQueue = (): WebhookQueue => ({ enqueue: async (_event: QueuedEvent) => {} })
 
+/** The line of a body signed with a secret the receiver does not hold: the signature doctor's hint appended. */
+const WRONG_SECRET_LINE = `[payhooks] 401 invalid_signature: signature does not match the body (hint wrong_secret_or_bytes: ${HINTS.wrong_secret_or_bytes.message})`
+
 const codes = (calls: { args: unknown[] }[]) => calls.map((call) => (call.args[0] as LogFields).code)
 
 describe('logging failures', () => {
@@ -54,7 +58,7 @@ describe('logging failures', () => {
     const webhooks = createWebhooks({ secret })
     const event = sampleEvent('transaction_settled', { eventId: 'evt_log_1' })
     expect((await deliver(webhooks, event, 'whsec_wrong')).status).toBe(401)
-    expect(error.mock.calls).toEqual([['[payhooks] 401 invalid_signature: signature does not match the body']])
+    expect(error.mock.calls).toEqual([[WRONG_SECRET_LINE]])
   })
 
   it('calls a logger with info (pino, console) as error(fields, message), fields without secret or body', async () => {
@@ -154,10 +158,7 @@ describe('logging failures', () => {
     const webhooks = createWebhooks({ secret, logger: console })
     await deliver(webhooks, sampleEvent('transaction_settled'), 'whsec_wrong')
     expect(error.mock.calls).toEqual([
-      [
-        { code: 'invalid_signature', status: 401 },
-        '[payhooks] 401 invalid_signature: signature does not match the body',
-      ],
+      [{ code: 'invalid_signature', status: 401, signature_hint: 'wrong_secret_or_bytes' }, WRONG_SECRET_LINE],
     ])
   })
 
@@ -165,7 +166,7 @@ describe('logging failures', () => {
     const { logger, errors } = lines(false)
     const webhooks = createWebhooks({ secret, logger })
     await deliver(webhooks, sampleEvent('transaction_settled'), 'whsec_wrong')
-    expect(errors).toEqual([['[payhooks] 401 invalid_signature: signature does not match the body']])
+    expect(errors).toEqual([[WRONG_SECRET_LINE]])
   })
 
   it('logs a throwing onError listener with the failure it was given', async () => {
@@ -177,7 +178,12 @@ describe('logging failures', () => {
     await deliver(webhooks, sampleEvent('transaction_settled'), 'whsec_wrong')
     expect(calls.map((call) => call.args)).toEqual([
       [
-        { code: 'on_error_listener_threw', error_code: 'invalid_signature', status: 401 },
+        {
+          code: 'on_error_listener_threw',
+          error_code: 'invalid_signature',
+          status: 401,
+          signature_hint: 'wrong_secret_or_bytes',
+        },
         '[payhooks] onError listener threw: Error: listener bug',
       ],
     ])

@@ -1,4 +1,5 @@
 import type { EventConflictError, WebhookError } from './errors.js'
+import type { VerifiedSecret } from './secrets.js'
 
 /** Trace context headers (W3C `traceparent`, `tracestate`, `baggage`) a queue carries with an event. */
 export type TraceCarrier = Record<string, string>
@@ -39,7 +40,8 @@ export interface TelemetryOutcome {
  * while handlers may still run and go on calling `store` and `handler`). No method may throw.
  */
 export interface TelemetryScope {
-  event(event: TelemetryEvent): void
+  /** The event, once verified; with which secret verified it (deliveries and replays, not queue dispatches). */
+  event(event: TelemetryEvent, verifiedWith?: VerifiedSecret): void
   store<T>(operation: StoreOperation, call: () => T): T
   handler<T>(run: HandlerRun, call: () => T): T
   /** In queue mode: the trace context the queue carries with the event, so its dispatch can link back. */

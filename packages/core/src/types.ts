@@ -3,23 +3,27 @@ import type { DeadLetterFilter, DeadLetterStore, DeadLetters, ReplayOutcome } fr
 import type { WebhookError } from './errors.js'
 import type { Logger } from './log.js'
 import type { BuiltInSchemas, EventsOf, SchemaMap, UnknownEvent } from './schemas.js'
+import type { SecretEntry, VerifiedSecret } from './secrets.js'
 import type { WebhookStore } from './store.js'
 import type { Telemetry, TraceCarrier } from './telemetry.js'
 
 /** Looks up a request header by lower-case name. */
 export type HeaderLookup = (name: string) => string | null | undefined
 
-/** One or several signature secrets, or a function that picks them per request. */
+/** One or several signature secrets (each optionally labeled), or a function that picks them per request. */
 export type SecretOption =
   | string
-  | readonly string[]
-  | ((request: { getHeader: HeaderLookup }) => string | readonly string[] | Promise<string | readonly string[]>)
+  | readonly SecretEntry[]
+  | ((request: {
+      getHeader: HeaderLookup
+    }) => string | readonly SecretEntry[] | Promise<string | readonly SecretEntry[]>)
 
 /** Options of {@link createWebhooks}. `C` is the store's part of the handler context, inferred from `store`. */
 export interface WebhooksOptions<S extends SchemaMap = {}, C extends object = {}> {
   /**
    * The subscription's `signature_secret`. Several secrets are tried in turn (rotation, or several
-   * subscriptions posting to one route); a function may pick them per request.
+   * subscriptions posting to one route), each a string or `{ secret, label }`; a function may pick them per
+   * request. Which one verified is `context.verifiedWith` (see "Rotating the secret" in the README).
    */
   secret: SecretOption
   /**
@@ -224,6 +228,11 @@ export type HandlerContext<Extra extends object = {}> = {
    * calls and loops, so work stops once another run may take over.
    */
   readonly signal: AbortSignal
+  /**
+   * Which secret verified the delivery: `{ index, label? }`. Undefined when the event did not come through this
+   * receiver's check: a queue worker's `dispatch` (the queue carries the event, not how it was verified).
+   */
+  readonly verifiedWith?: VerifiedSecret | undefined
 } & Extra
 
 /** A handler registered with `on` or `onAny`: the event, and the {@link HandlerContext}. */

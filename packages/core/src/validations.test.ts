@@ -97,7 +97,7 @@ describe('the factories refuse bad options with their messages', () => {
       'createWebhooks secret',
       () => createWebhooks({ secret: [''] }),
       TypeError,
-      'createWebhooks: secret must be a non-empty string, a list of them, or a function',
+      'createWebhooks: secret must be a non-empty string, a list of them (or of { secret, label }), or a function',
     ],
     [
       'memoryStore retentionMs',

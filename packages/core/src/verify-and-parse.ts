@@ -13,17 +13,18 @@ import {
 import { escapeText, isSafeText } from './log.js'
 import { compileCheck } from './schema-check.js'
 import type { SchemaMap } from './schemas.js'
+import { checkSecrets, type SecretEntry, type SecretList, type VerifiedSecret, verifiedSecret } from './secrets.js'
 import { cryptoProvider, isSignatureShaped, type RawBody, SIGNATURE_HEADER } from './signature.js'
+import { bareDigest, type DoctorBudget, diagnoseSignature, HINTS, takeDiagnosis } from './signature-doctor/index.js'
 import { isThenable } from './thenable.js'
 import { parseCreatedAt } from './time.js'
 import type { QueuedEvent, RawDelivery, SecretOption } from './types.js'
-import { check } from './validations.js'
 
 /** What verify-and-parse needs from the receiver. */
 export interface VerifyState {
   readonly maxBodyBytes: number
   /** The secrets, when they do not depend on the request. */
-  readonly secrets: readonly string[] | undefined
+  readonly secrets: SecretList | undefined
   readonly secretOption: SecretOption
   readonly schemas: SchemaMap
   /** Oldest `created_at` accepted, as an age; `Infinity` when not checked. */
@@ -32,12 +33,19 @@ export interface VerifyState {
   readonly maxClockSkewMs: number
   /** Sees each secret resolver's answer (the receiver warns once about a secret with whitespace around it). */
   readonly onResolvedSecrets?: (secrets: readonly string[]) => void
+  /** How many failed checks the signature doctor examined this second. */
+  readonly doctor: DoctorBudget
+}
+
+/** Where {@link verifyAndParse} says which secret verified the body. */
+export interface VerifiedWithSink {
+  verifiedWith: VerifiedSecret | undefined
 }
 
 /** A verified, parsed event, or why the delivery is refused. */
 export type Verified = QueuedEvent | WebhookError
 
-type SecretResolver = Exclude<SecretOption, string | readonly string[]>
+type SecretResolver = Exclude<SecretOption, string | readonly SecretEntry[]>
 
 const decoder = new TextDecoder()
 const strictDecoder = new TextDecoder('utf-8', { fatal: true })
@@ -62,19 +70,6 @@ function decodeUtf8(bytes: Exclude<RawBody, string>): string | undefined {
 const QUOTED_ID_LENGTH = 200
 const quoted = (text: string) =>
   escapeText(text.length > QUOTED_ID_LENGTH ? `${text.slice(0, QUOTED_ID_LENGTH)}…` : text)
-
-/** The secrets of a `secret` option or resolver answer, or a `TypeError`. */
-export function checkSecrets(secret: string | readonly string[]): readonly string[] {
-  const list = typeof secret === 'string' ? [secret] : secret
-  check(
-    Array.isArray(list) && list.length > 0 && !list.some((s) => typeof s !== 'string' || s === ''),
-    'createWebhooks',
-    'secret',
-    'be a non-empty string, a list of them, or a function',
-    TypeError,
-  )
-  return list
-}
 
 /**
  * Whether `value` is a message with a non-empty string `event_id` and `event_type`: the same check as
@@ -107,8 +102,35 @@ function checkAge(state: VerifyState, event: QueuedEvent): Verified {
   return event
 }
 
-function parse(state: VerifyState, body: RawBody, matched: number): Verified {
-  if (matched < 0) return new SignatureError('invalid_signature', 'signature does not match the body')
+/** The 401 of a body no secret verifies, with the signature doctor's hint (within its budget). */
+async function refused(
+  state: VerifyState,
+  body: RawBody,
+  header: string,
+  secrets: readonly string[] | undefined,
+  message: string,
+): Promise<SignatureError> {
+  let hint = HINTS.not_diagnosed
+  if (secrets && takeDiagnosis(state.doctor)) {
+    try {
+      hint = await diagnoseSignature({ secrets, body, signature: header })
+    } catch {
+      // The doctor only ever adds a hint: whatever it throws, the answer stays the 401.
+    }
+  }
+  return new SignatureError('invalid_signature', message, hint)
+}
+
+function parse(
+  state: VerifyState,
+  body: RawBody,
+  signature: string,
+  list: SecretList,
+  matched: number,
+  sink: VerifiedWithSink | undefined,
+): Verified | Promise<Verified> {
+  if (matched < 0) return refused(state, body, signature, list.secrets, 'signature does not match the body')
+  if (sink) sink.verifiedWith = verifiedSecret(list, matched)
   // A string body is text already decoded: drop a leading BOM as TextDecoder does for bytes.
   const text = typeof body !== 'string' ? decodeUtf8(body) : body.charCodeAt(0) === 0xfeff ? body.slice(1) : body
   if (text === undefined) return new PayloadError('invalid_encoding', 'body is not valid UTF-8')
@@ -134,18 +156,49 @@ function parse(state: VerifyState, body: RawBody, matched: number): Verified {
   return checkAge(state, result.output)
 }
 
-function match(state: VerifyState, body: RawBody, signature: string, secrets: readonly string[]) {
-  const matched = cryptoProvider.match(secrets, body, signature)
-  return typeof matched === 'number' ? parse(state, body, matched) : matched.then((i) => parse(state, body, i))
+function match(
+  state: VerifyState,
+  body: RawBody,
+  signature: string,
+  list: SecretList,
+  sink: VerifiedWithSink | undefined,
+): Verified | Promise<Verified> {
+  const matched = cryptoProvider.match(list.secrets, body, signature)
+  return typeof matched === 'number'
+    ? parse(state, body, signature, list, matched, sink)
+    : matched.then((i) => parse(state, body, signature, list, i, sink))
+}
+
+/** A resolver's answer, checked and shown to `onResolvedSecrets`. */
+function resolvedList(state: VerifyState, secrets: string | readonly SecretEntry[]): SecretList {
+  const list = checkSecrets(secrets)
+  state.onResolvedSecrets?.(list.secrets)
+  return list
+}
+
+/** The secrets for diagnosing a malformed header: a resolver that fails then only costs the hint. */
+async function secretsToDiagnose(state: VerifyState, delivery: RawDelivery): Promise<readonly string[] | undefined> {
+  if (state.secrets) return state.secrets.secrets
+  try {
+    return checkSecrets(await (state.secretOption as SecretResolver)(delivery)).secrets
+  } catch {
+    return undefined
+  }
 }
 
 /**
  * Checks the method, the size and the signature of the exact bytes received (`body`, once `delivery`'s body
- * arrived), then parses them, validates the event against its schema and checks its age. Synchronous with
- * `node:crypto` and static secrets (no promise per delivery); a secret resolver or Web Crypto make it
- * asynchronous. Throws only when a secret resolver does.
+ * arrived), then parses them, validates the event against its schema and checks its age; `sink.verifiedWith` is
+ * set to the secret that verified. Synchronous with `node:crypto` and static secrets (no promise per delivery); a
+ * secret resolver, Web Crypto, or a failed check (the signature doctor then runs) make it asynchronous. Throws only
+ * when a secret resolver does.
  */
-export function verifyAndParse(state: VerifyState, delivery: RawDelivery, body: RawBody): Verified | Promise<Verified> {
+export function verifyAndParse(
+  state: VerifyState,
+  delivery: RawDelivery,
+  body: RawBody,
+  sink?: VerifiedWithSink,
+): Verified | Promise<Verified> {
   if (delivery.method !== undefined && delivery.method !== 'POST') return new MethodNotAllowedError(delivery.method)
   if ((typeof body === 'string' ? body.length : body.byteLength) > state.maxBodyBytes) {
     return new PayloadTooLargeError(state.maxBodyBytes)
@@ -153,15 +206,14 @@ export function verifyAndParse(state: VerifyState, delivery: RawDelivery, body: 
   const signature = delivery.getHeader(SIGNATURE_HEADER)
   if (!signature) return new SignatureError('missing_signature', `missing ${SIGNATURE_HEADER} header`)
   if (!isSignatureShaped(signature)) {
-    return new SignatureError('invalid_signature', `${SIGNATURE_HEADER} must be 64 hex characters`)
+    const message = `${SIGNATURE_HEADER} must be 64 hex characters`
+    // Nothing to try without a digest inside: no HMAC, and no call to a secret resolver.
+    if (bareDigest(signature) === undefined)
+      return new SignatureError('invalid_signature', message, HINTS.malformed_header)
+    return secretsToDiagnose(state, delivery).then((secrets) => refused(state, body, signature, secrets, message))
   }
-  if (state.secrets) return match(state, body, signature, state.secrets)
+  if (state.secrets) return match(state, body, signature, state.secrets, sink)
   const resolved = (state.secretOption as SecretResolver)(delivery)
-  const checked = (secrets: string | readonly string[]) => {
-    const list = checkSecrets(secrets)
-    state.onResolvedSecrets?.(list)
-    return list
-  }
-  if (!isThenable(resolved)) return match(state, body, signature, checked(resolved))
-  return Promise.resolve(resolved).then((secrets) => match(state, body, signature, checked(secrets)))
+  if (!isThenable(resolved)) return match(state, body, signature, resolvedList(state, resolved), sink)
+  return Promise.resolve(resolved).then((secrets) => match(state, body, signature, resolvedList(state, secrets), sink))
 }

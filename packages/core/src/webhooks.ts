@@ -14,11 +14,13 @@ import {
   StoreError,
   WebhookError,
 } from './errors.js'
-import { createEventHandler, on, onAny, onError, report } from './event-handler/index.js'
+import { createEventHandler, logVerifiedWith, on, onAny, onError, report } from './event-handler/index.js'
 import { createLog } from './log.js'
 import { eventSchemas, type SchemaMap } from './schemas.js'
+import { checkSecrets, type VerifiedSecret } from './secrets.js'
 import { ANSWER_LIMIT_MS, RETRY_WINDOW_MS } from './service-contract.js'
 import { cryptoProvider, type RawBody } from './signature.js'
+import { doctorBudget } from './signature-doctor/index.js'
 import { Slots } from './slots.js'
 import { staleAnswer } from './stale.js'
 import { DEFAULT_RETENTION_MS, memoryStore, type WebhookStore } from './store.js'
@@ -37,7 +39,7 @@ import type {
   WebhooksOptions,
 } from './types.js'
 import { check, inRange, nonNegativeNumber, positiveInteger } from './validations.js'
-import { checkSecrets, type Verified, type VerifyState, verifyAndParse } from './verify-and-parse.js'
+import { type Verified, type VerifyState, verifyAndParse } from './verify-and-parse.js'
 import { warnAtStart, warnUnknownType, watchSecrets } from './warnings.js'
 import { receiveWebRequest } from './web.js'
 
@@ -70,6 +72,8 @@ interface Delivery extends SlotAttempt, Pending {
   timedOut: boolean
   outcome: 'processed' | 'duplicate' | 'queued' | 'parked' | 'in_progress' | undefined
   error: WebhookError | undefined
+  /** Set once a secret verified the body. */
+  verifiedWith: VerifiedSecret | undefined
 }
 
 const ignore = () => {}
@@ -110,7 +114,7 @@ function finished(engine: Engine): void {
  * path. May throw synchronously.
  */
 function afterBody(engine: Engine, delivery: Delivery, body: RawBody): WebhookResult | Promise<WebhookResult> {
-  const verified = verifyAndParse(engine, delivery.raw, body)
+  const verified = verifyAndParse(engine, delivery.raw, body, delivery)
   if (verified instanceof Promise) return verified.then((v) => afterVerify(engine, delivery, body, v))
   return afterVerify(engine, delivery, body, verified as Verified)
 }
@@ -131,7 +135,9 @@ function afterVerify(
   }
   const event = verified
   delivery.event = event
-  scope?.event(event)
+  const verifiedWith = delivery.verifiedWith
+  scope?.event(event, verifiedWith)
+  if (verifiedWith && verifiedWith.index > 0) logVerifiedWith(engine.eventHandler, event, verifiedWith)
   if (engine.queue) return enqueue(engine.queue, event, delivery)
   const digest = cryptoProvider.digest(body)
   if (isThenable(digest)) {
@@ -270,6 +276,7 @@ function receive(engine: Engine, raw: RawDelivery): Promise<WebhookResult> {
     timedOut: false,
     outcome: undefined,
     error: undefined,
+    verifiedWith: undefined,
     raw,
     resolve: undefined,
     due: 0,
@@ -457,6 +464,7 @@ export function createWebhooks<S extends SchemaMap = {}, C extends object = {}>(
     maxEventAgeMs,
     maxClockSkewMs,
     onResolvedSecrets: secrets ? undefined : watchSecrets(eventHandler),
+    doctor: doctorBudget(),
     store,
     leaseMs,
     eventHandler,
@@ -474,7 +482,7 @@ export function createWebhooks<S extends SchemaMap = {}, C extends object = {}>(
     stopped: false,
     deadlines: new Deadlines((delivery) => expire(engine, delivery)),
   }
-  warnAtStart(eventHandler, { store, queue: options.queue, secrets, leaseMs, maxEventAgeMs })
+  warnAtStart(eventHandler, { store, queue: options.queue, secrets: secrets?.secrets, leaseMs, maxEventAgeMs })
   const warnedTypes = new Set<string>()
   const dispatched = () => finished(engine)
   const deadLetters = deadLetterView(engine, (work) => {

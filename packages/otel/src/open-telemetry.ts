@@ -25,6 +25,7 @@ import type {
   TelemetryEvent,
   TelemetryOutcome,
   TelemetryScope,
+  VerifiedSecret,
   WebhookError,
 } from '@payhooks/core'
 import { extract, inject } from './carrier.js'
@@ -59,6 +60,7 @@ interface Instruments {
   readonly storeErrors: Counter
   readonly deadLetters: Counter
   readonly conflicts: Counter
+  readonly secretVerified: Counter
 }
 
 /** Seconds, from 1 ms to a minute: store calls take milliseconds, handlers up to the lease. */
@@ -101,6 +103,10 @@ function instrumentsOf(meter: Meter): Instruments {
     conflicts: meter.createCounter('payhooks.event.conflicts', {
       description: 'Copies of a handled (or running) event received with other bytes: answered as duplicates, not run.',
       unit: '{event}',
+    }),
+    secretVerified: meter.createCounter('payhooks.secret.verified', {
+      description: 'Deliveries verified, by which secret of the list verified them: retire one once it stays at zero.',
+      unit: '{delivery}',
     }),
   }
 }
@@ -178,10 +184,15 @@ class Scope implements TelemetryScope {
     this.context = span ? trace.setSpan(parent, span) : parent
   }
 
-  event(event: TelemetryEvent): void {
+  event(event: TelemetryEvent, verifiedWith?: VerifiedSecret): void {
     this.eventType = event.event_type
     this.eventAttributes = { 'payhooks.event.id': event.event_id, 'payhooks.event.type': event.event_type }
     this.span?.setAttributes(this.eventAttributes)
+    if (!verifiedWith) return
+    const secret: Attributes = { 'payhooks.secret.index': verifiedWith.index }
+    if (verifiedWith.label !== undefined) secret['payhooks.secret.label'] = verifiedWith.label
+    this.span?.setAttributes(secret)
+    this.meters.secretVerified.add(1, secret)
   }
 
   store<T>(operation: StoreOperation, call: () => T): T {
@@ -256,6 +267,8 @@ class Scope implements TelemetryScope {
     if (!span) return
     span.setAttributes(attributes)
     span.setAttribute('payhooks.duplicate', duplicate)
+    const hint = (error as { hint?: { code: string } } | undefined)?.hint
+    if (hint) span.setAttribute('payhooks.signature.hint', hint.code)
     for (const [operation, ms] of Object.entries(this.storeMs)) {
       span.setAttribute(`payhooks.store.${operation}.duration_ms`, ms)
     }
@@ -279,8 +292,10 @@ class Scope implements TelemetryScope {
  * runs are `payhooks.dispatch` (linked to the `payhooks.receive` span of the delivery that queued the event) and
  * `payhooks.replay`. Metrics: `payhooks.deliveries`, `payhooks.dispatches`, `payhooks.handler.duration`,
  * `payhooks.store.duration`, `payhooks.dedupe.hits`, `payhooks.store.errors`, `payhooks.dead_letters`,
- * `payhooks.event.conflicts`. A copy of a handled event with other bytes (`EventConflictError`) adds a
- * `payhooks.event_conflict` event with both body digests to its span, and `payhooks.event.conflict: true`.
+ * `payhooks.event.conflicts`, `payhooks.secret.verified` (by `payhooks.secret.index` and `payhooks.secret.label`:
+ * which secret verified each delivery, also on its span). A copy of a handled event with other bytes
+ * (`EventConflictError`) adds a `payhooks.event_conflict` event with both body digests to its span, and
+ * `payhooks.event.conflict: true`. A refused signature's span carries the doctor's `payhooks.signature.hint`.
  *
  * @example
  * import { createWebhooks } from '@payhooks/core'

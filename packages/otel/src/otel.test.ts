@@ -220,6 +220,33 @@ describe('openTelemetry(): spans of an inline delivery', () => {
     expect(childrenOf(receive)).toEqual([])
   })
 
+  it("puts the signature doctor's hint on a refused delivery's span", async () => {
+    const webhooks = receiver()
+    const { body, headers } = await signedDelivery(sampleEvent('transaction_settled'), secret)
+    const sent = `${body}\n` // a trailing newline added on the way
+    await webhooks.receive({ method: 'POST', body: sent, getHeader: (name) => headers[name as keyof typeof headers] })
+    expect(only('payhooks.receive').attributes).toMatchObject({
+      'payhooks.outcome': 'invalid_signature',
+      'payhooks.signature.hint': 'trailing_newline',
+    })
+  })
+
+  it('says which secret verified a delivery: span attributes and the payhooks.secret.verified counter', async () => {
+    const webhooks = receiver({ secret: [secret, { secret: 'whsec_otel_old', label: 'sub_old' }] })
+    const old = { 'payhooks.secret.index': 1, 'payhooks.secret.label': 'sub_old' }
+    const before = await count('payhooks.secret.verified', old)
+    const firstBefore = await count('payhooks.secret.verified', { 'payhooks.secret.index': 0 })
+    expect((await deliver(webhooks, sampleEvent('transaction_settled'), 'whsec_otel_old')).status).toBe(200)
+    expect(only('payhooks.receive').attributes).toMatchObject(old)
+    spans.reset()
+    expect((await deliver(webhooks, sampleEvent('transaction_settled'))).status).toBe(200)
+    const first = only('payhooks.receive').attributes
+    expect(first['payhooks.secret.index']).toBe(0)
+    expect(first['payhooks.secret.label']).toBeUndefined()
+    expect(await count('payhooks.secret.verified', old)).toBe(before + 1)
+    expect(await count('payhooks.secret.verified', { 'payhooks.secret.index': 0 })).toBe(firstBefore + 1)
+  })
+
   it("records an adapter's rejection (webhooks.reject) as a delivery", async () => {
     const webhooks = receiver()
     const before = await count('payhooks.deliveries', { 'payhooks.outcome': 'payload_too_large' })

@@ -1,4 +1,13 @@
-import { ANSWER_LIMIT_MS, isSignatureShaped, knownEventTypes, SIGNATURE_HEADER, sign, verify } from '@payhooks/core'
+import {
+  ANSWER_LIMIT_MS,
+  diagnoseSignature,
+  isSignatureShaped,
+  knownEventTypes,
+  SIGNATURE_HEADER,
+  type SignatureHint,
+  sign,
+  verify,
+} from '@payhooks/core'
 import { sampleEvent, sampleEventTypes, signedDelivery } from '@payhooks/testing'
 import {
   CommandFailed,
@@ -46,29 +55,59 @@ const signCommand: CommandSpec = {
 
 const verifyCommand: CommandSpec = {
   name: ['verify'],
-  usage: '--secret <secret> --signature <hex> < body',
+  usage: '--secret <secret> --signature <hex> [--explain [--other-secret <secret>]...] < body',
   summary: 'Check a signature against the body on stdin: exit 0 when valid, 1 when not',
-  details: ['Repeat --secret to try several (rotation).'],
-  examples: ['payhooks verify --secret whsec_abc --signature 9F86D0…15D6 < body.json'],
+  details: [
+    'Repeat --secret to try several (rotation). With --explain, an invalid signature gets the',
+    "receiver's signature doctor diagnosis: re-serialized JSON, a trailing newline, line endings, a BOM,",
+    're-encoded bytes, a prefix in the header, a secret with whitespace, or the sandbox test secret.',
+    'Give --other-secret (repeatable) for secrets you know of but the receiver does not hold.',
+  ],
+  examples: [
+    'payhooks verify --secret whsec_abc --signature 9F86D0…15D6 < body.json',
+    'payhooks verify --explain --secret whsec_abc --signature 9F86D0…15D6 < body.json',
+  ],
   options: {
     secret: { ...secretOption, multiple: true },
     signature: { type: 'string', arg: '<hex>', help: `the ${SIGNATURE_HEADER} header value (required)` },
+    explain: { type: 'boolean', help: 'on an invalid signature, diagnose its likely cause' },
+    'other-secret': {
+      type: 'string',
+      arg: '<secret>',
+      multiple: true,
+      help: 'with --explain: a secret the receiver does not hold, to tell whether it signed',
+    },
   },
   positionals: { min: 0, max: 0 },
   async run(ctx) {
     const flag = ctx.values.secret as string[] | undefined
     const secrets = flag && flag.length > 0 ? flag : [requireString(ctx, 'secret', SECRET_ENV)]
     if (secrets.some((secret) => secret === '')) throw new UsageError('--secret must not be empty')
+    const otherSecrets = (ctx.values['other-secret'] as string[] | undefined) ?? []
+    if (otherSecrets.length > 0 && ctx.values.explain !== true) throw new UsageError('--other-secret needs --explain')
+    if (otherSecrets.some((secret) => secret === '')) throw new UsageError('--other-secret must not be empty')
     const signature = requireString(ctx, 'signature')
-    const valid = await verify(secrets, await readStdin(ctx), signature)
-    if (ctx.json) printJson(ctx, { valid })
+    const body = await readStdin(ctx)
+    const valid = await verify(secrets, body, signature)
+    const hint =
+      valid || ctx.values.explain !== true
+        ? undefined
+        : await diagnoseSignature({ secrets, body, signature, otherSecrets })
+    if (ctx.json) printJson(ctx, hint ? { valid, hint } : { valid })
     else if (valid) out(ctx, 'valid')
     else {
       const reason = isSignatureShaped(signature) ? 'it does not match the body' : 'it is not 64 hex characters'
       warn(ctx, `invalid signature: ${reason}`)
+      if (hint) warn(ctx, `hint ${hint.code}: ${otherSecretLine(hint) ?? hint.message}`)
     }
     return valid ? 0 : 1
   },
+}
+
+/** `unheld_secret` found among the --other-secret values: which one, by its place on the command line. */
+function otherSecretLine(hint: SignatureHint): string | undefined {
+  if (hint.otherSecretIndex === undefined) return undefined
+  return `the body was signed with --other-secret number ${hint.otherSecretIndex + 1}, not with any --secret.`
 }
 
 interface Sent {

@@ -4,7 +4,7 @@ import { InternalError, PayloadError, StoreError, WebhookError } from '../errors
 import { report } from '../event-handler/index.js'
 import { cryptoProvider } from '../signature.js'
 import { isThenable } from '../thenable.js'
-import { type VerifyState, verifyAndParse } from '../verify-and-parse.js'
+import { type VerifiedWithSink, type VerifyState, verifyAndParse } from '../verify-and-parse.js'
 import { type ParkState, readyDeadLetters } from './park.js'
 import { deadLetterQuery } from './query.js'
 import type { DeadLetter, DeadLetterFilter, DeadLetterStore, DeadLetters, ReplayOutcome } from './types.js'
@@ -34,12 +34,13 @@ async function replayLetter(state: ReplayState, store: DeadLetterStore, letter: 
   const { eventId } = letter
   const failed = (error: WebhookError): ReplayOutcome => ({ eventId, status: 'failed', error })
   let verified: Awaited<ReturnType<typeof verifyAndParse>>
+  const sink: VerifiedWithSink = { verifiedWith: undefined }
   try {
     // No age check: a letter is old by nature (parked on the service's last tries, replayed days later); the
     // signature still proves it is the service's, and the store's claim still runs it at most once.
     const unaged = { ...state, maxEventAgeMs: Number.POSITIVE_INFINITY, maxClockSkewMs: Number.POSITIVE_INFINITY }
     const delivery = { body: letter.body, getHeader: (name: string) => letter.headers[name] }
-    verified = await verifyAndParse(unaged, delivery, letter.body)
+    verified = await verifyAndParse(unaged, delivery, letter.body, sink)
   } catch (cause) {
     return failed(new InternalError(cause, { event_id: eventId, event_type: letter.eventType }))
   }
@@ -53,7 +54,12 @@ async function replayLetter(state: ReplayState, store: DeadLetterStore, letter: 
   try {
     const digest = await cryptoProvider.digest(letter.body)
     const scope = state.eventHandler.telemetry?.dispatch(verified, { source: 'replay' })
-    const dispatching = dispatchInSlotPromise(state, verified, { answered: true, scope, digest })
+    const dispatching = dispatchInSlotPromise(state, verified, {
+      answered: true,
+      scope,
+      digest,
+      verifiedWith: sink.verifiedWith,
+    })
     if (scope) observeDispatch(scope, dispatching, verified)
     outcome = await dispatching
   } catch (error) {

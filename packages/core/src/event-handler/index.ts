@@ -1,4 +1,4 @@
 export { on, onAny, onError } from './on.js'
-export { report, warn } from './report.js'
+export { logVerifiedWith, report, warn } from './report.js'
 export { runHandlers } from './run-handlers.js'
 export { createEventHandler, type EventHandler } from './state.js'

@@ -1,5 +1,7 @@
 import type { WebhookError } from '../errors.js'
 import { errorFields, escapeText, type LogFields, logMessage } from '../log.js'
+import type { VerifiedSecret } from '../secrets.js'
+import type { QueuedEvent } from '../types.js'
 import type { EventHandler } from './state.js'
 
 /**
@@ -26,4 +28,23 @@ export function report(state: EventHandler, error: WebhookError): void {
 /** Logs a warning (`logger.warn`, else `logger.error`) with its `code`; warnings do not go to `onError`. */
 export function warn(state: EventHandler, fields: LogFields, message: string): void {
   state.log.warn(fields, `[payhooks] ${escapeText(message)}`)
+}
+
+/**
+ * Logs at `info` (loggers with `info` only) that a secret other than the first of the list verified `event`: during
+ * a rotation these lines stop once the old secret is unused. The first secret, the usual case, logs nothing.
+ */
+export function logVerifiedWith(state: EventHandler, event: QueuedEvent, secret: VerifiedSecret): void {
+  const fields: LogFields = {
+    code: 'verified_with_secret',
+    event_id: event.event_id,
+    event_type: event.event_type,
+    secret_index: secret.index,
+  }
+  if (secret.label !== undefined) fields.secret_label = secret.label
+  const which = `secret ${secret.index}${secret.label === undefined ? '' : ` (${secret.label})`}`
+  state.log.info(
+    fields,
+    escapeText(`[payhooks] ${event.event_type} ${event.event_id} verified with ${which}, not the first of the list`),
+  )
 }

@@ -1,0 +1,9 @@
+export { DIAGNOSES_PER_SECOND, type DoctorBudget, doctorBudget, takeDiagnosis } from './budget.js'
+export {
+  bareDigest,
+  DOCTOR_MAX_BODY_BYTES,
+  diagnoseSignature,
+  SANDBOX_TEST_SECRET,
+  type SignatureDiagnosisInput,
+} from './diagnose.js'
+export { HINTS, type SignatureHint, type SignatureHintCode } from './hints.js'

@@ -1,0 +1,95 @@
+// The signature doctor inside a receiver: the hint reaches onError and the log, never the answer, and the doctor
+// runs only after a failed check, within its budget.
+import { sampleEvent, signedDelivery } from '@payhooks/testing'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { SignatureError, type WebhookError } from '../errors.js'
+import { cryptoProvider, sign } from '../signature.js'
+import type { RawDelivery, WebhooksOptions } from '../types.js'
+import { createWebhooks } from '../webhooks.js'
+import { DIAGNOSES_PER_SECOND } from './budget.js'
+import { HINTS } from './hints.js'
+
+const secret = 'whsec_doctor_receiver'
+const event = sampleEvent('transaction_settled', { eventId: 'evt_doctor_receiver' })
+const compact = JSON.stringify(event)
+
+afterEach(() => {
+  vi.useRealTimers()
+  vi.restoreAllMocks()
+})
+
+function receiver(options: Partial<WebhooksOptions> = {}) {
+  const webhooks = createWebhooks({ secret, logger: { error() {} }, ...options })
+  const errors: WebhookError[] = []
+  webhooks.onError((error) => errors.push(error))
+  return { webhooks, errors }
+}
+
+const delivery = (body: string, signature: string): RawDelivery => ({
+  method: 'POST',
+  body,
+  getHeader: (name) => (name === 'service-hmac-sha256' ? signature : undefined),
+})
+
+describe('the signature doctor in a receiver', () => {
+  it('gives onError the hint of a re-serialized body, and the answer none of it', async () => {
+    const { webhooks, errors } = receiver()
+    const signature = await sign(secret, compact)
+    const answer = await webhooks.receive(delivery(JSON.stringify(event, null, 2), signature))
+    expect(answer.status).toBe(401)
+    const [error] = errors
+    expect(error).toBeInstanceOf(SignatureError)
+    expect((error as SignatureError).hint).toEqual(HINTS.body_reserialized)
+    const sent = JSON.stringify(answer)
+    expect(sent).not.toContain('body_reserialized')
+    expect(sent).not.toContain('re-serialized')
+    expect(JSON.parse(answer.body)).toEqual({ error: 'invalid_signature', message: expect.any(String) })
+  })
+
+  it('diagnoses a sha256= header as header_prefix, still 401', async () => {
+    const { webhooks, errors } = receiver()
+    const signature = await sign(secret, compact)
+    const answer = await webhooks.receive(delivery(compact, `sha256=${signature.toLowerCase()}`))
+    expect(answer.status).toBe(401)
+    expect((errors[0] as SignatureError).message).toBe('service-hmac-sha256 must be 64 hex characters')
+    expect((errors[0] as SignatureError).hint).toEqual(HINTS.header_prefix)
+  })
+
+  it('diagnoses with the secrets a resolver gives, and calls no resolver for a header with no digest in it', async () => {
+    const resolver = vi.fn(() => [`${secret}\n`])
+    const { webhooks, errors } = receiver({ secret: resolver })
+    const signature = await sign(secret, compact)
+    expect((await webhooks.receive(delivery(compact, signature))).status).toBe(401)
+    expect((errors[0] as SignatureError).hint).toEqual(HINTS.secret_whitespace)
+    expect(resolver).toHaveBeenCalledTimes(1)
+    expect((await webhooks.receive(delivery(compact, 'garbage'))).status).toBe(401)
+    expect((errors[1] as SignatureError).hint).toEqual(HINTS.malformed_header)
+    expect(resolver).toHaveBeenCalledTimes(1)
+  })
+
+  it('runs only after a failed check: one HMAC check for a good delivery, more for a bad one', async () => {
+    const { webhooks } = receiver()
+    const match = vi.spyOn(cryptoProvider, 'match')
+    const good = await signedDelivery(event, secret)
+    expect((await webhooks.receive(delivery(good.body, good.headers['service-hmac-sha256']))).status).toBe(200)
+    expect(match).toHaveBeenCalledTimes(1)
+    match.mockClear()
+    const bad = await signedDelivery(event, 'whsec_wrong')
+    expect((await webhooks.receive(delivery(bad.body, bad.headers['service-hmac-sha256']))).status).toBe(401)
+    expect(match.mock.calls.length).toBeGreaterThan(1)
+  })
+
+  it(`diagnoses at most ${DIAGNOSES_PER_SECOND} failed checks a second; the rest get not_diagnosed`, async () => {
+    vi.useFakeTimers({ toFake: ['Date'] })
+    vi.setSystemTime(new Date('2026-11-24T12:00:00.000Z'))
+    const { webhooks, errors } = receiver()
+    const signature = await sign(secret, compact)
+    const flood = `${compact}\n`
+    for (let i = 0; i <= DIAGNOSES_PER_SECOND; i++) await webhooks.receive(delivery(flood, signature))
+    const hints = errors.map((error) => (error as SignatureError).hint?.code)
+    expect(hints).toEqual([...Array(DIAGNOSES_PER_SECOND).fill('trailing_newline'), 'not_diagnosed'])
+    vi.setSystemTime(new Date('2026-11-24T12:00:01.000Z'))
+    await webhooks.receive(delivery(flood, signature))
+    expect((errors.at(-1) as SignatureError).hint?.code).toBe('trailing_newline')
+  })
+})
