@@ -15,6 +15,9 @@ export default defineConfig({
     include: ['packages/*/src/**/*.test.ts', 'test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    // Console output of passing tests (start-up warnings of receivers made without a logger, and so on) is
+    // noise in a green run; a failing test's output is still printed with it.
+    silent: 'passed-only',
     typecheck: {
       enabled: true,
       include: ['packages/*/src/**/*.test-d.ts', 'test/**/*.test-d.ts'],
