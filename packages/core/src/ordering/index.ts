@@ -1,0 +1,5 @@
+export { claimPosition } from './event-position.js'
+export { type FenceEntry, MemoryFences } from './memory-fences.js'
+export { compareMarks, markOf, type OrderingTable, orderingOf, orderingTable, positionOf } from './position.js'
+export { withOnOptions } from './skip.js'
+export type { OnOptions, Ordering, OrderingMark, OrderingPosition, OrderingRule, OrderingRules } from './types.js'
