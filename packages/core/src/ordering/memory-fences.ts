@@ -1,4 +1,4 @@
-import { compareMarks } from './position.js'
+import { compareMarks } from './marks.js'
 import type { OrderingMark } from './types.js'
 
 interface Fence {

@@ -1,5 +1,6 @@
 import { parseCreatedAt } from '../time.js'
 import type { QueuedEvent } from '../types.js'
+import { compareMarks, markOf } from './marks.js'
 import type { Ordering, OrderingMark, OrderingPosition, OrderingRule } from './types.js'
 
 /** The ordering rules by event type, as the receiver keeps them. */
@@ -42,19 +43,6 @@ export function positionOf(table: OrderingTable | undefined, event: QueuedEvent)
     throw new TypeError(`ordering.${event.event_type}.at gave no time (ms, Date or ISO 8601 string) for this event`)
   }
   return { key, at, eventType: event.event_type }
-}
-
-/** Negative when `a` comes before `b`: by time, then event type, then event id (so every order is total). */
-export function compareMarks(a: OrderingMark, b: OrderingMark): number {
-  if (a.at !== b.at) return a.at < b.at ? -1 : 1
-  if (a.eventType !== b.eventType) return a.eventType < b.eventType ? -1 : 1
-  if (a.eventId !== b.eventId) return a.eventId < b.eventId ? -1 : 1
-  return 0
-}
-
-/** The mark an event leaves once handled. */
-export function markOf(position: OrderingPosition, eventId: string): OrderingMark {
-  return { at: position.at, eventType: position.eventType, eventId }
 }
 
 /** `context.ordering` for the event at `position`, given the key's mark when it was claimed. */
