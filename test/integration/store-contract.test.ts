@@ -41,7 +41,7 @@ storeContract(
       release: (eventId, token) => inner.release(eventId, token),
     }
   },
-  { digests: false },
+  { digests: false, ordering: false },
 )
 
 // Each instance on its own connection, as in separate processes.
@@ -55,13 +55,17 @@ storeContract('redisStore', (namespace) => {
 // Each instance on its own pool, as in separate processes; each namespace its own table.
 const pools: pg.Pool[] = []
 const tables = new Set<string>()
-storeContract('postgresStore', (namespace) => {
-  const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 4 })
-  pools.push(pool)
-  const table = `contract_${namespace.replace(/\W/g, '_')}`.slice(0, 63)
-  tables.add(table)
-  return postgresStore(pool, { table })
-})
+storeContract(
+  'postgresStore',
+  (namespace) => {
+    const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 4 })
+    pools.push(pool)
+    const table = `contract_${namespace.replace(/\W/g, '_')}`.slice(0, 63)
+    tables.add(table)
+    return postgresStore(pool, { table })
+  },
+  { ordering: false },
+)
 
 afterAll(async () => {
   const [adminPool] = pools
