@@ -134,7 +134,8 @@ export interface WebhooksOptions<S extends SchemaMap = {}, C extends object = {}
    * Ordering rules per event type (spec 6.1: messages can arrive out of order): the key of what the events change
    * and the time to order them by. The store keeps, per key, the newest event handled, and runs the events of one key
    * one at a time; handlers see it in `context.ordering` and may skip superseded events (`on(type, handler, {
-   * skipSuperseded: true })`). Needs a store that keeps fences (`store.ordering`: `memoryStore`, `redisStore`);
+   * skipSuperseded: true })`). Needs a store that keeps fences (`store.ordering`: `memoryStore`, `redisStore`,
+   * `postgresStore`);
    * `createWebhooks` throws with any other. See "Ordering" in the README.
    *
    * @example
