@@ -4,10 +4,13 @@
 // The same deliveries to a receiver without fences end some transactions settled: the chaos does reorder them.
 import { randomUUID } from 'node:crypto'
 import { createWebhooks, type WebhookError, type WebhookStore } from '@payhooks/core'
+import { postgresStore } from '@payhooks/postgres'
 import { redisStore } from '@payhooks/redis'
 import { createManualClock, createSandbox } from '@payhooks/sandbox'
 import { Redis } from 'ioredis'
+import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
+import { databaseUrl } from '../fixtures/postgres.js'
 import { serveLater, webhooksListener } from '../fixtures/sandbox-receivers.js'
 
 const HOUR = 3_600_000
@@ -127,16 +130,40 @@ describe('ordering fences under sandbox chaos', () => {
       `[ordering chaos, memoryStore] ${TRANSACTIONS * 2} events, ${fenced.sends} sends (${fenced.duplicates} duplicates, ${fenced.inProgress} answered in_progress); returned handled first: ${reordered(fenced)} of ${TRANSACTIONS}; final states right: ${TRANSACTIONS - wrong(fenced)}/${TRANSACTIONS} with fences, ${TRANSACTIONS - wrong(naive)}/${TRANSACTIONS} without`,
     )
   })
-  it('ends every transaction returned on redisStore too', { timeout: 120_000 }, async () => {
-    const client = new Redis(REDIS_URL)
-    closers.push(async () => void client.disconnect())
-    const fenced = await chaosRun(true, redisStore(client, { keyPrefix: `ordering-chaos:${randomUUID()}:` }))
-    expect(fenced.unexpected).toEqual([])
-    expect(fenced.status.size).toBe(TRANSACTIONS)
-    expect([...fenced.status.values()].filter((status) => status !== 'returned')).toEqual([])
-    expect(reordered(fenced)).toBeGreaterThan(0)
-    console.info(
-      `[ordering chaos, redisStore] ${TRANSACTIONS * 2} events, ${fenced.sends} sends (${fenced.duplicates} duplicates, ${fenced.inProgress} answered in_progress); returned handled first: ${reordered(fenced)} of ${TRANSACTIONS}; final states right: ${[...fenced.status.values()].filter((s) => s === 'returned').length}/${TRANSACTIONS}`,
-    )
-  })
+  // The shared stores, each fenced run on its real backing; Postgres through the handlers' transaction path.
+  const shared: [string, () => WebhookStore][] = [
+    [
+      'redisStore',
+      () => {
+        const client = new Redis(REDIS_URL)
+        closers.push(async () => void client.disconnect())
+        return redisStore(client, { keyPrefix: `ordering-chaos:${randomUUID()}:` })
+      },
+    ],
+    [
+      'postgresStore',
+      () => {
+        const pool = new pg.Pool({ connectionString: databaseUrl(), max: 4 })
+        const table = `ordering_chaos_${randomUUID().replaceAll('-', '').slice(0, 12)}`
+        closers.push(async () => {
+          await pool.query(`DROP TABLE IF EXISTS ${table}, ${table}_fences`)
+          await pool.end()
+        })
+        return postgresStore(pool, { table })
+      },
+    ],
+  ]
+  for (const [name, makeStore] of shared) {
+    it(`ends every transaction returned on ${name} too`, { timeout: 120_000 }, async () => {
+      const fenced = await chaosRun(true, makeStore())
+      const right = [...fenced.status.values()].filter((status) => status === 'returned').length
+      expect(fenced.unexpected).toEqual([])
+      expect(fenced.status.size).toBe(TRANSACTIONS)
+      expect(right).toBe(TRANSACTIONS)
+      expect(reordered(fenced)).toBeGreaterThan(0)
+      console.info(
+        `[ordering chaos, ${name}] ${TRANSACTIONS * 2} events, ${fenced.sends} sends (${fenced.duplicates} duplicates, ${fenced.inProgress} answered in_progress); returned handled first: ${reordered(fenced)} of ${TRANSACTIONS}; final states right: ${right}/${TRANSACTIONS}`,
+      )
+    })
+  }
 })
