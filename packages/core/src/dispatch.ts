@@ -1,5 +1,14 @@
 import { ClosingError, EventConflictError, HandlerError, InternalError, StoreError, WebhookError } from './errors.js'
 import { type EventHandler, report, runHandlers } from './event-handler/index.js'
+// ordering fences (issue 24)
+import {
+  claimPosition,
+  type Ordering,
+  type OrderingMark,
+  type OrderingPosition,
+  type OrderingTable,
+  orderingOf,
+} from './ordering/index.js'
 import type { VerifiedSecret } from './secrets.js'
 import type { ClaimResult, TransactionOutcome, WebhookStore } from './store.js'
 import type { StoreOperation, TelemetryScope } from './telemetry.js'
@@ -65,10 +74,12 @@ const SIGNAL: PropertyDescriptor = {
 class SignalContext {
   readonly [CONTROLLER]: LazyAbortController
   readonly verifiedWith: VerifiedSecret | undefined
-  constructor(controller: LazyAbortController, verifiedWith: VerifiedSecret | undefined) {
+  readonly ordering: Ordering | undefined
+  constructor(controller: LazyAbortController, verifiedWith: VerifiedSecret | undefined, ordering?: Ordering) {
     this[CONTROLLER] = controller
     Object.defineProperty(this, 'signal', SIGNAL)
     this.verifiedWith = verifiedWith
+    this.ordering = ordering
   }
 }
 
@@ -77,9 +88,11 @@ function withSignal<C extends object>(
   context: C,
   controller: LazyAbortController,
   verifiedWith: VerifiedSecret | undefined,
+  ordering?: Ordering,
 ): C & { signal: AbortSignal } {
   Object.defineProperty(context, CONTROLLER, { value: controller })
   Object.defineProperty(context, 'verifiedWith', { value: verifiedWith, enumerable: true })
+  Object.defineProperty(context, 'ordering', { value: ordering, enumerable: true })
   return Object.defineProperty(context, 'signal', SIGNAL) as C & { signal: AbortSignal }
 }
 
@@ -94,6 +107,8 @@ export interface DispatchState {
   readonly runs: Set<Run>
   /** Set once `close` stopped waiting: a claim taken from then on is released at once. */
   stopped: boolean
+  /** Ordering rules by event type (issue 24), when the receiver declared some. */
+  readonly ordering?: OrderingTable | undefined
 }
 
 /** Whether the answer already went out (deadline overrun), so a later failure says so; and who observes it. */
@@ -132,25 +147,26 @@ export function dispatch(
   const { store, leaseMs } = state
   if (!state.initialized || store.transaction) return dispatchAsync(state, event, attempt)
   const scope = attempt.scope
+  const position = claimPosition(state.ordering, event, attempt.answered)
   let claim: ClaimResult | PromiseLike<ClaimResult>
   const claimedAt = Date.now()
   try {
     const digest = attempt.digest
     claim = scope
-      ? scope.store('claim', () => store.claim(eventId, leaseMs, digest))
-      : store.claim(eventId, leaseMs, digest)
+      ? scope.store('claim', () => store.claim(eventId, leaseMs, digest, position))
+      : store.claim(eventId, leaseMs, digest, position)
   } catch (cause) {
     throw new StoreError('claim', cause, eventId, eventType)
   }
   if (isThenable(claim)) {
     return Promise.resolve(claim).then(
-      (claimed) => afterClaim(state, event, attempt, claimed, claimedAt),
+      (claimed) => afterClaim(state, event, attempt, claimed, claimedAt, position),
       (cause: unknown) => {
         throw new StoreError('claim', cause, eventId, eventType)
       },
     )
   }
-  return afterClaim(state, event, attempt, claim, claimedAt)
+  return afterClaim(state, event, attempt, claim, claimedAt, position)
 }
 
 /**
@@ -191,12 +207,14 @@ function afterClaim(
   attempt: Attempt,
   claim: ClaimResult,
   claimedAt: number,
+  position: OrderingPosition | undefined,
 ): DispatchOutcome | Promise<DispatchOutcome> {
   const run = runOf(state, event, attempt, claim)
   if ('status' in run) return run
   const scope = attempt.scope
   if (state.stopped) return stopped(state, run, scope)
-  const context = new SignalContext(run.controller, attempt.verifiedWith) as unknown as HandlerContext
+  const ordering = position && orderingOf(position, run.eventId, (claim as { newest?: OrderingMark }).newest)
+  const context = new SignalContext(run.controller, attempt.verifiedWith, ordering) as unknown as HandlerContext
   const errors = runHandlers(state.eventHandler, event, context, scope)
   if (!isThenable(errors)) return complete(state, run, attempt, errors)
   // The handlers went asynchronous: from now on the claim needs renewing, and `close` may have to abort them.
@@ -299,20 +317,22 @@ async function dispatchAsync(state: DispatchState, event: QueuedEvent, attempt: 
   const scope = attempt.scope
   if (!state.initialized) await initStore(state, event, scope)
   if (!store.transaction) return dispatch(state, event, attempt)
+  const position = claimPosition(state.ordering, event, attempt.answered)
   let claim: ClaimResult
   const claimedAt = Date.now()
   try {
-    claim = await storeCall(scope, 'claim', () => store.claim(eventId, leaseMs, attempt.digest))
+    claim = await storeCall(scope, 'claim', () => store.claim(eventId, leaseMs, attempt.digest, position))
   } catch (cause) {
     throw new StoreError('claim', cause, eventId, eventType)
   }
   const run = runOf(state, event, attempt, claim)
   if ('status' in run) return run
   if (state.stopped) return stopped(state, run, scope)
+  const ordering = position && orderingOf(position, eventId, (claim as { newest?: OrderingMark }).newest)
   state.runs.add(run)
   const lease = holdLease(state, run, claimedAt, scope)
   try {
-    return await runInTransaction(state, event, run, lease, attempt)
+    return await runInTransaction(state, event, run, lease, attempt, ordering)
   } finally {
     lease.stop()
     state.runs.delete(run)
@@ -326,6 +346,7 @@ async function runInTransaction(
   run: Run,
   lease: Lease,
   attempt: Attempt,
+  ordering?: Ordering,
 ): Promise<DispatchOutcome> {
   const { eventId, eventType, token } = run
   const scope = attempt.scope
@@ -335,7 +356,7 @@ async function runInTransaction(
     errors = await runHandlers(
       state.eventHandler,
       event,
-      withSignal(context, run.controller, attempt.verifiedWith),
+      withSignal(context, run.controller, attempt.verifiedWith, ordering),
       scope,
     )
     // The marker is written next, in the transaction: renewing now would only wait on its row lock.

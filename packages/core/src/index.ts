@@ -38,6 +38,14 @@ export {
   type WebhookErrorCode,
 } from './errors.js'
 export type { LogFields, Logger } from './log.js'
+export type {
+  OnOptions,
+  Ordering,
+  OrderingMark,
+  OrderingPosition,
+  OrderingRule,
+  OrderingRules,
+} from './ordering/index.js'
 export { type InProcessQueue, type InProcessQueueOptions, inProcessQueue } from './queue.js'
 export {
   type BuiltInSchemas,

@@ -1,5 +1,8 @@
 import { createLog, type Logger } from './log.js'
 import { type Marker, marker, markerDigest, markerExpiry } from './memory-marker.js'
+import { markOf } from './ordering/marks.js'
+import { MemoryFences } from './ordering/memory-fences.js'
+import type { OrderingMark, OrderingPosition } from './ordering/types.js'
 import { RETRY_INTERVAL_MS, RETRY_WINDOW_MS } from './service-contract.js'
 import type { TransactionAbortedError } from './transaction-aborted.js'
 import { check, inRange } from './validations.js'
@@ -9,8 +12,11 @@ import { check, inRange } from './validations.js'
  * handled (or is handling) the event was made with, from a store that keeps it; absent otherwise.
  */
 export type ClaimResult =
-  /** This delivery owns the event until `complete`, `release` or the lease runs out. */
-  | { status: 'claimed'; token: string }
+  /**
+   * This delivery owns the event until `complete`, `release` or the lease runs out. `newest`: with an ordering
+   * `position`, the key's high-water mark when claimed (absent when no event of the key was handled yet).
+   */
+  | { status: 'claimed'; token: string; newest?: OrderingMark }
   /** The event was handled already: answer 2XX without running handlers. */
   | { status: 'done'; digest?: string }
   /** Another delivery holds a live claim; `retryAfterMs` is how long its lease still runs, when known. */
@@ -62,7 +68,19 @@ export interface WebhookStore<Context extends object = {}> {
    * receiver then reports a copy of the event with other bytes as an `EventConflictError`. A store that
    * ignores it keeps working, without that report.
    */
-  claim(eventId: string, leaseMs: number, digest?: string): MaybePromise<ClaimResult>
+  claim(eventId: string, leaseMs: number, digest?: string, position?: OrderingPosition): MaybePromise<ClaimResult>
+  // --- ordering fences (issue 24) ---
+  /**
+   * Whether the store keeps ordering fences, so a receiver may declare `ordering` rules. Such a store, given a
+   * `position` with `claim`: holds the position's key for the claim (another claim of an event of the same key is
+   * answered `processing` with the rest of that lease, so two events of one key never run at once), answers the
+   * key's high-water mark as `newest`, renews the key with `extend`, frees it with `release`, and on `complete` (or
+   * in `transaction`, with the done marker) moves the mark to this event when it is newer (by `at`, then event
+   * type, then event id), then frees the key. A mark is kept at least the store's retention.
+   * @default false: a receiver with `ordering` rules refuses the store at start
+   */
+  readonly ordering?: boolean
+  // --- end ordering fences ---
   /**
    * Renews the claim for `leaseMs` milliseconds from now if `token` still holds it; returns false when
    * it no longer does (the lease ran out and another delivery claimed the event, or it was released or
@@ -107,7 +125,7 @@ export interface WebhookStore<Context extends object = {}> {
 
 /** The store {@link memoryStore} returns: synchronous, and it tells its size. */
 export interface MemoryStore extends WebhookStore {
-  claim(eventId: string, leaseMs: number, digest?: string): ClaimResult
+  claim(eventId: string, leaseMs: number, digest?: string, position?: OrderingPosition): ClaimResult
   extend(eventId: string, token: string, leaseMs: number): boolean
   complete(eventId: string, token: string): boolean
   release(eventId: string, token: string): boolean
@@ -152,6 +170,7 @@ interface Claim {
   token: string
   expiresAt: number
   digest: string | undefined
+  position: OrderingPosition | undefined
 }
 
 // Tokens never leave the process, so a counter is unique enough and far cheaper than random bytes.
@@ -182,6 +201,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   // Claims in progress live apart from done markers and are never evicted: forgetting one would let a
   // retry run the handlers while the first run continues.
   const claims = new Map<string, Claim>()
+  const fences = new MemoryFences(retentionMs, maxEntries)
   // Past this many claims, expired ones (handlers that never returned) are swept; it doubles with the live
   // ones, so sweeping stays O(1) amortized.
   let sweepAt = maxEntries
@@ -248,10 +268,11 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
 
   const store: MemoryStore = {
     retentionMs,
+    ordering: true,
     get size() {
       return claims.size + young.size + old.size
     },
-    claim(eventId, leaseMs, digest) {
+    claim(eventId, leaseMs, digest, position) {
       const at = now()
       const claim = liveClaim(eventId, at)
       if (claim !== undefined) {
@@ -267,14 +288,24 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       }
       if (claims.size >= sweepAt) sweepClaims(at)
       const token = `${++tokenCounter}`
-      claims.set(eventId, { token, expiresAt: at + leaseMs, digest })
-      return { status: 'claimed', token }
+      const expiresAt = at + leaseMs
+      if (position === undefined) {
+        claims.set(eventId, { token, expiresAt, digest, position })
+        return { status: 'claimed', token }
+      }
+      const entry = fences.enter(position.key, token, at, expiresAt)
+      if ('busyForMs' in entry) return { status: 'processing', retryAfterMs: entry.busyForMs }
+      claims.set(eventId, { token, expiresAt, digest, position })
+      return entry.newest === undefined
+        ? { status: 'claimed', token }
+        : { status: 'claimed', token, newest: entry.newest }
     },
     extend(eventId, token, leaseMs) {
       const at = now()
       const claim = held(eventId, token, at)
       if (claim === undefined) return false
       claim.expiresAt = at + leaseMs
+      if (claim.position !== undefined) fences.extend(claim.position.key, token, claim.expiresAt)
       return true
     },
     complete(eventId, token) {
@@ -282,12 +313,17 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       const claim = held(eventId, token, at)
       if (claim === undefined) return false
       claims.delete(eventId)
+      const position = claim.position
+      if (position !== undefined) fences.leave(position.key, token, at, markOf(position, eventId))
       remember(eventId, at, claim.digest)
       return true
     },
     release(eventId, token) {
-      if (held(eventId, token, now()) === undefined) return false
+      const at = now()
+      const claim = held(eventId, token, at)
+      if (claim === undefined) return false
       claims.delete(eventId)
+      if (claim.position !== undefined) fences.leave(claim.position.key, token, at)
       return true
     },
   }

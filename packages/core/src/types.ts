@@ -2,6 +2,7 @@ import type { RawBody } from './crypto/crypto-provider.js'
 import type { DeadLetterFilter, DeadLetterStore, DeadLetters, ReplayOutcome } from './dead-letters/types.js'
 import type { WebhookError } from './errors.js'
 import type { Logger } from './log.js'
+import type { OnOptions, Ordering, OrderingRules } from './ordering/types.js'
 import type { BuiltInSchemas, EventsOf, SchemaMap, UnknownEvent } from './schemas.js'
 import type { SecretEntry, VerifiedSecret } from './secrets.js'
 import type { WebhookStore } from './store.js'
@@ -128,6 +129,27 @@ export interface WebhooksOptions<S extends SchemaMap = {}, C extends object = {}
    * @default none
    */
   telemetry?: Telemetry
+  // --- ordering fences (issue 24) ---
+  /**
+   * Ordering rules per event type (spec 6.1: messages can arrive out of order): the key of what the events change
+   * and the time to order them by. The store keeps, per key, the newest event handled, and runs the events of one key
+   * one at a time; handlers see it in `context.ordering` and may skip superseded events (`on(type, handler, {
+   * skipSuperseded: true })`). Needs a store that keeps fences (`store.ordering`: `memoryStore`, `redisStore`,
+   * `postgresStore`);
+   * `createWebhooks` throws with any other. See "Ordering" in the README.
+   *
+   * @example
+   * const webhooks = createWebhooks({
+   *   secret,
+   *   ordering: {
+   *     transaction_settled: { key: (e) => e.data.transaction_id, at: (e) => e.data.settlement_date },
+   *     transaction_returned: { key: (e) => e.data.transaction_id, at: (e) => e.data.settlement_date },
+   *   },
+   * })
+   * @default none: events are handled in the order they arrive
+   */
+  ordering?: OrderingRules<EventMap<NoInfer<S>>>
+  // --- end ordering fences ---
 }
 
 /** The second argument of {@link WebhookQueue.enqueue}. */
@@ -233,6 +255,11 @@ export type HandlerContext<Extra extends object = {}> = {
    * receiver's check: a queue worker's `dispatch` (the queue carries the event, not how it was verified).
    */
   readonly verifiedWith?: VerifiedSecret | undefined
+  /**
+   * For an event type with an `ordering` rule: its key, its time, and whether a newer event of the same key was
+   * handled already (`superseded`, and that event as `newest`). Undefined for other types.
+   */
+  readonly ordering?: Ordering | undefined
 } & Extra
 
 /** A handler registered with `on` or `onAny`: the event, and the {@link HandlerContext}. */
@@ -244,14 +271,19 @@ export type ErrorListener = (error: WebhookError) => void
 export interface Webhooks<E, C extends object = {}> {
   /**
    * Runs `handler` for every event of `type`. Handlers of one event run concurrently; the event is
-   * acknowledged only once all of them succeed. The second argument is the {@link HandlerContext}.
+   * acknowledged only once all of them succeed. The second argument is the {@link HandlerContext}. With
+   * `{ skipSuperseded: true }` the handler is not run for an event a newer one of its ordering key superseded.
    *
    * @example
    * webhooks.on('transaction_settled', async (event, { signal }) => {
    *   await ledger.credit(event.data.transaction_id, event.data.settlement_amount, { signal })
    * })
    */
-  on<T extends (keyof E & string) | (string & {})>(type: T, handler: Handler<EventFor<E, T>, HandlerContext<C>>): this
+  on<T extends (keyof E & string) | (string & {})>(
+    type: T,
+    handler: Handler<EventFor<E, T>, HandlerContext<C>>,
+    options?: OnOptions,
+  ): this
   /** Runs `handler` for every event, whatever its type. */
   onAny(handler: Handler<AnyEvent<E>, HandlerContext<C>>): this
   /** Receives every failure as a typed {@link WebhookError}. Without one, failures are logged. */

@@ -16,6 +16,7 @@ import {
 } from './errors.js'
 import { createEventHandler, logVerifiedWith, on, onAny, onError, report } from './event-handler/index.js'
 import { createLog } from './log.js'
+import { orderingTable, withOnOptions } from './ordering/index.js'
 import { eventSchemas, type SchemaMap } from './schemas.js'
 import { checkSecrets, type VerifiedSecret } from './secrets.js'
 import { ANSWER_LIMIT_MS, RETRY_WINDOW_MS } from './service-contract.js'
@@ -455,6 +456,15 @@ export function createWebhooks<S extends SchemaMap = {}, C extends object = {}>(
   if (maxConcurrentEvents !== Number.POSITIVE_INFINITY)
     positiveInteger(maxConcurrentEvents, where, 'maxConcurrentEvents')
   const eventHandler = createEventHandler(createLog(logger), options.telemetry)
+  // ordering fences (issue 24): declared rules need a store that keeps fences.
+  const ordering = orderingTable(options.ordering)
+  check(
+    !ordering || store.ordering === true,
+    where,
+    'store',
+    'keep ordering fences (store.ordering) for the ordering rules',
+    TypeError,
+  )
   const secrets = typeof secretOption === 'function' ? undefined : checkSecrets(secretOption)
   const engine: Engine = {
     maxBodyBytes,
@@ -481,6 +491,7 @@ export function createWebhooks<S extends SchemaMap = {}, C extends object = {}>(
     runs: new Set(),
     stopped: false,
     deadlines: new Deadlines((delivery) => expire(engine, delivery)),
+    ordering,
   }
   warnAtStart(eventHandler, { store, queue: options.queue, secrets: secrets?.secrets, leaseMs, maxEventAgeMs })
   const warnedTypes = new Set<string>()
@@ -494,9 +505,9 @@ export function createWebhooks<S extends SchemaMap = {}, C extends object = {}>(
   })
 
   const webhooks: Webhooks<EventMap<S>, C> = {
-    on(type, handler) {
+    on(type, handler, onOptions) {
       warnUnknownType(eventHandler, engine.schemas, type, warnedTypes)
-      on(engine.eventHandler, type, handler as Handler<never, never>)
+      on(engine.eventHandler, type, withOnOptions(handler as Handler<never, never>, onOptions))
       return this
     },
     onAny(handler) {

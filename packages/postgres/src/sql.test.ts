@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { createDeadLetterTableSql, widenDeadLetterCodeSql } from './dead-letter-sql.js'
+import { createFenceTableSql } from './fence-sql.js'
 import { bodyDigestColumnSql, createTableSql } from './sql.js'
 
 /** The statements without comments, quotes around names, or layout. */
@@ -25,6 +26,12 @@ describe('the shipped migrations', () => {
   it('004 adds what bodyDigestColumnSql writes for the default table', () => {
     expect(statements(shipped('004_payhooks_events_body_digest.sql'))).toBe(
       statements(bodyDigestColumnSql('payhooks_events')),
+    )
+  })
+
+  it('005 creates what createFenceTableSql writes for the default table', () => {
+    expect(statements(shipped('005_payhooks_events_fences.sql'))).toBe(
+      statements(createFenceTableSql('payhooks_events')),
     )
   })
 

@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto'
-import { type ClaimResult, DEFAULT_RETENTION_MS, RETRY_WINDOW_MS } from '@payhooks/core'
+import { type ClaimResult, DEFAULT_RETENTION_MS, type OrderingPosition, RETRY_WINDOW_MS } from '@payhooks/core'
 import { check, nonNegativeNumber } from '@payhooks/core/validations'
 import type { Pool } from 'pg'
+import { fenceTableOf } from './fence-sql.js'
+import { postgresFences } from './fences.js'
 import { createOnce, startSweeper } from './maintenance.js'
 import { bodyDigestColumnSql, checkTable, createTableSql, quoteTable, statements } from './sql.js'
 import { runTransaction } from './transaction.js'
@@ -86,11 +88,34 @@ export function postgresStore(pool: Pool, options: PostgresStoreOptions = {}): P
     }
   }
 
-  const sweep = async () => (await pool.query(sql.sweep)).rowCount ?? 0
+  // Ordering fences (issue 24), in `<table>_fences`; none when that name would be too long.
+  const fenceTable = fenceTableOf(table)
+  const fences = fenceTable === undefined ? undefined : postgresFences(pool, table, fenceTable, createTable)
+
+  const sweep = async () => ((await pool.query(sql.sweep)).rowCount ?? 0) + ((await fences?.sweep()) ?? 0)
+
+  async function release(eventId: string, token: string): Promise<boolean> {
+    const fenced = fences?.release(eventId, token)
+    return (await (fenced ? pool.query(fenced) : pool.query(sql.release, [eventId, token]))).rowCount === 1
+  }
+
+  /** The claim's fence: held, or the claim given back when another claim holds the key (or taking it failed). */
+  async function enterFence(eventId: string, token: string, position: OrderingPosition, ms: number) {
+    let entered: ClaimResult
+    try {
+      entered = await (fences as NonNullable<typeof fences>).enter(token, position, ms)
+    } catch (error) {
+      await pool.query(sql.release, [eventId, token]).catch(() => {})
+      throw error
+    }
+    if (entered.status !== 'claimed') await pool.query(sql.release, [eventId, token])
+    return entered
+  }
 
   return {
     retentionMs,
     maxConcurrentEvents: Math.max(1, (pool.options?.max ?? 10) - 1),
+    ordering: fences !== undefined,
     async init() {
       if (createTable) await createOnce(pool, table, createTableSql(table))
       // Checked before altering: ALTER TABLE locks the table, waiting on the other instances' transactions.
@@ -114,7 +139,7 @@ export function postgresStore(pool: Pool, options: PostgresStoreOptions = {}): P
       }
     },
 
-    async claim(eventId, lease, digest): Promise<ClaimResult> {
+    async claim(eventId, lease, digest, position): Promise<ClaimResult> {
       const ms = leaseMs(lease)
       // The row may change between the claim and the look at it (released, or its lease ending): try again.
       for (let attempt = 0; attempt < 3; attempt++) {
@@ -123,7 +148,8 @@ export function postgresStore(pool: Pool, options: PostgresStoreOptions = {}): P
           sql.claim,
           digests ? [eventId, token, ms, digest ?? null] : [eventId, token, ms],
         )
-        if (claimed.rowCount === 1) return { status: 'claimed', token }
+        if (claimed.rowCount === 1)
+          return position && fences ? enterFence(eventId, token, position, ms) : { status: 'claimed', token }
         const { rows } = await pool.query<State>(sql.state, [eventId])
         const row = rows[0]
         if (row && row.remaining_ms > 0) return stateOf(row)
@@ -132,18 +158,32 @@ export function postgresStore(pool: Pool, options: PostgresStoreOptions = {}): P
     },
 
     async extend(eventId, token, lease) {
-      return (await pool.query(sql.extend, [eventId, token, leaseMs(lease)])).rowCount === 1
+      const ms = leaseMs(lease)
+      const fenced = fences?.extend(eventId, token, ms)
+      return (await (fenced ? pool.query(fenced) : pool.query(sql.extend, [eventId, token, ms]))).rowCount === 1
     },
 
     async complete(eventId, token) {
-      return (await pool.query(sql.complete, [eventId, token, retentionMs])).rowCount === 1
+      const fenced = fences?.complete(eventId, token, retentionMs)
+      if (!fenced) return (await pool.query(sql.complete, [eventId, token, retentionMs])).rowCount === 1
+      try {
+        return (await pool.query(fenced)).rowCount === 1
+      } finally {
+        fences?.forget(token)
+      }
     },
 
-    async release(eventId, token) {
-      return (await pool.query(sql.release, [eventId, token])).rowCount === 1
-    },
+    release,
 
-    transaction: (eventId, token, work) => runTransaction(pool, sql.complete, [eventId, token, retentionMs], work),
+    transaction: (eventId, token, work) => {
+      const fenced = fences?.complete(eventId, token, retentionMs)
+      if (!fenced) return runTransaction(pool, sql.complete, [eventId, token, retentionMs], work)
+      // Rolled back (or failed), the receiver releases the claim, which frees the fence: keep it until then.
+      return runTransaction(pool, fenced.text, fenced.values, work).then((outcome) => {
+        if (outcome !== 'rolled_back') fences?.forget(token)
+        return outcome
+      })
+    },
 
     sweep,
 

@@ -3,6 +3,7 @@ import type {
   DeadLetter,
   DeadLetterQuery,
   DeadLetterStore,
+  OrderingPosition,
   ParkedEvent,
   TransactionOutcome,
   WebhookStore,
@@ -70,7 +71,13 @@ export interface PostgresStore extends WebhookStore<PostgresHandlerContext> {
    */
   readonly maxConcurrentEvents: number
   init(): Promise<void>
-  claim(eventId: string, leaseMs: number, digest?: string): Promise<ClaimResult>
+  claim(eventId: string, leaseMs: number, digest?: string, position?: OrderingPosition): Promise<ClaimResult>
+  /**
+   * True: the store keeps ordering fences in `<table>_fences` (created on first use unless `createTable` is false:
+   * then apply `sql/005_payhooks_events_fences.sql`, or `createFenceTableSql(table)`). False only when that name
+   * would be longer than PostgreSQL's 63 characters.
+   */
+  readonly ordering: boolean
   extend(eventId: string, token: string, leaseMs: number): Promise<boolean>
   complete(eventId: string, token: string): Promise<boolean>
   release(eventId: string, token: string): Promise<boolean>

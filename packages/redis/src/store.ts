@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import type { ClaimResult, WebhookStore } from '@payhooks/core'
 import type { Cluster, Redis } from 'ioredis'
 import { connectionDeadline } from './connection.js'
+import { redisFences } from './fences.js'
 import type { RedisStoreOptions } from './types.js'
 import { leaseMs as checkLeaseMs, storeOptions } from './validations.js'
 
@@ -91,11 +92,19 @@ export function redisStore(
   client.defineCommand('payhooksRelease', { numberOfKeys: 1, lua: RELEASE_SCRIPT })
   const commands = client as unknown as StoreCommands
 
-  const { call } = connectionDeadline(client, { timeoutMs: commandTimeoutMs, caller: 'redisStore' })
+  const deadline = connectionDeadline(client, { timeoutMs: commandTimeoutMs, caller: 'redisStore' })
+  const { call } = deadline
+  const fences = redisFences(client, keyPrefix, retentionMs, deadline)
+  const release = async (eventId: string, token: string) => {
+    await fences.leave(token, false)
+    const key = keyPrefix + eventId
+    return (await call(() => commands.payhooksRelease(key, token), 'release got no reply from Redis')) === 1
+  }
 
   return {
     retentionMs,
-    async claim(eventId, leaseMs, digest): Promise<ClaimResult> {
+    ordering: true,
+    async claim(eventId, leaseMs, digest, position): Promise<ClaimResult> {
       const lease = Math.ceil(checkLeaseMs(leaseMs))
       const key = keyPrefix + eventId
       const token = digest === undefined ? newToken() : `${newToken()}:${digest}`
@@ -116,7 +125,26 @@ export function redisStore(
           commands.payhooksRelease(key, token).catch(noop)
         },
       )
-      if (reply === 'claimed') return { status: 'claimed', token }
+      if (reply === 'claimed') {
+        if (position === undefined) return { status: 'claimed', token }
+        // Ordering fences (issue 24): hold the event's ordering key too, or give the claim back.
+        let entry: Awaited<ReturnType<typeof fences.enter>>
+        try {
+          entry = await fences.enter(eventId, token, position, lease)
+        } catch (error) {
+          await release(eventId, token).catch(noop)
+          throw error
+        }
+        if ('busyForMs' in entry) {
+          await release(eventId, token)
+          return entry.busyForMs === undefined
+            ? { status: 'processing' }
+            : { status: 'processing', retryAfterMs: entry.busyForMs }
+        }
+        return entry.newest === undefined
+          ? { status: 'claimed', token }
+          : { status: 'claimed', token, newest: entry.newest }
+      }
       if (typeof reply === 'string') {
         return reply.length > DONE.length
           ? { status: 'done', digest: reply.slice(DONE.length + 1) }
@@ -127,17 +155,17 @@ export function redisStore(
     async extend(eventId, token, leaseMs) {
       const lease = Math.ceil(checkLeaseMs(leaseMs))
       const key = keyPrefix + eventId
+      await fences.extend(token, lease)
       return (await call(() => commands.payhooksExtend(key, token, lease), 'extend got no reply from Redis')) === 1
     },
     async complete(eventId, token) {
+      // The mark moves before the done marker: see fences.ts.
+      await fences.leave(token, true)
       const key = keyPrefix + eventId
       return (
         (await call(() => commands.payhooksComplete(key, token, retentionMs), 'complete got no reply from Redis')) === 1
       )
     },
-    async release(eventId, token) {
-      const key = keyPrefix + eventId
-      return (await call(() => commands.payhooksRelease(key, token), 'release got no reply from Redis')) === 1
-    },
+    release,
   }
 }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { WebhookStore } from '@payhooks/core'
 import { afterEach, describe, expect, it } from 'vitest'
 import { digestTests } from './store-contract-digests.js'
+import { orderingTests } from './store-contract-ordering.js'
 
 type MaybePromise<T> = T | Promise<T>
 
@@ -45,6 +46,13 @@ export interface StoreContractOptions {
    * @default true
    */
   digests?: boolean
+  /**
+   * Whether to run the ordering-fence tests (`claim`'s fourth argument, `complete` moving the key's mark, one event
+   * of a key at a time). Set false for a store that keeps no fences (`store.ordering` unset): a receiver refuses
+   * ordering rules on it.
+   * @default true
+   */
+  ordering?: boolean
 }
 
 /** Lease of the claims that must not run out during a test. */
@@ -57,7 +65,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
  * The behaviour payhooks relies on from a {@link WebhookStore}, as a vitest suite: claim atomicity,
  * owner tokens, lease expiry, lease renewal (`extend`, required here), the retention it says (`retentionMs`,
  * required here: the receiver's `maxEventAgeMs` defaults to it), done markers, release,
- * `processing` with `retryAfterMs`, `init`, `maxConcurrentEvents` when advertised, and body digests (see
+ * `processing` with `retryAfterMs`, `init`, `maxConcurrentEvents` when advertised, ordering fences (see {@link StoreContractOptions.ordering}), and body digests (see
  * {@link StoreContractOptions.digests}).
  * Run it from a test file against each store, with the store's real backing service. Tests of
  * methods a later `WebhookStore` gains join this suite, so every store keeps meeting them.
@@ -319,5 +327,12 @@ export function storeContract(name: string, makeStore: StoreFactory, options: St
     })
 
     digestTests({ fleet, claimed, claimAfterExpiry, leaseMs: LEASE_MS, shortLeaseMs, digests })
+    // Ordering fences (issue 24): for stores that say they keep them (`store.ordering`).
+    if (options.ordering ?? true) orderingTests({ fleet, claimed, claimAfterExpiry, leaseMs: LEASE_MS, shortLeaseMs })
+    else {
+      it('ordering: says it keeps no fences, so a receiver refuses ordering rules on it', async () => {
+        expect((await fleet()()).ordering).not.toBe(true)
+      })
+    }
   })
 }

@@ -1,0 +1,51 @@
+import { describe, expectTypeOf, it } from 'vitest'
+import type { Ordering } from './ordering/index.js'
+import { createWebhooks } from './webhooks.js'
+
+describe('ordering rules are typed from the schemas', () => {
+  it('types each rule with its event, and context.ordering', () => {
+    const webhooks = createWebhooks({
+      secret: 'whsec_types',
+      ordering: {
+        transaction_settled: {
+          key: (event) => event.data.transaction_id,
+          at: (event) => {
+            expectTypeOf(event.data.settlement_amount).toEqualTypeOf<number>()
+            return event.data.settlement_date
+          },
+        },
+        transaction_returned: {
+          key: (event) => event.data.transaction_id,
+          at: (event) => event.settlement_date ?? event.data.settlement_date,
+        },
+      },
+    })
+    webhooks.on(
+      'transaction_returned',
+      (_event, context) => {
+        expectTypeOf(context.ordering).toEqualTypeOf<Ordering | undefined>()
+      },
+      { skipSuperseded: true },
+    )
+  })
+
+  it('refuses a misspelt event type or field', () => {
+    createWebhooks({
+      secret: 'whsec_types',
+      ordering: {
+        // @ts-expect-error a misspelt event type is a compile error
+        transaction_setled: { key: () => 'k', at: () => 0 },
+      },
+    })
+    createWebhooks({
+      secret: 'whsec_types',
+      ordering: {
+        transaction_settled: {
+          // @ts-expect-error a misspelt field is a compile error
+          key: (event) => event.data.transaction_idd,
+          at: () => 0,
+        },
+      },
+    })
+  })
+})

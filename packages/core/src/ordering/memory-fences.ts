@@ -1,0 +1,78 @@
+import { compareMarks } from './marks.js'
+import type { OrderingMark } from './types.js'
+
+interface Fence {
+  /** The newest event handled for the key. */
+  mark: OrderingMark | undefined
+  /** When the mark may be forgotten: the store's retention after it moved. */
+  keepUntil: number
+  /** The claim (token) handling an event of the key now, and until when its lease runs. */
+  holder: string | undefined
+  heldUntil: number
+}
+
+/** What {@link MemoryFences.enter} answers: the key's mark, or how long another claim still holds the key. */
+export type FenceEntry = { newest: OrderingMark | undefined } | { busyForMs: number }
+
+/**
+ * The memory store's ordering fences: per ordering key, the newest event handled (kept for the store's retention)
+ * and the one claim handling an event of the key now, so two events of one key never run at once and the mark
+ * read at the claim is still the newest when the handlers finish.
+ */
+export class MemoryFences {
+  readonly #fences = new Map<string, Fence>()
+  #sweepAt: number
+
+  constructor(
+    readonly retentionMs: number,
+    readonly maxEntries: number,
+  ) {
+    this.#sweepAt = maxEntries
+  }
+
+  get size(): number {
+    return this.#fences.size
+  }
+
+  /** Takes the key for `token` until `heldUntil`, unless another live claim holds it. */
+  enter(key: string, token: string, at: number, heldUntil: number): FenceEntry {
+    let fence = this.#fences.get(key)
+    if (fence === undefined) {
+      if (this.#fences.size >= this.#sweepAt) this.#sweep(at)
+      fence = { mark: undefined, keepUntil: 0, holder: undefined, heldUntil: 0 }
+      this.#fences.set(key, fence)
+    } else if (fence.holder !== undefined && fence.heldUntil > at) {
+      return { busyForMs: fence.heldUntil - at }
+    }
+    if (fence.mark !== undefined && fence.keepUntil <= at) fence.mark = undefined
+    fence.holder = token
+    fence.heldUntil = heldUntil
+    return { newest: fence.mark }
+  }
+
+  extend(key: string, token: string, heldUntil: number): void {
+    const fence = this.#fences.get(key)
+    if (fence?.holder === token) fence.heldUntil = heldUntil
+  }
+
+  /** Frees the key if `token` holds it; with `applied`, first moves the mark to it when it is newer. */
+  leave(key: string, token: string, at: number, applied?: OrderingMark): void {
+    const fence = this.#fences.get(key)
+    if (fence === undefined || fence.holder !== token) return
+    fence.holder = undefined
+    if (applied !== undefined && (fence.mark === undefined || compareMarks(applied, fence.mark) > 0)) {
+      fence.mark = applied
+      fence.keepUntil = at + this.retentionMs
+    }
+    if (fence.mark === undefined) this.#fences.delete(key)
+  }
+
+  /** Drops fences with neither a live holder nor a mark within its retention; amortized O(1) per new key. */
+  #sweep(at: number): void {
+    for (const [key, fence] of this.#fences) {
+      const held = fence.holder !== undefined && fence.heldUntil > at
+      if (!held && fence.keepUntil <= at) this.#fences.delete(key)
+    }
+    this.#sweepAt = Math.max(this.maxEntries, this.#fences.size * 2)
+  }
+}

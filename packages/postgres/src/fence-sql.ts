@@ -1,0 +1,91 @@
+import { checkTable, quoteTable } from './sql.js'
+
+// Ordering fences (issue 24): one row per ordering key, beside the store's table. `holder` is the token of the claim
+// handling an event of the key, until `held_until`; `mark_*` the newest event handled, kept until `keep_until`.
+
+/** The fence table of the store table `table`: `<table>_fences`, or undefined when that name would be too long. */
+export function fenceTableOf(table: string): string | undefined {
+  const name = `${table}_fences`
+  try {
+    return checkTable(name, 'postgresStore')
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The `CREATE TABLE IF NOT EXISTS` statement of the ordering fences of the store table `table` (what `init()` runs
+ * and `sql/005_payhooks_events_fences.sql` holds for the default name): `<table>_fences`.
+ *
+ * @example
+ * import { createFenceTableSql } from '@payhooks/postgres'
+ *
+ * await migrationClient.query(createFenceTableSql('billing.webhook_events')) // billing.webhook_events_fences
+ */
+export function createFenceTableSql(table: string): string {
+  const fences = fenceTableOf(checkTable(table, 'createFenceTableSql'))
+  if (fences === undefined) throw new TypeError(`createFenceTableSql: table must leave room for a _fences suffix`)
+  return `CREATE TABLE IF NOT EXISTS ${quoteTable(fences)} (
+  ordering_key text PRIMARY KEY,
+  holder text,
+  held_until timestamptz NOT NULL,
+  mark_at float8,
+  mark_type text,
+  mark_id text,
+  keep_until timestamptz NOT NULL
+)`
+}
+
+const later = (param: string) => `clock_timestamp() + ${param}::float8 * interval '1 millisecond'`
+
+export interface FenceStatements {
+  /** $1 key, $2 token, $3 lease ms: one row (the live mark, or nulls) when the key was free and is now held. */
+  enter: string
+  /** $1 key: `remaining_ms` of the holder's lease. */
+  holder: string
+  /**
+   * The store's claim statements with the fence's step joined to each, as one statement (so one commit): `$1`
+   * event id and `$2` token as in the store's statement, then the fence's parameters.
+   */
+  /** $1 event id, $2 token, $3 lease ms, $4 key. */
+  extend: string
+  /** $1 event id, $2 token, $3 retention ms, $4 key, $5 at, $6 event type. */
+  complete: string
+  /** $1 event id, $2 token, $3 key. */
+  release: string
+  sweep: string
+}
+
+/**
+ * The fence statements on `fences`, joined to the store table `table`'s statements. A newer mark compares (at, type,
+ * id) with the C collation, as JavaScript compares ASCII; a mark past its `keep_until` counts as none.
+ */
+export function fenceStatements(table: string, fences: string): FenceStatements {
+  const t = quoteTable(table)
+  const f = quoteTable(fences)
+  const live = 'f.keep_until > clock_timestamp()'
+  const newer = `(f.mark_at IS NULL OR NOT (${live}) OR ROW(f.mark_at, f.mark_type COLLATE "C", f.mark_id COLLATE "C") < ROW($5::float8, $6::text COLLATE "C", $1::text COLLATE "C"))`
+  return {
+    enter: `INSERT INTO ${f} AS f (ordering_key, holder, held_until, keep_until) VALUES ($1, $2, ${later('$3')}, ${later('$3')})
+ON CONFLICT (ordering_key) DO UPDATE SET holder = EXCLUDED.holder, held_until = EXCLUDED.held_until,
+keep_until = GREATEST(f.keep_until, EXCLUDED.keep_until)
+WHERE f.holder IS NULL OR f.held_until <= clock_timestamp()
+RETURNING CASE WHEN ${live} THEN f.mark_at END AS mark_at, CASE WHEN ${live} THEN f.mark_type END AS mark_type,
+CASE WHEN ${live} THEN f.mark_id END AS mark_id`,
+    holder: `SELECT extract(epoch FROM held_until - clock_timestamp())::float8 * 1000 AS remaining_ms FROM ${f}
+WHERE ordering_key = $1 AND holder IS NOT NULL`,
+    extend: `WITH fence AS (UPDATE ${f} SET held_until = ${later('$3')}, keep_until = GREATEST(keep_until, ${later('$3')})
+WHERE ordering_key = $4 AND holder = $2)
+UPDATE ${t} SET expires_at = ${later('$3')} WHERE event_id = $1 AND token = $2`,
+    complete: `WITH fence AS (UPDATE ${f} AS f SET holder = CASE WHEN f.holder = $2 THEN NULL ELSE f.holder END,
+mark_at = CASE WHEN ${newer} THEN $5::float8 ELSE f.mark_at END,
+mark_type = CASE WHEN ${newer} THEN $6::text ELSE f.mark_type END,
+mark_id = CASE WHEN ${newer} THEN $1::text ELSE f.mark_id END,
+keep_until = CASE WHEN ${newer} THEN GREATEST(f.keep_until, ${later('$3')}) ELSE f.keep_until END
+WHERE f.ordering_key = $4)
+UPDATE ${t} SET token = NULL, expires_at = ${later('$3')} WHERE event_id = $1 AND token = $2`,
+    release: `WITH fence AS (UPDATE ${f} SET holder = NULL WHERE ordering_key = $3 AND holder = $2)
+DELETE FROM ${t} WHERE event_id = $1 AND token = $2`,
+    sweep: `DELETE FROM ${f} WHERE keep_until < clock_timestamp() AND (holder IS NULL OR held_until < clock_timestamp())`,
+  }
+}

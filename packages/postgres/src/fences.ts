@@ -1,0 +1,83 @@
+import type { ClaimResult, OrderingPosition } from '@payhooks/core'
+import type { Pool } from 'pg'
+import { createFenceTableSql, type FenceStatements, fenceStatements } from './fence-sql.js'
+import { createOnce } from './maintenance.js'
+
+interface MarkRow {
+  mark_at: number | null
+  mark_type: string | null
+  mark_id: string | null
+}
+
+/**
+ * The Postgres store's ordering fences. A claim's fence is taken right after the claim (a crash between leaves two
+ * leases that run out) and moved by the very statement that writes the done marker, inside the handlers'
+ * transaction when they used `context.db`: the mark moves only if their writes commit. Tokens stay in this process,
+ * as the claims they go with.
+ */
+export function postgresFences(pool: Pool, table: string, fenceTable: string, createTable: boolean) {
+  const sql: FenceStatements = fenceStatements(table, fenceTable)
+  const held = new Map<string, OrderingPosition>()
+  let ready: Promise<void> | undefined
+  /** The fence table, created on first use (a store never given a position creates nothing). */
+  const prepare = () => {
+    ready ??= createTable ? createOnce(pool, fenceTable, createFenceTableSql(table)) : Promise.resolve()
+    ready.catch(() => {
+      ready = undefined
+    })
+    return ready
+  }
+
+  return {
+    /** Takes the position's key for the claim `token`, or answers how long another claim holds it. */
+    async enter(token: string, position: OrderingPosition, leaseMs: number): Promise<ClaimResult> {
+      await prepare()
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const entered = await pool.query<MarkRow>(sql.enter, [position.key, token, leaseMs])
+        const row = entered.rows[0]
+        if (row) {
+          held.set(token, position)
+          if (row.mark_at === null) return { status: 'claimed', token }
+          const newest = { at: row.mark_at, eventType: row.mark_type as string, eventId: row.mark_id as string }
+          return { status: 'claimed', token, newest }
+        }
+        const holder = await pool.query<{ remaining_ms: number }>(sql.holder, [position.key])
+        const remaining = holder.rows[0]?.remaining_ms
+        if (remaining !== undefined && remaining > 0)
+          return { status: 'processing', retryAfterMs: Math.ceil(remaining) }
+      }
+      return { status: 'processing' }
+    },
+    /** The extend statement for the claim `token` with its fence, if it has one. */
+    extend(eventId: string, token: string, leaseMs: number) {
+      const position = held.get(token)
+      return position && { text: sql.extend, values: [eventId, token, leaseMs, position.key] }
+    },
+    /**
+     * The done-marker statement that also moves the fence's mark, for the claim `token`, if it has a fence. The
+     * token is kept until {@link forget}: a transaction rolled back is released after.
+     */
+    complete(eventId: string, token: string, retentionMs: number) {
+      const position = held.get(token)
+      return (
+        position && {
+          text: sql.complete,
+          values: [eventId, token, retentionMs, position.key, position.at, position.eventType],
+        }
+      )
+    },
+    /** The release statement that also frees the fence, for the claim `token`, if it has one. */
+    release(eventId: string, token: string) {
+      const position = held.get(token)
+      held.delete(token)
+      return position && { text: sql.release, values: [eventId, token, position.key] }
+    },
+    /** Drops what this process keeps of the claim `token`'s fence, once its done marker is written. */
+    forget(token: string): void {
+      held.delete(token)
+    },
+    async sweep(): Promise<number> {
+      return ready === undefined ? 0 : ((await pool.query(sql.sweep)).rowCount ?? 0)
+    },
+  }
+}

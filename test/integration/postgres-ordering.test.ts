@@ -1,0 +1,97 @@
+// Ordering fences on postgresStore: the key's mark moves in the handlers' transaction, so only if their writes
+// commit; a superseded event is skipped; the shipped migration 005 makes the fence table for createTable: false.
+import { randomUUID } from 'node:crypto'
+import { createWebhooks, type Ordering, type WebhookError } from '@payhooks/core'
+import { postgresStore } from '@payhooks/postgres'
+import { sampleEvent, signedDelivery } from '@payhooks/testing'
+import { afterAll, describe, expect, it } from 'vitest'
+import { runMigration } from '../fixtures/postgres.js'
+import { postgresHarness } from '../fixtures/postgres-harness.js'
+
+const secret = 'whsec_postgres_ordering'
+const { admin, newPool, tablesOfTest } = postgresHarness()
+const dropped: string[] = []
+afterAll(async () => {
+  for (const name of dropped) await admin.query(`DROP TABLE IF EXISTS ${name}`)
+  await admin.query('SELECT 1')
+})
+
+const ordering = {
+  transaction_settled: {
+    key: (e: { data: { transaction_id: string } }) => e.data.transaction_id,
+    at: (e: { data: { settlement_date: string } }) => e.data.settlement_date,
+  },
+  transaction_returned: {
+    key: (e: { data: { transaction_id: string } }) => e.data.transaction_id,
+    at: (e: { data: { settlement_date: string } }) => e.data.settlement_date,
+  },
+}
+
+async function deliver(webhooks: { receive: (d: never) => Promise<{ status: number }> }, message: object) {
+  const { body, headers } = await signedDelivery(JSON.stringify(message), secret)
+  const getHeader = (name: string) => (headers as Record<string, string>)[name]
+  return (await webhooks.receive({ method: 'POST', body, getHeader } as never)).status
+}
+
+const event = (type: string, transactionId: string, settlementDate: string) =>
+  sampleEvent(type, { data: { transaction_id: transactionId, settlement_date: settlementDate } })
+
+describe('postgresStore ordering fences', () => {
+  it('moves the mark only when the handlers’ writes commit, and skips a superseded settlement', async () => {
+    const { store: table, ledger } = await tablesOfTest('event_id text NOT NULL, amount numeric, status text')
+    dropped.push(`${table}_fences`)
+    const webhooks = createWebhooks({ secret, store: postgresStore(newPool(), { table }), ordering })
+    const errors: WebhookError[] = []
+    const seen: (Ordering | undefined)[] = []
+    let fail = true
+    const write = (status: string) => async (e: { event_id: string }, context: { db: import('pg').PoolClient }) => {
+      await context.db.query(`INSERT INTO ${ledger} (event_id, status) VALUES ($1, $2)`, [e.event_id, status])
+    }
+    webhooks.onAny((_e, context) => void seen.push(context.ordering))
+    webhooks.on('transaction_settled', write('settled'), { skipSuperseded: true })
+    webhooks.on('transaction_returned', async (e, context) => {
+      await write('returned')(e, context)
+      if (fail) throw new Error('ledger check failed after the write')
+    })
+    webhooks.onError((error) => void errors.push(error))
+
+    const returned = event('transaction_returned', 'txn_pg', '2026-11-05T08:00:00Z')
+    expect(await deliver(webhooks, returned)).toBe(500)
+    const fence = async () =>
+      (await admin.query(`SELECT holder, mark_id FROM ${table}_fences WHERE ordering_key = 'txn_pg'`)).rows[0]
+    // Rolled back: no status written, the mark unmoved, the key free.
+    expect(await fence()).toEqual({ holder: null, mark_id: null })
+    expect((await admin.query(`SELECT * FROM ${ledger}`)).rows).toEqual([])
+
+    fail = false
+    expect(await deliver(webhooks, returned)).toBe(200)
+    expect(await fence()).toEqual({ holder: null, mark_id: returned.event_id })
+
+    const settled = event('transaction_settled', 'txn_pg', '2026-11-03T08:00:00Z')
+    expect(await deliver(webhooks, settled)).toBe(200)
+    expect(seen.at(-1)).toMatchObject({ superseded: true, newest: { eventId: returned.event_id } })
+    expect((await admin.query(`SELECT status FROM ${ledger}`)).rows).toEqual([{ status: 'returned' }])
+    expect(await fence()).toEqual({ holder: null, mark_id: returned.event_id })
+    expect(errors.map((e) => e.code)).toEqual(['handler_failed'])
+  })
+
+  it('works on the tables of the shipped migrations (001, 004, 005) with createTable: false', async () => {
+    const schema = `ordering_${randomUUID().replaceAll('-', '').slice(0, 12)}`
+    await admin.query(`CREATE SCHEMA ${schema}`)
+    dropped.push(`${schema}.payhooks_events_fences`, `${schema}.payhooks_events`)
+    for (const file of [
+      '001_payhooks_events.sql',
+      '004_payhooks_events_body_digest.sql',
+      '005_payhooks_events_fences.sql',
+    ])
+      await runMigration(admin, schema, file)
+    const store = postgresStore(newPool(), { table: `${schema}.payhooks_events`, createTable: false })
+    const webhooks = createWebhooks({ secret, store, ordering })
+    const seen: (Ordering | undefined)[] = []
+    webhooks.onAny((_e, context) => void seen.push(context.ordering))
+    expect(await deliver(webhooks, event('transaction_settled', 'txn_m', '2026-11-03T08:00:00Z'))).toBe(200)
+    expect(await deliver(webhooks, event('transaction_returned', 'txn_m', '2026-11-05T08:00:00Z'))).toBe(200)
+    expect(seen.map((o) => o?.newest?.eventType)).toEqual([undefined, 'transaction_settled'])
+    await admin.query(`DROP SCHEMA ${schema} CASCADE`)
+  })
+})
