@@ -135,6 +135,14 @@ describe('sandbox dashboard', () => {
     expect(rows[0]).toMatch(/first send2026-11-02 15:00:00 \(\+0 s\)500.*database unavailable/)
     expect(rows[1]).toMatch(/retry 12026-11-02 16:00:00 \(\+1 h\)500/)
     expect(rows[2]).toMatch(/retry 22026-11-02 17:00:00 \(\+2 h\)200.*ms.*ok$/)
+    // A short answer is shown as it is, with nothing to unfold.
+    const answers = page.locator(`${card(firstId)} table.attempts tbody td.answer`)
+    expect(await answers.locator('details').count()).toBe(0)
+    expect(await answers.locator('code').allTextContents()).toEqual([
+      'database unavailable',
+      'database unavailable',
+      'ok',
+    ])
 
     // The signature shown is the header sent: HMAC-SHA256 of the exact payload shown, upper-case hex.
     const shown = await page.locator(`${card(firstId)} .signature .sig`).textContent()
