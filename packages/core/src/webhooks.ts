@@ -1,8 +1,16 @@
 import { errorAnswer, inProgress, ok } from './answers.js'
 import { checkDeadLetterStore, deadLetterView, onLastTries, type ParkState, park } from './dead-letters/index.js'
 import { Deadlines, type Pending } from './deadline.js'
-import { observeDispatch, releaseClaim } from './dispatch.js'
-import { dispatchInSlot, dispatchInSlotPromise, type SlotAttempt, type SlotState } from './dispatch-slot.js'
+import {
+  Claims,
+  dispatchInSlot,
+  dispatchInSlotPromise,
+  observeDispatch,
+  releaseClaim,
+  type SlotAttempt,
+  type SlotState,
+  Slots,
+} from './dispatch/index.js'
 import {
   BodyTimeoutError,
   ClosingError,
@@ -21,7 +29,6 @@ import { checkSecrets, type VerifiedSecret } from './secrets.js'
 import { ANSWER_LIMIT_MS, RETRY_WINDOW_MS } from './service-contract.js'
 import { cryptoProvider, type RawBody } from './signature.js'
 import { doctorBudget } from './signature-doctor/index.js'
-import { Slots } from './slots.js'
 import { staleAnswer } from './stale.js'
 import { DEFAULT_RETENTION_MS, memoryStore, type WebhookStore } from './store.js'
 import type { TelemetryScope } from './telemetry.js'
@@ -47,12 +54,8 @@ import { receiveWebRequest } from './web.js'
 interface Engine extends VerifyState, SlotState, ParkState {
   readonly queue: WebhookQueue | undefined
   readonly deadlineMs: number
-  /** Deliveries and dispatches not finished yet (handlers included, even past the deadline). */
-  running: number
   /** Set by `close`: its promise. */
   closing: Promise<void> | undefined
-  /** Called by the last running delivery once `close` waits for them. */
-  idle: (() => void) | undefined
   /** Deliveries gone asynchronous, waiting for their deadline. */
   readonly deadlines: Deadlines<Delivery>
 }
@@ -98,13 +101,6 @@ function refuse(engine: Engine, error: WebhookError): WebhookResult {
 /** Ends the delivery's telemetry scope with its answer, once its work settled before the deadline. */
 function observed(scope: TelemetryScope, delivery: Delivery, status: number) {
   scope.end({ outcome: delivery.outcome ?? delivery.error?.code ?? 'internal_error', status, error: delivery.error })
-}
-
-function finished(engine: Engine): void {
-  if (--engine.running === 0 && engine.idle) {
-    engine.idle()
-    engine.idle = undefined
-  }
 }
 
 /**
@@ -239,7 +235,7 @@ async function parkAnswer(
 
 /** Ends the delivery: telemetry, and the receiver's count of running work. */
 function settled(engine: Engine, delivery: Delivery, result: WebhookResult): WebhookResult {
-  finished(engine)
+  engine.claims.finish()
   if (delivery.scope) observed(delivery.scope, delivery, result.status)
   delivery.answered = true
   return result
@@ -284,7 +280,7 @@ function receive(engine: Engine, raw: RawDelivery): Promise<WebhookResult> {
     next: undefined,
     linked: false,
   }
-  engine.running++
+  engine.claims.start()
   const body = raw.body
   if (isThenable(body)) {
     delivery.reading = true
@@ -347,7 +343,7 @@ function bodyArrived(engine: Engine, delivery: Delivery, body: RawBody): void {
 function settle(engine: Engine, delivery: Delivery, result: WebhookResult): void {
   if (delivery.timedOut) return
   if (delivery.answered) {
-    finished(engine)
+    engine.claims.finish()
     return
   }
   engine.deadlines.remove(delivery)
@@ -364,7 +360,7 @@ function expire(engine: Engine, delivery: Delivery): void {
   if (delivery.reading) {
     // Nothing of this delivery runs after this: count it out now, even if the read never settles.
     delivery.timedOut = true
-    finished(engine)
+    engine.claims.finish()
     delivery.raw.stopReading?.()
     const error = new BodyTimeoutError(engine.deadlineMs)
     scope?.end({ outcome: error.code, status: error.status, error })
@@ -383,23 +379,9 @@ function expire(engine: Engine, delivery: Delivery): void {
  * their claims, so the service's retry runs those events; then shuts the store down.
  */
 async function shutDown(engine: Engine, timeoutMs: number): Promise<void> {
-  if (engine.running > 0) {
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, timeoutMs)
-      engine.idle = () => {
-        clearTimeout(timer)
-        resolve()
-      }
-    })
-  }
-  engine.stopped = true
+  await engine.claims.idle(timeoutMs)
   engine.slots?.stop(new ClosingError())
-  if (engine.runs.size > 0) {
-    const runs = [...engine.runs]
-    const reason = new ClosingError()
-    for (const run of runs) run.controller.abort(reason)
-    await Promise.all(runs.map((run) => releaseClaim(engine, run)))
-  }
+  await engine.claims.cancelAll(new ClosingError(), (run) => releaseClaim(engine, run))
   try {
     await engine.store.shutdown?.()
   } catch (cause) {
@@ -475,23 +457,15 @@ export function createWebhooks<S extends SchemaMap = {}, C extends object = {}>(
     deadLetters: options.deadLetters && checkDeadLetterStore(options.deadLetters),
     deadLettersReady: undefined,
     deadlineMs,
-    running: 0,
     closing: undefined,
-    idle: undefined,
-    runs: new Set(),
-    stopped: false,
+    claims: new Claims(),
     deadlines: new Deadlines((delivery) => expire(engine, delivery)),
   }
   warnAtStart(eventHandler, { store, queue: options.queue, secrets: secrets?.secrets, leaseMs, maxEventAgeMs })
   const warnedTypes = new Set<string>()
-  const dispatched = () => finished(engine)
-  const deadLetters = deadLetterView(engine, (work) => {
-    if (engine.closing) return Promise.reject(new ClosingError())
-    engine.running++
-    const result = work()
-    result.then(dispatched, dispatched)
-    return result
-  })
+  const deadLetters = deadLetterView(engine, (work) =>
+    engine.closing ? Promise.reject(new ClosingError()) : engine.claims.track(work),
+  )
 
   const webhooks: Webhooks<EventMap<S>, C> = {
     on(type, handler) {
@@ -511,11 +485,8 @@ export function createWebhooks<S extends SchemaMap = {}, C extends object = {}>(
     handle: (request) => receiveWebRequest(webhooks, request),
     dispatch(event, dispatchOptions) {
       if (engine.closing) return Promise.reject(new ClosingError())
-      engine.running++
-      const telemetry = eventHandler.telemetry
-      const scope = telemetry?.dispatch(event, { source: 'queue', trace: dispatchOptions?.trace })
-      const outcome = dispatchInSlotPromise(engine, event, { answered: true, scope })
-      outcome.then(dispatched, dispatched)
+      const scope = eventHandler.telemetry?.dispatch(event, { source: 'queue', trace: dispatchOptions?.trace })
+      const outcome = engine.claims.track(() => dispatchInSlotPromise(engine, event, { answered: true, scope }))
       if (scope) observeDispatch(scope, outcome, event)
       return outcome
     },

@@ -1,5 +1,4 @@
-import { observeDispatch } from '../dispatch.js'
-import { dispatchInSlotPromise, type SlotState } from '../dispatch-slot.js'
+import { dispatchInSlotPromise, observeDispatch, type SlotState } from '../dispatch/index.js'
 import { InternalError, PayloadError, StoreError, WebhookError } from '../errors.js'
 import { report } from '../event-handler/index.js'
 import { cryptoProvider } from '../signature.js'

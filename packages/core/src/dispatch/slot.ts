@@ -1,7 +1,9 @@
-import { type Attempt, type DispatchState, dispatch } from './dispatch.js'
+import { isThenable } from '../thenable.js'
+import type { DispatchOutcome, QueuedEvent } from '../types.js'
+import type { Attempt } from './attempt.js'
+import { dispatch } from './dispatch.js'
 import type { Slots, SlotWaiter } from './slots.js'
-import { isThenable } from './thenable.js'
-import type { DispatchOutcome, QueuedEvent } from './types.js'
+import type { DispatchState } from './store-calls.js'
 
 /** The receiver's slots: undefined when `maxConcurrentEvents` is unbounded. */
 export interface SlotState extends DispatchState {

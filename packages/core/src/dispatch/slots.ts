@@ -1,5 +1,5 @@
-import { BusyError } from './errors.js'
-import type { QueuedEvent } from './types.js'
+import { BusyError } from '../errors.js'
+import type { QueuedEvent } from '../types.js'
 
 /** A dispatch waiting for a slot: granted in arrival order, or withdrawn. */
 export interface SlotWaiter {
