@@ -1,10 +1,10 @@
 import { sampleEvent, signedRequest } from '@payhooks/testing'
 import { describe, expect, it, vi } from 'vitest'
 import { ClosingError, StoreError, type WebhookError } from './errors.js'
+import { createWebhooks } from './receiver/create.js'
 import { memoryStore, type WebhookStore } from './store.js'
 import { deliverSettled, gate } from './test-helpers.js'
 import type { QueuedEvent, WebhooksOptions } from './types.js'
-import { createWebhooks } from './webhooks.js'
 
 const secret = 'whsec_close_test'
 

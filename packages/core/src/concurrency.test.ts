@@ -3,10 +3,10 @@
 import { sampleEvent } from '@payhooks/testing'
 import { describe, expect, it } from 'vitest'
 import { BusyError, ClosingError, type WebhookError } from './errors.js'
+import { createWebhooks } from './receiver/create.js'
 import { memoryStore, type WebhookStore } from './store.js'
 import { deliverSettled, gate } from './test-helpers.js'
 import type { QueuedEvent, WebhooksOptions } from './types.js'
-import { createWebhooks } from './webhooks.js'
 
 const secret = 'whsec_concurrency_test'
 

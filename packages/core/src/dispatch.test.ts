@@ -1,8 +1,8 @@
 import { sampleEvent, signedDelivery } from '@payhooks/testing'
 import { describe, expect, it } from 'vitest'
 import { Claims, LazyAbortController } from './dispatch/index.js'
+import { createWebhooks } from './receiver/create.js'
 import type { HandlerContext } from './types.js'
-import { createWebhooks } from './webhooks.js'
 
 const SECRET = 'whsec_context'
 

@@ -39,6 +39,7 @@ export {
 } from './errors.js'
 export type { LogFields, Logger } from './log.js'
 export { type InProcessQueue, type InProcessQueueOptions, inProcessQueue } from './queue.js'
+export { createWebhooks } from './receiver/create.js'
 export {
   type BuiltInSchemas,
   baseEnvelopeSchema,
@@ -123,4 +124,3 @@ export {
   type WebReceiver,
   type WebRequestOptions,
 } from './web.js'
-export { createWebhooks } from './webhooks.js'

@@ -1,10 +1,10 @@
 import { describe, expect, it, vi } from 'vitest'
 import { HandlerError, StoreError, type WebhookError } from './errors.js'
+import { createWebhooks } from './receiver/create.js'
 import { memoryStore, type TransactionOutcome, type WebhookStore } from './store.js'
 import { deliverSettled, gate } from './test-helpers.js'
 import { TransactionAbortedError } from './transaction-aborted.js'
 import type { HandlerContext, QueuedEvent, WebhooksOptions } from './types.js'
-import { createWebhooks } from './webhooks.js'
 
 const secret = 'whsec_lease_test'
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))

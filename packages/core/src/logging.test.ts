@@ -6,10 +6,10 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { SchemaError } from './errors.js'
 import type { LogFields, Logger } from './log.js'
 import { inProcessQueue } from './queue.js'
+import { createWebhooks } from './receiver/create.js'
 import { HINTS } from './signature-doctor/index.js'
 import { memoryStore, type WebhookStore } from './store.js'
 import type { QueuedEvent, WebhookQueue, Webhooks, WebhooksOptions } from './types.js'
-import { createWebhooks } from './webhooks.js'
 
 const secret = 'whsec_logging_test_secret'
 

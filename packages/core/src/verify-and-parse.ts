@@ -37,6 +37,26 @@ export interface VerifyState {
   readonly doctor: DoctorBudget
 }
 
+/**
+ * `state`'s verification without the age checks, for a replay: a letter is old by nature (parked on the service's
+ * last tries, replayed days later); the signature still proves it is the service's, and the store's claim still
+ * runs it at most once. Only verification's own fields are taken, none of the receiver's mutable state.
+ */
+export function withoutAgeChecks(state: VerifyState): VerifyState {
+  const { maxBodyBytes, secrets, secretOption, schemas, onResolvedSecrets, doctor } = state
+  const unbounded = Number.POSITIVE_INFINITY
+  return {
+    maxBodyBytes,
+    secrets,
+    secretOption,
+    schemas,
+    onResolvedSecrets,
+    doctor,
+    maxEventAgeMs: unbounded,
+    maxClockSkewMs: unbounded,
+  }
+}
+
 /** Where {@link verifyAndParse} says which secret verified the body. */
 export interface VerifiedWithSink {
   verifiedWith: VerifiedSecret | undefined

@@ -1,8 +1,8 @@
 import * as v from 'valibot'
 import { describe, expectTypeOf, it } from 'vitest'
+import { createWebhooks } from './receiver/create.js'
 import { memoryStore, type WebhookStore } from './store.js'
 import type { EventMap, HandlerContext, Webhooks } from './types.js'
-import { createWebhooks } from './webhooks.js'
 
 const webhooks = createWebhooks({ secret: 'whsec_types' })
 

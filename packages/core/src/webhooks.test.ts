@@ -13,9 +13,9 @@ import {
   StoreError,
   type WebhookError,
 } from './errors.js'
+import { createWebhooks } from './receiver/create.js'
 import { memoryStore, type WebhookStore } from './store.js'
 import type { QueuedEvent, WebhookResult, WebhooksOptions } from './types.js'
-import { createWebhooks } from './webhooks.js'
 
 const secret = 'whsec_core_test'
 

@@ -3,7 +3,7 @@ import { InternalError, PayloadError, StoreError, WebhookError } from '../errors
 import { report } from '../event-handler/index.js'
 import { cryptoProvider } from '../signature.js'
 import { isThenable } from '../thenable.js'
-import { type VerifiedWithSink, type VerifyState, verifyAndParse } from '../verify-and-parse.js'
+import { type VerifiedWithSink, type VerifyState, verifyAndParse, withoutAgeChecks } from '../verify-and-parse.js'
 import { type ParkState, readyDeadLetters } from './park.js'
 import { deadLetterQuery } from './query.js'
 import type { DeadLetter, DeadLetterFilter, DeadLetterStore, DeadLetters, ReplayOutcome } from './types.js'
@@ -35,11 +35,8 @@ async function replayLetter(state: ReplayState, store: DeadLetterStore, letter: 
   let verified: Awaited<ReturnType<typeof verifyAndParse>>
   const sink: VerifiedWithSink = { verifiedWith: undefined }
   try {
-    // No age check: a letter is old by nature (parked on the service's last tries, replayed days later); the
-    // signature still proves it is the service's, and the store's claim still runs it at most once.
-    const unaged = { ...state, maxEventAgeMs: Number.POSITIVE_INFINITY, maxClockSkewMs: Number.POSITIVE_INFINITY }
     const delivery = { body: letter.body, getHeader: (name: string) => letter.headers[name] }
-    verified = await verifyAndParse(unaged, delivery, letter.body, sink)
+    verified = await verifyAndParse(withoutAgeChecks(state), delivery, letter.body, sink)
   } catch (cause) {
     return failed(new InternalError(cause, { event_id: eventId, event_type: letter.eventType }))
   }

@@ -3,7 +3,7 @@ import type { TelemetryScope } from '../telemetry.js'
 
 /** Whether the answer already went out (deadline overrun), so a later failure says so; and who observes it. */
 export interface Attempt {
-  answered: boolean
+  readonly answered: boolean
   /** Telemetry of this delivery or dispatch: store calls and handlers run through it. */
   scope?: TelemetryScope | undefined
   /** Digest of the body the event came in (none for a queue worker's event): claimed with, and checked against. */

@@ -3,9 +3,9 @@
 import { sampleEvent, signedDelivery } from '@payhooks/testing'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { SignatureError, type WebhookError } from '../errors.js'
+import { createWebhooks } from '../receiver/create.js'
 import { cryptoProvider, sign } from '../signature.js'
 import type { RawDelivery, WebhooksOptions } from '../types.js'
-import { createWebhooks } from '../webhooks.js'
 import { DIAGNOSES_PER_SECOND } from './budget.js'
 import { HINTS } from './hints.js'
 
