@@ -6,7 +6,7 @@ import { BusyError, ClosingError, type WebhookError } from './errors.js'
 import { createWebhooks } from './receiver/create.js'
 import { memoryStore, type WebhookStore } from './store.js'
 import { deliverSettled, gate } from './test-helpers.js'
-import type { QueuedEvent, WebhooksOptions } from './types.js'
+import type { VerifiedEvent, WebhooksOptions } from './types.js'
 
 const secret = 'whsec_concurrency_test'
 
@@ -20,7 +20,7 @@ function setup(options: Partial<WebhooksOptions> = {}) {
 
 const deliver = (webhooks: ReturnType<typeof setup>['webhooks'], eventId: string) =>
   deliverSettled(webhooks, eventId, secret)
-const queued = (eventId: string) => sampleEvent('transaction_settled', { eventId }) as QueuedEvent
+const queued = (eventId: string) => sampleEvent('transaction_settled', { eventId }) as VerifiedEvent
 
 describe('maxConcurrentEvents', () => {
   it('lets a delivery beyond it wait, claiming nothing, and run once a slot frees', async () => {

@@ -1,4 +1,5 @@
 import type { SignatureHint } from './signature-doctor/hints.js'
+import type { StoreErrorOperation } from './store-operations.js'
 
 /** Machine-readable reason, also sent as `error` in the JSON response body. */
 export type WebhookErrorCode =
@@ -120,6 +121,11 @@ export class SchemaError extends WebhookError {
     eventType: string,
     /** Every issue valibot found, in its order. */
     readonly issues: SchemaIssue[],
+    /**
+     * The verified message as parsed (before its schema refused it), when the receiver made this error: parking
+     * it needs no second parse.
+     */
+    readonly event?: { event_id: string; event_type: string; [field: string]: unknown },
   ) {
     const all = issues.map((issue) => `${issue.path || '(root)'}: ${issue.message}`).join('; ')
     super(
@@ -176,8 +182,8 @@ export class DeadlineError extends WebhookError {
 export class StoreError extends WebhookError {
   override name = 'StoreError'
   constructor(
-    /** What failed: `claim`, `complete`, `enqueue`, `dead-letter park`... */
-    readonly operation: string,
+    /** What failed: `claim`, `complete`, `enqueue`, `dead-letter park`... (see {@link StoreErrorOperation}) */
+    readonly operation: StoreErrorOperation,
     cause: unknown,
     eventId?: string,
     eventType?: string,
@@ -276,7 +282,7 @@ export class IncompleteBodyError extends WebhookError {
  * as handled. The service stops retrying after 72 hours and the store forgets handled events after its retention,
  * so an event this old is a manual resend after a long outage, or a replay of a captured delivery: the receiver
  * cannot tell which, so it runs no handler. With a durable dead-letter store the event is parked (200 `parked`,
- * code `stale_event`) for `webhooks.replay`; without one it is answered 422, so the service keeps it and retries.
+ * code `stale_event`) for `webhooks.deadLetters.replay`; without one it is answered 422, so the service keeps it and retries.
  * One the store knows as handled is a `duplicate` (200) instead. Events without `created_at` are never refused on
  * age.
  */

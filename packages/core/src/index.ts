@@ -85,6 +85,7 @@ export {
   type TransactionOutcome,
   type WebhookStore,
 } from './store.js'
+export type { DeadLetterOperation, StoreErrorOperation } from './store-operations.js'
 export type {
   HandlerRun,
   StoreOperation,
@@ -110,6 +111,7 @@ export type {
   QueuedEvent,
   RawDelivery,
   SecretOption,
+  VerifiedEvent,
   WebhookQueue,
   WebhookResult,
   Webhooks,

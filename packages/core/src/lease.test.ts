@@ -4,7 +4,7 @@ import { createWebhooks } from './receiver/create.js'
 import { memoryStore, type TransactionOutcome, type WebhookStore } from './store.js'
 import { deliverSettled, gate } from './test-helpers.js'
 import { TransactionAbortedError } from './transaction-aborted.js'
-import type { HandlerContext, QueuedEvent, WebhooksOptions } from './types.js'
+import type { HandlerContext, VerifiedEvent, WebhooksOptions } from './types.js'
 
 const secret = 'whsec_lease_test'
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -346,7 +346,7 @@ describe('close() and running handlers', () => {
     // The claim is free: the service's retry, reaching another receiver on the same store, runs the event.
     const { webhooks: next } = setup({ store })
     const handled: string[] = []
-    next.onAny((event: QueuedEvent) => {
+    next.onAny((event: VerifiedEvent) => {
       handled.push(event.event_id)
     })
     expect((await deliver(next, 'evt_stuck')).status).toBe(200)

@@ -52,7 +52,7 @@ export interface WebhooksOptions<S extends SchemaMap = {}, C extends object = {}
    * Signed events whose `created_at` is older than this run no handler: after the service's 72 hours of retries,
    * such a delivery is a manual resend after an outage, or a replay of a captured one once the store forgot it. One
    * the store knows as handled is answered as a duplicate (200); any other is parked with `deadLetters` (200
-   * `parked` in a durable store, replayable with `webhooks.replay`), else answered 422 `stale_event` so the
+   * `parked` in a durable store, replayable with `webhooks.deadLetters.replay`), else answered 422 `stale_event` so the
    * service keeps it; both report a `StaleEventError`. Defaults to the store's `retentionMs`, so a store kept for 7
    * days takes resends up to 7 days old; a longer value is warned about at start (a resend of an event handled
    * before the store's retention would run twice). At least 72 hours, so no genuine retry is refused. `Infinity`
@@ -145,12 +145,20 @@ export interface DispatchOptions {
   trace?: TraceCarrier
 }
 
-/** A verified event as it travels through a queue: the parsed message. */
-export interface QueuedEvent {
+/**
+ * A verified event: the parsed message whose signature checked out, as handlers, a queue and dead letters see it.
+ */
+export interface VerifiedEvent {
   event_type: string
   event_id: string
   [field: string]: unknown
 }
+
+/**
+ * @deprecated Renamed {@link VerifiedEvent} (it types every verified event, queued or not); this alias goes in
+ * the next minor version.
+ */
+export type QueuedEvent = VerifiedEvent
 
 /**
  * Where queue mode puts verified events. `enqueue` resolves once the event is durably stored (or
@@ -158,7 +166,7 @@ export interface QueuedEvent {
  * in which case the delivery is answered 503 and the service retries.
  */
 export interface WebhookQueue {
-  enqueue(event: QueuedEvent, options?: EnqueueOptions): Promise<void>
+  enqueue(event: VerifiedEvent, options?: EnqueueOptions): Promise<void>
   /**
    * Called once by {@link createWebhooks} with the receiver, so an in-process queue can run
    * `receiver.dispatch` itself and report failures with `receiver.report`.
@@ -279,7 +287,7 @@ export interface Webhooks<E, C extends object = {}> {
    * @example
    * const outcome = await webhooks.dispatch(job.event, { trace: job.trace })
    */
-  dispatch(event: QueuedEvent, options?: DispatchOptions): Promise<DispatchOutcome>
+  dispatch(event: VerifiedEvent, options?: DispatchOptions): Promise<DispatchOutcome>
   /**
    * The letters of the `deadLetters` store: list, get, replay. Its methods reject when no store was configured,
    * and with {@link ClosingError} once {@link Webhooks.close} was called.
@@ -294,16 +302,20 @@ export interface Webhooks<E, C extends object = {}> {
    * letter is marked `replayed` once handled. Resolves with what happened; a failure (`status: 'failed'`) leaves
    * the letter parked and is not reported to `onError`: the caller decides.
    *
+   * @deprecated The same function as `webhooks.deadLetters.replay`, which the dead-letter tools use: call that.
+   * This alias goes in the next minor version.
    * @example
-   * const outcome = await webhooks.replay('evt_123')
+   * const outcome = await webhooks.deadLetters.replay('evt_123')
    * if (outcome.status === 'failed') console.error(outcome.error.message)
    */
   replay(eventId: string): Promise<ReplayOutcome>
   /**
    * Replays every parked letter matching `filter`, oldest first, one at a time.
    *
+   * @deprecated The same function as `webhooks.deadLetters.replayAll`: call that. This alias goes in the next
+   * minor version.
    * @example
-   * const outcomes = await webhooks.replayAll({ eventType: 'transaction_settled', code: 'schema_mismatch' })
+   * const outcomes = await webhooks.deadLetters.replayAll({ eventType: 'transaction_settled', code: 'schema_mismatch' })
    */
   replayAll(filter?: DeadLetterFilter): Promise<ReplayOutcome[]>
   /** Reports `error` to the `onError` listeners, or logs it in one line when there are none. */

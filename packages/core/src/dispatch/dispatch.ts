@@ -3,7 +3,7 @@ import { runHandlers } from '../event-handler/index.js'
 import type { ClaimResult } from '../store.js'
 import type { TelemetryScope } from '../telemetry.js'
 import { isThenable } from '../thenable.js'
-import type { DispatchOutcome, HandlerContext, QueuedEvent } from '../types.js'
+import type { DispatchOutcome, HandlerContext, VerifiedEvent } from '../types.js'
 import type { Attempt } from './attempt.js'
 import { SignalContext } from './handler-context.js'
 import { holdLease } from './lease.js'
@@ -24,7 +24,7 @@ import { dispatchInTransaction } from './transactional.js'
  */
 export function dispatch(
   state: DispatchState,
-  event: QueuedEvent,
+  event: VerifiedEvent,
   attempt: Attempt,
 ): DispatchOutcome | Promise<DispatchOutcome> {
   const { event_id: eventId, event_type: eventType } = event
@@ -54,7 +54,7 @@ export function dispatch(
 
 function afterClaim(
   state: DispatchState,
-  event: QueuedEvent,
+  event: VerifiedEvent,
   attempt: Attempt,
   claim: ClaimResult,
   claimedAt: number,
@@ -88,14 +88,14 @@ function afterClaim(
  * The store's one-time `init` (tried again by the next delivery after a failure), then {@link dispatch}; or, for a
  * store with transactions, the claim and the handlers inside its transaction.
  */
-async function dispatchAsync(state: DispatchState, event: QueuedEvent, attempt: Attempt): Promise<DispatchOutcome> {
+async function dispatchAsync(state: DispatchState, event: VerifiedEvent, attempt: Attempt): Promise<DispatchOutcome> {
   if (!state.initialized) await initStore(state, event, attempt.scope)
   if (!state.store.transaction) return dispatch(state, event, attempt)
   return dispatchInTransaction(state, event, attempt)
 }
 
 /** Ends a dispatch's telemetry scope with what the dispatch resolved or rejected with. */
-export function observeDispatch(scope: TelemetryScope, result: Promise<DispatchOutcome>, event: QueuedEvent): void {
+export function observeDispatch(scope: TelemetryScope, result: Promise<DispatchOutcome>, event: VerifiedEvent): void {
   result.then(
     (done) => scope.end({ outcome: done.status }),
     (error: unknown) => {

@@ -3,7 +3,7 @@ import { report } from '../event-handler/index.js'
 import type { ClaimResult } from '../store.js'
 import type { TelemetryScope } from '../telemetry.js'
 import { isThenable } from '../thenable.js'
-import type { DispatchOutcome, QueuedEvent } from '../types.js'
+import type { DispatchOutcome, VerifiedEvent } from '../types.js'
 import type { Attempt } from './attempt.js'
 import type { Run } from './claims.js'
 import { LazyAbortController } from './lazy-abort.js'
@@ -15,7 +15,7 @@ import { type DispatchState, releaseClaim } from './store-calls.js'
  */
 export function claimedRun(
   state: DispatchState,
-  event: QueuedEvent,
+  event: VerifiedEvent,
   attempt: Attempt,
   claim: ClaimResult,
 ): DispatchOutcome | Run {

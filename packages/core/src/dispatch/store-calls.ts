@@ -3,7 +3,7 @@ import { type EventHandler, report } from '../event-handler/index.js'
 import type { WebhookStore } from '../store.js'
 import type { StoreOperation, TelemetryScope } from '../telemetry.js'
 import { isThenable } from '../thenable.js'
-import type { QueuedEvent } from '../types.js'
+import type { VerifiedEvent } from '../types.js'
 import type { Claims, Run } from './claims.js'
 
 /** What dispatch needs from the receiver; `storeReady` and `initialized` track the store's one-time `init`. */
@@ -26,7 +26,7 @@ export function storeCall<T>(scope: TelemetryScope | undefined, operation: Store
 }
 
 /** The store's one-time `init`, tried again by the next call after a failure ({@link StoreError}). */
-export async function initStore(state: DispatchState, event: QueuedEvent, scope?: TelemetryScope): Promise<void> {
+export async function initStore(state: DispatchState, event: VerifiedEvent, scope?: TelemetryScope): Promise<void> {
   try {
     state.storeReady ??= Promise.resolve(storeCall(scope, 'init', () => state.store.init?.()))
     await state.storeReady

@@ -2,7 +2,7 @@ import { HandlerError, StoreError } from '../errors.js'
 import { runHandlers } from '../event-handler/index.js'
 import type { ClaimResult, TransactionOutcome } from '../store.js'
 import { isTransactionAborted } from '../transaction-aborted.js'
-import type { DispatchOutcome, QueuedEvent } from '../types.js'
+import type { DispatchOutcome, VerifiedEvent } from '../types.js'
 import type { Attempt } from './attempt.js'
 import type { Run } from './claims.js'
 import { withSignal } from './handler-context.js'
@@ -13,7 +13,7 @@ import { type DispatchState, releaseClaim, storeCall } from './store-calls.js'
 /** For a store with transactions: the claim, then the handlers inside its transaction with the done marker. */
 export async function dispatchInTransaction(
   state: DispatchState,
-  event: QueuedEvent,
+  event: VerifiedEvent,
   attempt: Attempt,
 ): Promise<DispatchOutcome> {
   const { event_id: eventId, event_type: eventType } = event
@@ -42,7 +42,7 @@ export async function dispatchInTransaction(
 /** The store runs the handlers inside its transaction and commits the done marker with their writes. */
 async function runInTransaction(
   state: DispatchState,
-  event: QueuedEvent,
+  event: VerifiedEvent,
   run: Run,
   lease: Lease,
   attempt: Attempt,

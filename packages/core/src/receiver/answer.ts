@@ -3,7 +3,7 @@ import type { WebhookError } from '../errors.js'
 import { report } from '../event-handler/index.js'
 import type { TelemetryScope } from '../telemetry.js'
 import type { WebhookResult } from '../types.js'
-import type { Delivery } from './delivery.js'
+import type { IncomingDelivery } from './delivery.js'
 import type { Engine } from './engine.js'
 
 // The one place a delivery's answer goes out: its telemetry scope ends, its error is reported, it is answered.
@@ -25,7 +25,7 @@ export function refusedAnswer(engine: Engine, error: WebhookError): WebhookResul
 }
 
 /** The delivery's work settled before the deadline: count it out, end its scope with `result`, mark it answered. */
-export function settledAnswer(engine: Engine, delivery: Delivery, result: WebhookResult): WebhookResult {
+export function settledAnswer(engine: Engine, delivery: IncomingDelivery, result: WebhookResult): WebhookResult {
   engine.claims.finish()
   const scope = delivery.scope
   if (scope) {
@@ -40,7 +40,7 @@ export function settledAnswer(engine: Engine, delivery: Delivery, result: Webhoo
  * The deadline passed first (`phase` is `timed_out` or `expired`): the delivery's scope ends with the answer (the
  * work's own spans end when it does), which goes out now.
  */
-export function expiredAnswer(engine: Engine, delivery: Delivery, error: WebhookError): void {
+export function expiredAnswer(engine: Engine, delivery: IncomingDelivery, error: WebhookError): void {
   endScope(delivery.scope, error)
   ;(delivery.resolve as (result: WebhookResult) => void)(reportedAnswer(engine, error))
 }

@@ -3,7 +3,7 @@ import type { SlotAttempt, SlotWaiter } from '../dispatch/index.js'
 import type { WebhookError } from '../errors.js'
 import type { VerifiedSecret } from '../secrets.js'
 import type { TelemetryScope } from '../telemetry.js'
-import type { QueuedEvent, RawDelivery, WebhookResult } from '../types.js'
+import type { RawDelivery, VerifiedEvent, WebhookResult } from '../types.js'
 
 /**
  * Where a delivery stands. `reading`: its body is still arriving. `processing`: verify, then queue or dispatch.
@@ -21,13 +21,13 @@ export type DeliveryOutcome = 'processed' | 'duplicate' | 'queued' | 'parked' | 
  * succeeded, `error` when it failed or was parked). Every field is set in the constructor, so every delivery has
  * one hidden class; the deadline list's links are among them.
  */
-export class Delivery implements SlotAttempt, Pending {
+export class IncomingDelivery implements SlotAttempt, Pending {
   phase: Phase
   readonly raw: RawDelivery
   readonly scope: TelemetryScope | undefined
   /** Answers the caller; set once the delivery went asynchronous. */
   resolve: ((result: WebhookResult) => void) | undefined = undefined
-  event: QueuedEvent | undefined = undefined
+  event: VerifiedEvent | undefined = undefined
   outcome: DeliveryOutcome | undefined = undefined
   error: WebhookError | undefined = undefined
   /** Set once a secret verified the body. */

@@ -3,7 +3,7 @@ import type { Deadlines } from '../deadline.js'
 import type { SlotState } from '../dispatch/index.js'
 import type { WebhookQueue } from '../types.js'
 import type { VerifyState } from '../verify-and-parse.js'
-import type { Delivery } from './delivery.js'
+import type { IncomingDelivery } from './delivery.js'
 
 /**
  * One receiver's state, shared by verify-and-parse, dispatch, the deadline and `close`. Its tracked work (running
@@ -15,5 +15,5 @@ export interface Engine extends VerifyState, SlotState, ParkState {
   /** Set by `close`: its promise. */
   closing: Promise<void> | undefined
   /** Deliveries gone asynchronous, waiting for their deadline. */
-  readonly deadlines: Deadlines<Delivery>
+  readonly deadlines: Deadlines<IncomingDelivery>
 }

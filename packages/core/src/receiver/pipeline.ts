@@ -6,10 +6,10 @@ import { logVerifiedWith } from '../event-handler/index.js'
 import { cryptoProvider, type RawBody } from '../signature.js'
 import { staleAnswer } from '../stale.js'
 import { isThenable } from '../thenable.js'
-import type { DispatchOutcome, QueuedEvent, WebhookQueue, WebhookResult } from '../types.js'
-import { type Verified, verifyAndParse } from '../verify-and-parse.js'
+import type { DispatchOutcome, VerifiedEvent, WebhookQueue, WebhookResult } from '../types.js'
+import { verifyAndParse } from '../verify-and-parse.js'
 import { reportedAnswer } from './answer.js'
-import type { Delivery } from './delivery.js'
+import type { IncomingDelivery } from './delivery.js'
 import type { Engine } from './engine.js'
 
 // After the body: verify → stale? → queue or dispatch → the answer (or park). Synchronous while everything it
@@ -18,7 +18,11 @@ import type { Engine } from './engine.js'
 // asynchronous path.
 
 /** The delivery's answer once its bytes are in; a failure (thrown or rejected) is answered too. */
-export function processBody(engine: Engine, delivery: Delivery, body: RawBody): WebhookResult | Promise<WebhookResult> {
+export function processBody(
+  engine: Engine,
+  delivery: IncomingDelivery,
+  body: RawBody,
+): WebhookResult | Promise<WebhookResult> {
   try {
     return afterBody(engine, delivery, body)
   } catch (error) {
@@ -27,31 +31,52 @@ export function processBody(engine: Engine, delivery: Delivery, body: RawBody): 
 }
 
 /** The answer for a delivery whose processing threw (or rejected). */
-export function failedAnswer(engine: Engine, delivery: Delivery, error: unknown): WebhookResult {
+export function failedAnswer(engine: Engine, delivery: IncomingDelivery, error: unknown): WebhookResult {
   delivery.error = error instanceof WebhookError ? error : new InternalError(error, delivery.event)
   return reportedAnswer(engine, delivery.error)
 }
 
-function afterBody(engine: Engine, delivery: Delivery, body: RawBody): WebhookResult | Promise<WebhookResult> {
-  const verified = verifyAndParse(engine, delivery.raw, body, delivery)
-  if (verified instanceof Promise) return verified.then((v) => afterVerify(engine, delivery, body, v))
-  return afterVerify(engine, delivery, body, verified as Verified)
+function afterBody(engine: Engine, delivery: IncomingDelivery, body: RawBody): WebhookResult | Promise<WebhookResult> {
+  let verified: VerifiedEvent | Promise<VerifiedEvent>
+  try {
+    verified = verifyAndParse(engine, delivery.raw, body, delivery)
+  } catch (error) {
+    return refused(engine, delivery, body, error)
+  }
+  if (verified instanceof Promise) {
+    return verified.then(
+      (event) => afterVerify(engine, delivery, body, event),
+      (error: unknown) => refused(engine, delivery, body, error),
+    )
+  }
+  return afterVerify(engine, delivery, body, verified)
+}
+
+/**
+ * Verification refused the delivery: an old event is looked up in the store, a schema mismatch parked (with a
+ * dead-letter store), any other refusal answered with its error. Anything not a `WebhookError` (a secret
+ * resolver's own failure) is rethrown, and answered 500.
+ */
+function refused(
+  engine: Engine,
+  delivery: IncomingDelivery,
+  body: RawBody,
+  error: unknown,
+): WebhookResult | Promise<WebhookResult> {
+  if (!(error instanceof WebhookError)) throw error
+  delivery.error = error
+  if (error instanceof StaleEventError) return answerStale(engine, body, delivery, error)
+  return engine.deadLetters && error instanceof SchemaError
+    ? parkAnswer(engine, body, delivery, error, error.event)
+    : reportedAnswer(engine, error)
 }
 
 function afterVerify(
   engine: Engine,
-  delivery: Delivery,
+  delivery: IncomingDelivery,
   body: RawBody,
-  verified: Verified,
+  event: VerifiedEvent,
 ): WebhookResult | Promise<WebhookResult> {
-  if (verified instanceof WebhookError) {
-    delivery.error = verified
-    if (verified instanceof StaleEventError) return answerStale(engine, body, delivery, verified)
-    return engine.deadLetters && verified instanceof SchemaError
-      ? parkAnswer(engine, body, delivery, verified, undefined)
-      : reportedAnswer(engine, verified)
-  }
-  const event = verified
   delivery.event = event
   const verifiedWith = delivery.verifiedWith
   delivery.scope?.event(event, verifiedWith)
@@ -71,9 +96,9 @@ function afterVerify(
 /** Runs the event's handlers under the store's claim (made with the body's digest) and answers the outcome. */
 function dispatchInline(
   engine: Engine,
-  delivery: Delivery,
+  delivery: IncomingDelivery,
   body: RawBody,
-  event: QueuedEvent,
+  event: VerifiedEvent,
 ): WebhookResult | Promise<WebhookResult> {
   let outcome: DispatchOutcome | Promise<DispatchOutcome>
   try {
@@ -90,7 +115,7 @@ function dispatchInline(
   return answerOutcome(delivery, event, outcome)
 }
 
-function answerOutcome(delivery: Delivery, event: QueuedEvent, outcome: DispatchOutcome): WebhookResult {
+function answerOutcome(delivery: IncomingDelivery, event: VerifiedEvent, outcome: DispatchOutcome): WebhookResult {
   delivery.outcome = outcome.status
   if (outcome.status !== 'in_progress') return ok(event.event_id, outcome.status)
   return inProgress(event.event_id, outcome.retryAfterMs)
@@ -100,7 +125,7 @@ function answerOutcome(delivery: Delivery, event: QueuedEvent, outcome: Dispatch
 async function answerStale(
   engine: Engine,
   body: RawBody,
-  delivery: Delivery,
+  delivery: IncomingDelivery,
   error: StaleEventError,
 ): Promise<WebhookResult> {
   delivery.event = error.event
@@ -116,7 +141,7 @@ async function answerStale(
   return result
 }
 
-async function enqueue(queue: WebhookQueue, event: QueuedEvent, delivery: Delivery): Promise<WebhookResult> {
+async function enqueue(queue: WebhookQueue, event: VerifiedEvent, delivery: IncomingDelivery): Promise<WebhookResult> {
   const scope = delivery.scope
   try {
     await (scope
@@ -133,8 +158,8 @@ async function enqueue(queue: WebhookQueue, event: QueuedEvent, delivery: Delive
 function dispatchFailed(
   engine: Engine,
   body: RawBody,
-  delivery: Delivery,
-  event: QueuedEvent,
+  delivery: IncomingDelivery,
+  event: VerifiedEvent,
   error: unknown,
 ): Promise<WebhookResult> {
   if (engine.deadLetters && error instanceof HandlerError && onLastTries(event)) {
@@ -148,9 +173,9 @@ function dispatchFailed(
 async function parkAnswer(
   engine: Engine,
   body: RawBody,
-  delivery: Delivery,
+  delivery: IncomingDelivery,
   error: SchemaError | HandlerError,
-  event: QueuedEvent | undefined,
+  event: VerifiedEvent | undefined,
 ): Promise<WebhookResult> {
   const result = await park(engine, { body, getHeader: delivery.raw.getHeader }, error, event, delivery.scope)
   if (result.status === 200) delivery.outcome = 'parked'

@@ -3,7 +3,7 @@ import type { RawBody } from '../signature.js'
 import { isThenable } from '../thenable.js'
 import type { RawDelivery, WebhookResult } from '../types.js'
 import { expiredAnswer, refusedAnswer, settledAnswer } from './answer.js'
-import { Delivery } from './delivery.js'
+import { IncomingDelivery } from './delivery.js'
 import type { Engine } from './engine.js'
 import { failedAnswer, processBody } from './pipeline.js'
 
@@ -26,7 +26,11 @@ export function receive(engine: Engine, raw: RawDelivery): Promise<WebhookResult
   const arrivedAt = Date.now()
   const body = raw.body
   const reading = isThenable(body)
-  const delivery = new Delivery(raw, engine.eventHandler.telemetry?.receive(), reading ? 'reading' : 'processing')
+  const delivery = new IncomingDelivery(
+    raw,
+    engine.eventHandler.telemetry?.receive(),
+    reading ? 'reading' : 'processing',
+  )
   engine.claims.start()
   if (reading) return waitFor(engine, delivery, arrivedAt, body, bodyArrived)
   const result = processBody(engine, delivery, body)
@@ -37,10 +41,10 @@ export function receive(engine: Engine, raw: RawDelivery): Promise<WebhookResult
 /** The delivery went asynchronous: its answer comes from `next` once `work` settles, or from the deadline. */
 function waitFor<T>(
   engine: Engine,
-  delivery: Delivery,
+  delivery: IncomingDelivery,
   arrivedAt: number,
   work: PromiseLike<T>,
-  next: (engine: Engine, delivery: Delivery, value: T) => void,
+  next: (engine: Engine, delivery: IncomingDelivery, value: T) => void,
 ): Promise<WebhookResult> {
   return new Promise((resolve) => {
     delivery.resolve = resolve
@@ -54,7 +58,7 @@ function waitFor<T>(
 }
 
 /** `reading` → `processing`: the body arrived; unless the deadline answered while it was arriving. */
-function bodyArrived(engine: Engine, delivery: Delivery, body: RawBody): void {
+function bodyArrived(engine: Engine, delivery: IncomingDelivery, body: RawBody): void {
   if (delivery.phase === 'timed_out') return
   delivery.phase = 'processing'
   const result = processBody(engine, delivery, body)
@@ -69,12 +73,12 @@ function bodyArrived(engine: Engine, delivery: Delivery, body: RawBody): void {
 }
 
 /** Processing failed (or a body read broke): answer it, unless the deadline ended the delivery during the read. */
-function settleFailure(engine: Engine, delivery: Delivery, error: unknown): void {
+function settleFailure(engine: Engine, delivery: IncomingDelivery, error: unknown): void {
   if (delivery.phase !== 'timed_out') settle(engine, delivery, failedAnswer(engine, delivery, error))
 }
 
 /** `processing` → `answered`; or, once `expired`, the work settled after its answer: counted out. */
-function settle(engine: Engine, delivery: Delivery, result: WebhookResult): void {
+function settle(engine: Engine, delivery: IncomingDelivery, result: WebhookResult): void {
   const phase = delivery.phase
   if (phase === 'timed_out') return
   if (phase === 'expired') {
@@ -86,7 +90,7 @@ function settle(engine: Engine, delivery: Delivery, result: WebhookResult): void
 }
 
 /** The deadline passed before the delivery's processing finished: answer now; the work may go on. */
-export function expire(engine: Engine, delivery: Delivery): void {
+export function expire(engine: Engine, delivery: IncomingDelivery): void {
   // Still waiting for a slot: withdrawn, nothing claimed or run, and answered 503 `busy` by the dispatch's rejection.
   if (delivery.waiting?.withdraw()) return
   if (delivery.phase === 'reading') {
