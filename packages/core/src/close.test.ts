@@ -4,7 +4,8 @@ import { ClosingError, StoreError, type WebhookError } from './errors.js'
 import { createWebhooks } from './receiver/create.js'
 import { memoryStore, type WebhookStore } from './store.js'
 import { deliverSettled, gate } from './test-helpers.js'
-import type { VerifiedEvent, WebhooksOptions } from './types.js'
+import type { VerifiedEvent } from './types.js'
+import type { WebhooksOptions } from './webhooks-options.js'
 
 const secret = 'whsec_close_test'
 

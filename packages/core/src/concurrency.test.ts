@@ -6,7 +6,8 @@ import { BusyError, ClosingError, type WebhookError } from './errors.js'
 import { createWebhooks } from './receiver/create.js'
 import { memoryStore, type WebhookStore } from './store.js'
 import { deliverSettled, gate } from './test-helpers.js'
-import type { VerifiedEvent, WebhooksOptions } from './types.js'
+import type { VerifiedEvent } from './types.js'
+import type { WebhooksOptions } from './webhooks-options.js'
 
 const secret = 'whsec_concurrency_test'
 

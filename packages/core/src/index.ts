@@ -115,7 +115,6 @@ export type {
   WebhookQueue,
   WebhookResult,
   Webhooks,
-  WebhooksOptions,
 } from './types.js'
 export { isQueuedEvent } from './verify-and-parse.js'
 export {
@@ -126,3 +125,4 @@ export {
   type WebReceiver,
   type WebRequestOptions,
 } from './web.js'
+export type { WebhooksOptions } from './webhooks-options.js'

@@ -4,7 +4,8 @@ import { createWebhooks } from './receiver/create.js'
 import { memoryStore, type TransactionOutcome, type WebhookStore } from './store.js'
 import { deliverSettled, gate } from './test-helpers.js'
 import { TransactionAbortedError } from './transaction-aborted.js'
-import type { HandlerContext, VerifiedEvent, WebhooksOptions } from './types.js'
+import type { HandlerContext, VerifiedEvent } from './types.js'
+import type { WebhooksOptions } from './webhooks-options.js'
 
 const secret = 'whsec_lease_test'
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))

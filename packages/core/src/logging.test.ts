@@ -9,7 +9,8 @@ import { inProcessQueue } from './queue.js'
 import { createWebhooks } from './receiver/create.js'
 import { HINTS } from './signature-doctor/index.js'
 import { memoryStore, type WebhookStore } from './store.js'
-import type { VerifiedEvent, WebhookQueue, Webhooks, WebhooksOptions } from './types.js'
+import type { VerifiedEvent, WebhookQueue, Webhooks } from './types.js'
+import type { WebhooksOptions } from './webhooks-options.js'
 
 const secret = 'whsec_logging_test_secret'
 

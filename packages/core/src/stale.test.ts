@@ -5,7 +5,7 @@ import { StaleEventError, type WebhookError } from './errors.js'
 import { createWebhooks } from './receiver/create.js'
 import { memoryStore, type WebhookStore } from './store.js'
 import { gate } from './test-helpers.js'
-import type { WebhooksOptions } from './types.js'
+import type { WebhooksOptions } from './webhooks-options.js'
 
 const secret = 'whsec_stale_unit'
 const HOUR = 3_600_000

@@ -15,7 +15,8 @@ import {
 } from './errors.js'
 import { createWebhooks } from './receiver/create.js'
 import { memoryStore, type WebhookStore } from './store.js'
-import type { VerifiedEvent, WebhookResult, WebhooksOptions } from './types.js'
+import type { VerifiedEvent, WebhookResult } from './types.js'
+import type { WebhooksOptions } from './webhooks-options.js'
 
 const secret = 'whsec_core_test'
 

@@ -1,8 +1,8 @@
 import type { SchemaMap } from '../schemas.js'
 import { ANSWER_LIMIT_MS, RETRY_WINDOW_MS } from '../service-contract.js'
 import { DEFAULT_RETENTION_MS, memoryStore, type WebhookStore } from '../store.js'
-import type { WebhooksOptions } from '../types.js'
 import { check, inRange, positiveInteger } from '../validations.js'
+import type { WebhooksOptions } from '../webhooks-options.js'
 
 /** `createWebhooks`' options, checked, with their defaults. */
 export interface CheckedOptions {
