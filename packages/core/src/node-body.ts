@@ -20,8 +20,8 @@ export class NodeBody {
   #total = 0
   /** 0 while reading, 1 once the body is in (or stopped), 2 once failed. */
   #state: 0 | 1 | 2 = 0
-  #value: Uint8Array | undefined = undefined
-  #error: unknown = undefined
+  /** The bytes once in, or why there are none. */
+  #result: unknown = undefined
   #onBody: OnBody = undefined
   #onError: OnError = undefined
   /** 'end' came: the listeners stay (removing 'data' costs Readable a nextTick per request), and do nothing more. */
@@ -39,8 +39,8 @@ export class NodeBody {
   /** Calls `onBody` with the bytes, or `onError` with why there are none: at once if that is known already. */
   // biome-ignore lint/suspicious/noThenProperty: a thenable on purpose: receive() waits on it as on a promise
   then(onBody?: OnBody, onError?: OnError): void {
-    if (this.#state === 1) onBody?.(this.#value as Uint8Array)
-    else if (this.#state === 2) onError?.(this.#error)
+    if (this.#state === 1) onBody?.(this.#result as Uint8Array)
+    else if (this.#state === 2) onError?.(this.#result)
     else if (this.#onBody === undefined && this.#onError === undefined) {
       this.#onBody = onBody ?? null
       this.#onError = onError ?? null
@@ -105,22 +105,20 @@ export class NodeBody {
   }
 
   #deliver(body: Uint8Array) {
-    if (this.#state !== 0) return
-    this.#state = 1
-    this.#value = body
-    this.#chunks = []
-    const onBody = this.#onBody
-    this.#onBody = this.#onError = undefined
-    onBody?.(body)
+    this.#settle(1, body)
   }
 
   #failWith(error: unknown) {
+    this.#settle(2, error)
+  }
+
+  #settle(state: 1 | 2, result: unknown) {
     if (this.#state !== 0) return
-    this.#state = 2
-    this.#error = error
+    this.#state = state
+    this.#result = result
     this.#chunks = []
-    const onError = this.#onError
+    const callback = state === 1 ? this.#onBody : this.#onError
     this.#onBody = this.#onError = undefined
-    onError?.(error)
+    callback?.(result as Uint8Array)
   }
 }
