@@ -15,7 +15,7 @@ import {
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-node'
 import { bullmqQueue, jobIdFor, startWorker } from '@payhooks/bullmq'
-import { createWebhooks, type QueuedEvent, type WebhookError, type Webhooks } from '@payhooks/core'
+import { createWebhooks, type VerifiedEvent, type WebhookError, type Webhooks } from '@payhooks/core'
 import { openTelemetry } from '@payhooks/otel'
 import { redisStore } from '@payhooks/redis'
 import { sampleEvent, signedDelivery } from '@payhooks/testing'
@@ -114,9 +114,9 @@ const finished = (name: string) => spans.getFinishedSpans().filter((span) => spa
 describe('queue mode with OpenTelemetry', () => {
   it("links the worker's dispatch span to the receive span through the job's data", async () => {
     const { receiver, workerReceiver, inspect, errors } = setup()
-    const seen: QueuedEvent[] = []
+    const seen: VerifiedEvent[] = []
     workerReceiver.on('transaction_settled', async (event) => {
-      seen.push(event as QueuedEvent)
+      seen.push(event as VerifiedEvent)
       await trace.getTracer('app').startActiveSpan('ledger.credit', async (span) => span.end())
     })
     expect((await deliver(receiver, 'evt_otel_bullmq')).status).toBe(200)

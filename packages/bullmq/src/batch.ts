@@ -1,10 +1,10 @@
-import type { QueuedEvent } from '@payhooks/core'
+import type { VerifiedEvent } from '@payhooks/core'
 import type { Queue } from 'bullmq'
 
 /** One job to add: BullMQ's `addBulk` entry for an event. */
 export interface JobToAdd {
   name: string
-  data: QueuedEvent
+  data: VerifiedEvent
   jobId: string
 }
 
@@ -29,7 +29,7 @@ export interface JobBatcher {
  * entry, and both callers settle with it, as two single `add` calls would (the second leaves the job as it is).
  */
 export function jobBatcher(
-  queue: Pick<Queue<QueuedEvent>, 'addBulk'>,
+  queue: Pick<Queue<VerifiedEvent>, 'addBulk'>,
   maxSize: number,
   send: (addBulk: () => Promise<unknown>) => Promise<unknown>,
 ): JobBatcher {

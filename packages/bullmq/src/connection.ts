@@ -1,5 +1,5 @@
 import type { EventEmitter } from 'node:events'
-import { StoreError, type WebhookError } from '@payhooks/core'
+import { StoreError, type StoreErrorOperation, type WebhookError } from '@payhooks/core'
 import type { Queue, Worker } from 'bullmq'
 import { type Cluster, Redis, type RedisOptions } from 'ioredis'
 
@@ -64,7 +64,7 @@ export async function closeConnection(client: Redis | Cluster): Promise<void> {
  * reconnection attempt while Redis is down.
  */
 export function connectionErrorReporter(
-  operation: string,
+  operation: StoreErrorOperation,
   report: () => ((error: WebhookError) => void) | undefined,
 ): (error: unknown) => void {
   const last = new Map<string, number>()

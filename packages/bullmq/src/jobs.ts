@@ -1,5 +1,5 @@
 import { Buffer } from 'node:buffer'
-import type { QueuedEvent, TraceCarrier } from '@payhooks/core'
+import type { TraceCarrier, VerifiedEvent } from '@payhooks/core'
 
 /** Default BullMQ queue name of {@link bullmqQueue} and {@link startWorker}. */
 export const DEFAULT_QUEUE_NAME = 'payhooks'
@@ -15,12 +15,12 @@ const JOB_ID_PREFIX = 'evt-'
 export const TRACE_FIELD = '_payhooks_trace'
 
 /** A job's data split into the event and the trace context queued with it, if any (a non-object is ignored). */
-export function splitJobData(data: QueuedEvent): { event: QueuedEvent; trace: TraceCarrier | undefined } {
+export function splitJobData(data: VerifiedEvent): { event: VerifiedEvent; trace: TraceCarrier | undefined } {
   if (data === null || typeof data !== 'object' || !(TRACE_FIELD in data)) return { event: data, trace: undefined }
   const { [TRACE_FIELD]: trace, ...event } = data
   const valid =
     typeof trace === 'object' && trace !== null && Object.values(trace).every((value) => typeof value === 'string')
-  return { event: event as QueuedEvent, trace: valid ? (trace as TraceCarrier) : undefined }
+  return { event: event as VerifiedEvent, trace: valid ? (trace as TraceCarrier) : undefined }
 }
 
 /**

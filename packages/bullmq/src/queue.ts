@@ -1,7 +1,7 @@
 import type {
   DeadLetter as CoreDeadLetter,
   EnqueueOptions,
-  QueuedEvent,
+  VerifiedEvent,
   WebhookError,
   WebhookQueue,
   Webhooks,
@@ -91,7 +91,7 @@ export interface DeadLetter extends CoreDeadLetter {
   eventId: string
   eventType: string
   /** The verified event, as the handlers receive it. */
-  event: QueuedEvent
+  event: VerifiedEvent
   /** Message of the last failure. */
   failedReason: string
   attemptsMade: number
@@ -119,7 +119,7 @@ export interface BullmqQueue extends WebhookQueue {
    * `enqueueTimeoutMs` when Redis is down or slow. With `batch`, the job joins this turn's `addBulk`, and the
    * promise settles with it.
    */
-  enqueue(event: QueuedEvent, options?: EnqueueOptions): Promise<void>
+  enqueue(event: VerifiedEvent, options?: EnqueueOptions): Promise<void>
   /**
    * Dead letters, newest first.
    *
@@ -167,7 +167,7 @@ function keepJobs({ maxAgeMs, maxCount }: JobRetention): KeepJobs | false {
 
 const encoder = new TextEncoder()
 
-function createdAtOf(event: QueuedEvent | undefined): Date | undefined {
+function createdAtOf(event: VerifiedEvent | undefined): Date | undefined {
   const time = typeof event?.created_at === 'string' ? parseCreatedAt(event.created_at) : Number.NaN
   return Number.isNaN(time) ? undefined : new Date(time)
 }
@@ -177,7 +177,7 @@ function createdAtOf(event: QueuedEvent | undefined): Date | undefined {
  * another caller): BullMQ's reprocessJob script then fails with JobNotInState or JobNotExist, whose messages
  * are all that tells them apart. Any other failure is thrown.
  */
-async function retryFailed(job: Job<QueuedEvent>): Promise<boolean> {
+async function retryFailed(job: Job<VerifiedEvent>): Promise<boolean> {
   try {
     await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true })
     return true
@@ -192,7 +192,7 @@ async function retryFailed(job: Job<QueuedEvent>): Promise<boolean> {
   }
 }
 
-function toDeadLetter(job: Job<QueuedEvent>): DeadLetter {
+function toDeadLetter(job: Job<VerifiedEvent>): DeadLetter {
   const event = job.data && splitJobData(job.data).event
   const failedAt = job.finishedOn ? new Date(job.finishedOn) : undefined
   const parkedAt = failedAt ?? new Date(job.timestamp)
@@ -258,7 +258,7 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqQueue {
       receiver && !closed ? (e: WebhookError) => receiver?.report(e) : undefined,
     ),
   )
-  const queue = new Queue<QueuedEvent>(name, {
+  const queue = new Queue<VerifiedEvent>(name, {
     connection: client,
     prefix,
     defaultJobOptions: {

@@ -2,7 +2,7 @@ import {
   type DispatchOutcome,
   InternalError,
   isQueuedEvent,
-  type QueuedEvent,
+  type VerifiedEvent,
   WebhookError,
   type Webhooks,
 } from '@payhooks/core'
@@ -110,7 +110,7 @@ export function startWorker(
   const reportUnlessClosing = () => (closing ? undefined : report)
   client.on('error', connectionErrorReporter('worker connection', reportUnlessClosing))
 
-  async function processJob(job: Job<QueuedEvent>, token?: string): Promise<DispatchOutcome['status']> {
+  async function processJob(job: Job<VerifiedEvent>, token?: string): Promise<DispatchOutcome['status']> {
     if (!isQueuedEvent(job.data)) throw new UnrecoverableError('job data is not a payhooks event')
     const { event, trace } = splitJobData(job.data)
     let outcome: DispatchOutcome
@@ -128,7 +128,7 @@ export function startWorker(
     }
     return outcome.status
   }
-  const worker = new Worker<QueuedEvent, DispatchOutcome['status']>(name, processJob, {
+  const worker = new Worker<VerifiedEvent, DispatchOutcome['status']>(name, processJob, {
     connection: client,
     prefix,
     concurrency,

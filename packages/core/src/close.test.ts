@@ -1,10 +1,11 @@
 import { sampleEvent, signedRequest } from '@payhooks/testing'
 import { describe, expect, it, vi } from 'vitest'
 import { ClosingError, StoreError, type WebhookError } from './errors.js'
+import { createWebhooks } from './receiver/create.js'
 import { memoryStore, type WebhookStore } from './store.js'
 import { deliverSettled, gate } from './test-helpers.js'
-import type { QueuedEvent, WebhooksOptions } from './types.js'
-import { createWebhooks } from './webhooks.js'
+import type { VerifiedEvent } from './types.js'
+import type { WebhooksOptions } from './webhooks-options.js'
 
 const secret = 'whsec_close_test'
 
@@ -105,7 +106,7 @@ describe('webhooks.close()', () => {
     const { webhooks, shutdown } = setup()
     const release = gate()
     webhooks.onAny(() => release.promise)
-    const event: QueuedEvent = { event_type: 'test_event', event_id: 'evt_worker' }
+    const event: VerifiedEvent = { event_type: 'test_event', event_id: 'evt_worker' }
     const dispatching = webhooks.dispatch(event)
     const closing = webhooks.close()
     await expect(webhooks.dispatch({ ...event, event_id: 'evt_next' })).rejects.toBeInstanceOf(ClosingError)

@@ -3,10 +3,11 @@
 import { sampleEvent } from '@payhooks/testing'
 import { describe, expect, it } from 'vitest'
 import { BusyError, ClosingError, type WebhookError } from './errors.js'
+import { createWebhooks } from './receiver/create.js'
 import { memoryStore, type WebhookStore } from './store.js'
 import { deliverSettled, gate } from './test-helpers.js'
-import type { QueuedEvent, WebhooksOptions } from './types.js'
-import { createWebhooks } from './webhooks.js'
+import type { VerifiedEvent } from './types.js'
+import type { WebhooksOptions } from './webhooks-options.js'
 
 const secret = 'whsec_concurrency_test'
 
@@ -20,7 +21,7 @@ function setup(options: Partial<WebhooksOptions> = {}) {
 
 const deliver = (webhooks: ReturnType<typeof setup>['webhooks'], eventId: string) =>
   deliverSettled(webhooks, eventId, secret)
-const queued = (eventId: string) => sampleEvent('transaction_settled', { eventId }) as QueuedEvent
+const queued = (eventId: string) => sampleEvent('transaction_settled', { eventId }) as VerifiedEvent
 
 describe('maxConcurrentEvents', () => {
   it('lets a delivery beyond it wait, claiming nothing, and run once a slot frees', async () => {

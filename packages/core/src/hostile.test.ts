@@ -22,11 +22,11 @@ import {
   type WebhookError,
   type WebhookErrorCode,
 } from './errors.js'
+import { createWebhooks } from './receiver/create.js'
 import { sign } from './signature.js'
 import { memoryStore, type WebhookStore } from './store.js'
-import type { WebhooksOptions } from './types.js'
 import { decodedTextBody } from './web.js'
-import { createWebhooks } from './webhooks.js'
+import type { WebhooksOptions } from './webhooks-options.js'
 
 const secret = 'whsec_hostile_test'
 const HOUR = 60 * 60 * 1000

@@ -47,6 +47,7 @@ export type {
   OrderingRules,
 } from './ordering/index.js'
 export { type InProcessQueue, type InProcessQueueOptions, inProcessQueue } from './queue.js'
+export { createWebhooks } from './receiver/create.js'
 export {
   type BuiltInSchemas,
   baseEnvelopeSchema,
@@ -92,6 +93,7 @@ export {
   type TransactionOutcome,
   type WebhookStore,
 } from './store.js'
+export type { DeadLetterOperation, StoreErrorOperation } from './store-operations.js'
 export type {
   HandlerRun,
   StoreOperation,
@@ -117,10 +119,10 @@ export type {
   QueuedEvent,
   RawDelivery,
   SecretOption,
+  VerifiedEvent,
   WebhookQueue,
   WebhookResult,
   Webhooks,
-  WebhooksOptions,
 } from './types.js'
 export { isQueuedEvent } from './verify-and-parse.js'
 export {
@@ -131,4 +133,4 @@ export {
   type WebReceiver,
   type WebRequestOptions,
 } from './web.js'
-export { createWebhooks } from './webhooks.js'
+export type { WebhooksOptions } from './webhooks-options.js'

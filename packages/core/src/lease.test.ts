@@ -1,10 +1,11 @@
 import { describe, expect, it, vi } from 'vitest'
 import { HandlerError, StoreError, type WebhookError } from './errors.js'
+import { createWebhooks } from './receiver/create.js'
 import { memoryStore, type TransactionOutcome, type WebhookStore } from './store.js'
 import { deliverSettled, gate } from './test-helpers.js'
 import { TransactionAbortedError } from './transaction-aborted.js'
-import type { HandlerContext, QueuedEvent, WebhooksOptions } from './types.js'
-import { createWebhooks } from './webhooks.js'
+import type { HandlerContext, VerifiedEvent } from './types.js'
+import type { WebhooksOptions } from './webhooks-options.js'
 
 const secret = 'whsec_lease_test'
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -346,7 +347,7 @@ describe('close() and running handlers', () => {
     // The claim is free: the service's retry, reaching another receiver on the same store, runs the event.
     const { webhooks: next } = setup({ store })
     const handled: string[] = []
-    next.onAny((event: QueuedEvent) => {
+    next.onAny((event: VerifiedEvent) => {
       handled.push(event.event_id)
     })
     expect((await deliver(next, 'evt_stuck')).status).toBe(200)

@@ -6,10 +6,11 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { SchemaError } from './errors.js'
 import type { LogFields, Logger } from './log.js'
 import { inProcessQueue } from './queue.js'
+import { createWebhooks } from './receiver/create.js'
 import { HINTS } from './signature-doctor/index.js'
 import { memoryStore, type WebhookStore } from './store.js'
-import type { QueuedEvent, WebhookQueue, Webhooks, WebhooksOptions } from './types.js'
-import { createWebhooks } from './webhooks.js'
+import type { VerifiedEvent, WebhookQueue, Webhooks } from './types.js'
+import type { WebhooksOptions } from './webhooks-options.js'
 
 const secret = 'whsec_logging_test_secret'
 
@@ -45,7 +46,7 @@ async function deliver(webhooks: Pick<Webhooks<unknown>, 'receive'>, event: unkn
 }
 
 /** A queue that is not the in-process one, as `bullmqQueue` is not. */
-const durableQueue = (): WebhookQueue => ({ enqueue: async (_event: QueuedEvent) => {} })
+const durableQueue = (): WebhookQueue => ({ enqueue: async (_event: VerifiedEvent) => {} })
 
 /** The line of a body signed with a secret the receiver does not hold: the signature doctor's hint appended. */
 const WRONG_SECRET_LINE = `[payhooks] 401 invalid_signature: signature does not match the body (hint wrong_secret_or_bytes: ${HINTS.wrong_secret_or_bytes.message})`

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http'
 import type { Readable } from 'node:stream'
-import { IncompleteBodyError, InternalError, PayloadTooLargeError, RawBodyUnavailableError } from './errors.js'
+import { InternalError, PayloadTooLargeError, RawBodyUnavailableError } from './errors.js'
+import { NodeBody } from './node-body.js'
 import type { RawBody } from './signature.js'
 import type { WebhookResult, Webhooks } from './types.js'
 
@@ -27,8 +28,6 @@ export interface NodeBodyRead {
   stop(): void
 }
 
-const EMPTY = Buffer.alloc(0)
-
 /**
  * Reads a Node request stream (or a `Readable` standing for it) to its end, holding at most `limit` bytes: past
  * the limit it stops reading and rejects with `PayloadTooLargeError`, without taking in the rest. Hand `body` and
@@ -39,55 +38,8 @@ const EMPTY = Buffer.alloc(0)
  * const answer = await webhooks.receive({ body: read.body, stopReading: read.stop, getHeader })
  */
 export function readNodeBody(stream: Readable, limit: number): NodeBodyRead {
-  let stop!: () => void
-  const body = new Promise<Uint8Array>((resolve, reject) => {
-    const chunks: Buffer[] = []
-    let total = 0
-    const onData = (chunk: Buffer) => {
-      total += chunk.byteLength
-      if (total > limit) {
-        halt()
-        reject(new PayloadTooLargeError(limit))
-      } else chunks.push(chunk)
-    }
-    // The listeners stay after 'end' (removing 'data' costs Readable a nextTick per request): `ended` makes the
-    // later 'close' (and any 'error') no-ops.
-    let ended = false
-    const onEnd = () => {
-      ended = true
-      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, total))
-    }
-    const onError = (error: Error) => {
-      if (ended) return
-      done()
-      reject(new IncompleteBodyError(error))
-    }
-    // A 'close' before 'end' means the body never ended.
-    const onClose = () => {
-      if (ended) return
-      done()
-      reject(new IncompleteBodyError(new Error('connection closed before the body ended')))
-    }
-    const done = () => {
-      stream.off('data', onData)
-      stream.off('end', onEnd)
-      stream.off('error', onError)
-      stream.off('close', onClose)
-    }
-    const halt = () => {
-      done()
-      stream.pause()
-    }
-    stop = () => {
-      halt()
-      resolve(EMPTY)
-    }
-    stream.on('data', onData)
-    stream.on('end', onEnd)
-    stream.on('error', onError)
-    stream.on('close', onClose)
-  })
-  return { body, stop }
+  const read = new NodeBody(stream, limit)
+  return { body: new Promise<Uint8Array>((resolve, reject) => read.then(resolve, reject)), stop: read.stop }
 }
 
 /** True once anything has read the request stream: body-parser 1 sets `_body`, others read it to the end. */
@@ -139,8 +91,14 @@ export function receiveNodeRequest(
     if (length !== undefined && Number(length) > limit) {
       return Promise.resolve(webhooks.reject(new PayloadTooLargeError(limit)))
     }
-    const read = readNodeBody(req, limit)
-    return webhooks.receive({ method, body: read.body, getHeader, stopReading: read.stop })
+    // The body by callback: no promise per request, and processing starts in the stream's own 'end'.
+    const body = new NodeBody(req, limit)
+    return webhooks.receive({
+      method,
+      body: body as unknown as PromiseLike<Uint8Array>,
+      getHeader,
+      stopReading: body.stop,
+    })
   } catch (error) {
     return Promise.resolve(webhooks.reject(new InternalError(error)))
   }

@@ -1,6 +1,6 @@
 import { describe, expectTypeOf, it } from 'vitest'
 import type { Ordering } from './ordering/index.js'
-import { createWebhooks } from './webhooks.js'
+import { createWebhooks } from './receiver/create.js'
 
 describe('ordering rules are typed from the schemas', () => {
   it('types each rule with its event, and context.ordering', () => {

@@ -2,10 +2,10 @@ import { sampleEvent, signedDelivery } from '@payhooks/testing'
 import { describe, expect, it } from 'vitest'
 import type { WebhookError } from './errors.js'
 import type { Ordering } from './ordering/index.js'
+import { createWebhooks } from './receiver/create.js'
 import { memoryStore, type WebhookStore } from './store.js'
 import { gate } from './test-helpers.js'
 import type { WebhookResult } from './types.js'
-import { createWebhooks } from './webhooks.js'
 
 const secret = 'whsec_ordering_test'
 const byTransaction = { key: (e: { data: { transaction_id: string } }) => e.data.transaction_id }

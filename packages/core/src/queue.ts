@@ -1,6 +1,6 @@
 import { InternalError, WebhookError } from './errors.js'
 import type { TraceCarrier } from './telemetry.js'
-import type { QueuedEvent, WebhookQueue, Webhooks } from './types.js'
+import type { VerifiedEvent, WebhookQueue, Webhooks } from './types.js'
 import { nonNegativeInteger, nonNegativeNumber, positiveInteger } from './validations.js'
 
 /** Options of {@link inProcessQueue}. */
@@ -51,7 +51,7 @@ export function isInProcessQueue(queue: object): boolean {
 }
 
 interface Entry {
-  event: QueuedEvent
+  event: VerifiedEvent
   /** Trace context of the delivery that enqueued it, handed to its dispatch. */
   trace: TraceCarrier | undefined
   /** Failed runs so far. */

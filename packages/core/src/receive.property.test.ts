@@ -4,10 +4,10 @@
 import { sampleEvent, sampleEventTypes } from '@payhooks/testing'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import { createWebhooks } from './receiver/create.js'
 import type { RawBody } from './signature.js'
 import { sign } from './signature.js'
 import { parseCreatedAt } from './time.js'
-import { createWebhooks } from './webhooks.js'
 
 const secret = 'whsec_property_test'
 /** The README's "What it answers" table, less 408 (only a transport's body can be late) and 409 (concurrency). */

@@ -4,10 +4,10 @@ import { sampleEvent, sampleEventTypes } from '@payhooks/testing'
 import fc from 'fast-check'
 import * as v from 'valibot'
 import { describe, expect, it } from 'vitest'
+import { createWebhooks } from './receiver/create.js'
 import { buildCheck, type CheckBuilder, compileCheck } from './schema-check.js'
 import { eventSchemas } from './schemas.js'
 import { sign } from './signature.js'
-import { createWebhooks } from './webhooks.js'
 
 type Json = string | number | boolean | null | Json[] | { [key: string]: Json }
 type Schema = v.GenericSchema

@@ -2,10 +2,10 @@ import { sampleEvent, signedDelivery } from '@payhooks/testing'
 import { describe, expect, it } from 'vitest'
 import { type DeadLetterStore, memoryDeadLetterStore } from './dead-letters/index.js'
 import { StaleEventError, type WebhookError } from './errors.js'
+import { createWebhooks } from './receiver/create.js'
 import { memoryStore, type WebhookStore } from './store.js'
 import { gate } from './test-helpers.js'
-import type { WebhooksOptions } from './types.js'
-import { createWebhooks } from './webhooks.js'
+import type { WebhooksOptions } from './webhooks-options.js'
 
 const secret = 'whsec_stale_unit'
 const HOUR = 3_600_000

@@ -1,6 +1,6 @@
 import { errorAnswer, inProgress, ok } from './answers.js'
 import { type ParkState, park } from './dead-letters/index.js'
-import { type DispatchState, initStore, LazyAbortController, releaseClaim, storeCall } from './dispatch.js'
+import { type DispatchState, initStore, LazyAbortController, releaseClaim, storeCall } from './dispatch/index.js'
 import { type StaleEventError, StoreError } from './errors.js'
 import { report } from './event-handler/index.js'
 import type { RawBody } from './signature.js'

@@ -1,5 +1,8 @@
 import type { EventConflictError, WebhookError } from './errors.js'
 import type { VerifiedSecret } from './secrets.js'
+import type { StoreOperation } from './store-operations.js'
+
+export type { StoreOperation } from './store-operations.js'
 
 /** Trace context headers (W3C `traceparent`, `tracestate`, `baggage`) a queue carries with an event. */
 export type TraceCarrier = Record<string, string>
@@ -9,9 +12,6 @@ export interface TelemetryEvent {
   event_id: string
   event_type: string
 }
-
-/** The store calls a receiver makes, as {@link TelemetryScope.store} names them. */
-export type StoreOperation = 'init' | 'claim' | 'extend' | 'complete' | 'release' | 'transaction' | 'enqueue' | 'park'
 
 /** One handler run, as {@link TelemetryScope.handler} describes it. */
 export interface HandlerRun {

@@ -1,12 +1,10 @@
 import type { RawBody } from './crypto/crypto-provider.js'
-import type { DeadLetterFilter, DeadLetterStore, DeadLetters, ReplayOutcome } from './dead-letters/types.js'
+import type { DeadLetterFilter, DeadLetters, ReplayOutcome } from './dead-letters/types.js'
 import type { WebhookError } from './errors.js'
-import type { Logger } from './log.js'
-import type { OnOptions, Ordering, OrderingRules } from './ordering/types.js'
+import type { OnOptions, Ordering } from './ordering/types.js'
 import type { BuiltInSchemas, EventsOf, SchemaMap, UnknownEvent } from './schemas.js'
 import type { SecretEntry, VerifiedSecret } from './secrets.js'
-import type { WebhookStore } from './store.js'
-import type { Telemetry, TraceCarrier } from './telemetry.js'
+import type { TraceCarrier } from './telemetry.js'
 
 /** Looks up a request header by lower-case name. */
 export type HeaderLookup = (name: string) => string | null | undefined
@@ -18,139 +16,6 @@ export type SecretOption =
   | ((request: {
       getHeader: HeaderLookup
     }) => string | readonly SecretEntry[] | Promise<string | readonly SecretEntry[]>)
-
-/** Options of {@link createWebhooks}. `C` is the store's part of the handler context, inferred from `store`. */
-export interface WebhooksOptions<S extends SchemaMap = {}, C extends object = {}> {
-  /**
-   * The subscription's `signature_secret`. Several secrets are tried in turn (rotation, or several
-   * subscriptions posting to one route), each a string or `{ secret, label }`; a function may pick them per
-   * request. Which one verified is `context.verifiedWith` (see "Rotating the secret" in the README).
-   */
-  secret: SecretOption
-  /**
-   * Where handled `event_id`s are recorded.
-   * @default memoryStore()
-   */
-  store?: WebhookStore<C>
-  /**
-   * Schemas for further event types, or replacements for built-in ones, keyed by `event_type`.
-   * Handlers for these types receive the schema's output type.
-   */
-  schemas?: S
-  /**
-   * Every request is answered within this many milliseconds of its arrival, whatever the handlers do: a body
-   * still arriving then is answered 408 `body_timeout` and its connection closed, work still running 503
-   * `deadline_exceeded`. The service gives up after 10 s, so values of 10 000 or more are rejected.
-   * @default 5000
-   */
-  deadlineMs?: number
-  /**
-   * Bodies larger than this are answered 413 unread, and their connection closed.
-   * @default 1_048_576 (1 MiB)
-   */
-  maxBodyBytes?: number
-  /**
-   * Signed events whose `created_at` is older than this run no handler: after the service's 72 hours of retries,
-   * such a delivery is a manual resend after an outage, or a replay of a captured one once the store forgot it. One
-   * the store knows as handled is answered as a duplicate (200); any other is parked with `deadLetters` (200
-   * `parked` in a durable store, replayable with `webhooks.replay`), else answered 422 `stale_event` so the
-   * service keeps it; both report a `StaleEventError`. Defaults to the store's `retentionMs`, so a store kept for 7
-   * days takes resends up to 7 days old; a longer value is warned about at start (a resend of an event handled
-   * before the store's retention would run twice). At least 72 hours, so no genuine retry is refused. `Infinity`
-   * turns the check off. Events without `created_at` (`transaction_returned`) are never refused on age.
-   * @default the store's `retentionMs`; 262_800_000 (73 hours) for a store that does not say it
-   */
-  maxEventAgeMs?: number
-  /**
-   * How far ahead of this receiver's clock a `created_at` may be. Beyond it the event is answered 503
-   * `future_event` (reported as a `FutureEventError`) and handled on a later retry, once the clocks agree:
-   * an event from the future would outlive its dedupe record. `Infinity` turns the check off.
-   * @default 300_000 (5 minutes)
-   */
-  maxClockSkewMs?: number
-  /**
-   * How long a claim protects an event being handled. A crashed process's claim expires after this,
-   * so keep it below the service's one-hour retry interval. While handlers run, the receiver renews
-   * the claim every third of it (`store.extend`), so slow handlers keep it; if renewal fails, their
-   * `context.signal` is aborted.
-   * @default 900_000 (15 minutes)
-   */
-  leaseMs?: number
-  /**
-   * The most events this receiver handles at once (each from its claim to its done marker), so a burst cannot
-   * take every connection of a pool the store shares with your handlers. A delivery beyond it waits for a slot,
-   * in arrival order, claiming nothing; if none frees before its deadline it is answered 503 `busy` with
-   * `retry-after`, nothing run. `dispatch` and `replay` wait for a slot too. `Infinity` sets no limit.
-   *
-   * @example
-   * // Pool of 20 shared with the rest of the app: at most 8 webhook events at once.
-   * const webhooks = createWebhooks({ secret, store: postgresStore(pool), maxConcurrentEvents: 8 })
-   * @default the store's `maxConcurrentEvents` (`postgresStore`: its pool's `max - 1`), else `Infinity`
-   */
-  maxConcurrentEvents?: number
-  /**
-   * Queue mode: once verified and parsed, an event is handed to this queue and answered 200 at once;
-   * a worker later runs the handlers through {@link Webhooks.dispatch}. Without it, handlers run
-   * inline and the answer waits for them.
-   */
-  queue?: WebhookQueue
-  /**
-   * Where signed events that cannot be handled are parked instead of disappearing once the service stops
-   * retrying: one whose schema refuses it, and one whose handlers fail when it was signed over 71 hours ago (the
-   * service's last tries). With a durable store (`redisDeadLetterStore` from `@payhooks/redis`) the event is
-   * answered 200 `parked` once stored; with `memoryDeadLetterStore()` it is kept for inspection but answered as
-   * before (422, 500), since a restart loses it. Either way the failure is reported to `onError`. Replay with
-   * {@link Webhooks.replay}.
-   *
-   * @example
-   * const webhooks = createWebhooks({ secret, store: redisStore(redis), deadLetters: redisDeadLetterStore(redis) })
-   * @default none: refused events are answered non-2XX and the service retries them for 72 hours
-   */
-  deadLetters?: DeadLetterStore
-  /**
-   * Where failures go when no `onError` listener is registered, and warnings (likely mistakes, each logged once:
-   * see "Logging" in the README) always, to `warn`, else `error`. A logger with `info`, such as `console` or pino,
-   * is called `error(fields, message)`: structured fields (`code`, `status`, `event_id`, `event_type`), never a
-   * secret or a body. One with only `error` (and `warn`) gets one line.
-   *
-   * @example
-   * import pino from 'pino'
-   * const webhooks = createWebhooks({ secret, logger: pino() })
-   * @default one readable line each on the console (`console.error`, `console.warn`)
-   */
-  logger?: Logger
-  /**
-   * Traces and metrics: `openTelemetry()` of `@payhooks/otel`. Without it the receiver measures nothing and pays
-   * nothing.
-   *
-   * @example
-   * import { openTelemetry } from '@payhooks/otel'
-   * const webhooks = createWebhooks({ secret, telemetry: openTelemetry() })
-   * @default none
-   */
-  telemetry?: Telemetry
-  // --- ordering fences (issue 24) ---
-  /**
-   * Ordering rules per event type (spec 6.1: messages can arrive out of order): the key of what the events change
-   * and the time to order them by. The store keeps, per key, the newest event handled, and runs the events of one key
-   * one at a time; handlers see it in `context.ordering` and may skip superseded events (`on(type, handler, {
-   * skipSuperseded: true })`). Needs a store that keeps fences (`store.ordering`: `memoryStore`, `redisStore`,
-   * `postgresStore`);
-   * `createWebhooks` throws with any other. See "Ordering" in the README.
-   *
-   * @example
-   * const webhooks = createWebhooks({
-   *   secret,
-   *   ordering: {
-   *     transaction_settled: { key: (e) => e.data.transaction_id, at: (e) => e.data.settlement_date },
-   *     transaction_returned: { key: (e) => e.data.transaction_id, at: (e) => e.data.settlement_date },
-   *   },
-   * })
-   * @default none: events are handled in the order they arrive
-   */
-  ordering?: OrderingRules<EventMap<NoInfer<S>>>
-  // --- end ordering fences ---
-}
 
 /** The second argument of {@link WebhookQueue.enqueue}. */
 export interface EnqueueOptions {
@@ -167,12 +32,20 @@ export interface DispatchOptions {
   trace?: TraceCarrier
 }
 
-/** A verified event as it travels through a queue: the parsed message. */
-export interface QueuedEvent {
+/**
+ * A verified event: the parsed message whose signature checked out, as handlers, a queue and dead letters see it.
+ */
+export interface VerifiedEvent {
   event_type: string
   event_id: string
   [field: string]: unknown
 }
+
+/**
+ * @deprecated Renamed {@link VerifiedEvent} (it types every verified event, queued or not); this alias goes in
+ * the next minor version.
+ */
+export type QueuedEvent = VerifiedEvent
 
 /**
  * Where queue mode puts verified events. `enqueue` resolves once the event is durably stored (or
@@ -180,7 +53,7 @@ export interface QueuedEvent {
  * in which case the delivery is answered 503 and the service retries.
  */
 export interface WebhookQueue {
-  enqueue(event: QueuedEvent, options?: EnqueueOptions): Promise<void>
+  enqueue(event: VerifiedEvent, options?: EnqueueOptions): Promise<void>
   /**
    * Called once by {@link createWebhooks} with the receiver, so an in-process queue can run
    * `receiver.dispatch` itself and report failures with `receiver.report`.
@@ -311,7 +184,7 @@ export interface Webhooks<E, C extends object = {}> {
    * @example
    * const outcome = await webhooks.dispatch(job.event, { trace: job.trace })
    */
-  dispatch(event: QueuedEvent, options?: DispatchOptions): Promise<DispatchOutcome>
+  dispatch(event: VerifiedEvent, options?: DispatchOptions): Promise<DispatchOutcome>
   /**
    * The letters of the `deadLetters` store: list, get, replay. Its methods reject when no store was configured,
    * and with {@link ClosingError} once {@link Webhooks.close} was called.
@@ -326,16 +199,20 @@ export interface Webhooks<E, C extends object = {}> {
    * letter is marked `replayed` once handled. Resolves with what happened; a failure (`status: 'failed'`) leaves
    * the letter parked and is not reported to `onError`: the caller decides.
    *
+   * @deprecated The same function as `webhooks.deadLetters.replay`, which the dead-letter tools use: call that.
+   * This alias goes in the next minor version.
    * @example
-   * const outcome = await webhooks.replay('evt_123')
+   * const outcome = await webhooks.deadLetters.replay('evt_123')
    * if (outcome.status === 'failed') console.error(outcome.error.message)
    */
   replay(eventId: string): Promise<ReplayOutcome>
   /**
    * Replays every parked letter matching `filter`, oldest first, one at a time.
    *
+   * @deprecated The same function as `webhooks.deadLetters.replayAll`: call that. This alias goes in the next
+   * minor version.
    * @example
-   * const outcomes = await webhooks.replayAll({ eventType: 'transaction_settled', code: 'schema_mismatch' })
+   * const outcomes = await webhooks.deadLetters.replayAll({ eventType: 'transaction_settled', code: 'schema_mismatch' })
    */
   replayAll(filter?: DeadLetterFilter): Promise<ReplayOutcome[]>
   /** Reports `error` to the `onError` listeners, or logs it in one line when there are none. */

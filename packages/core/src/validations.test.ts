@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { inProcessQueue } from './queue.js'
+import { createWebhooks } from './receiver/create.js'
 import { memoryStore } from './store.js'
 import {
   check,
@@ -10,7 +11,6 @@ import {
   positiveInteger,
   positiveNumber,
 } from './validations.js'
-import { createWebhooks } from './webhooks.js'
 
 const thrown = (fn: () => unknown) => {
   try {

@@ -8,7 +8,6 @@ import {
   type SchemaIssue,
   SignatureError,
   StaleEventError,
-  type WebhookError,
 } from './errors.js'
 import { escapeText, isSafeText } from './log.js'
 import { compileCheck } from './schema-check.js'
@@ -18,7 +17,7 @@ import { cryptoProvider, isSignatureShaped, type RawBody, SIGNATURE_HEADER } fro
 import { bareDigest, type DoctorBudget, diagnoseSignature, HINTS, takeDiagnosis } from './signature-doctor/index.js'
 import { isThenable } from './thenable.js'
 import { parseCreatedAt } from './time.js'
-import type { QueuedEvent, RawDelivery, SecretOption } from './types.js'
+import type { RawDelivery, SecretOption, VerifiedEvent } from './types.js'
 
 /** What verify-and-parse needs from the receiver. */
 export interface VerifyState {
@@ -37,13 +36,30 @@ export interface VerifyState {
   readonly doctor: DoctorBudget
 }
 
+/**
+ * `state`'s verification without the age checks, for a replay: a letter is old by nature (parked on the service's
+ * last tries, replayed days later); the signature still proves it is the service's, and the store's claim still
+ * runs it at most once. Only verification's own fields are taken, none of the receiver's mutable state.
+ */
+export function withoutAgeChecks(state: VerifyState): VerifyState {
+  const { maxBodyBytes, secrets, secretOption, schemas, onResolvedSecrets, doctor } = state
+  const unbounded = Number.POSITIVE_INFINITY
+  return {
+    maxBodyBytes,
+    secrets,
+    secretOption,
+    schemas,
+    onResolvedSecrets,
+    doctor,
+    maxEventAgeMs: unbounded,
+    maxClockSkewMs: unbounded,
+  }
+}
+
 /** Where {@link verifyAndParse} says which secret verified the body. */
 export interface VerifiedWithSink {
   verifiedWith: VerifiedSecret | undefined
 }
-
-/** A verified, parsed event, or why the delivery is refused. */
-export type Verified = QueuedEvent | WebhookError
 
 type SecretResolver = Exclude<SecretOption, string | readonly SecretEntry[]>
 
@@ -75,7 +91,7 @@ const quoted = (text: string) =>
  * Whether `value` is a message with a non-empty string `event_id` and `event_type`: the same check as
  * `baseEnvelopeSchema`, without building a copy (it runs on every delivery). Queue workers use it on job data.
  */
-export function isQueuedEvent(value: unknown): value is QueuedEvent {
+export function isQueuedEvent(value: unknown): value is VerifiedEvent {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false
   const { event_id, event_type } = value as Record<string, unknown>
   return typeof event_id === 'string' && event_id !== '' && typeof event_type === 'string' && event_type !== ''
@@ -88,28 +104,28 @@ function flattenIssues(issues: readonly v.BaseIssue<unknown>[]): SchemaIssue[] {
   }))
 }
 
-/** `event` itself, or why its `created_at` is refused: older than `maxEventAgeMs`, or too far in the future. */
-function checkAge(state: VerifyState, event: QueuedEvent): Verified {
+/** `event` itself; throws why its `created_at` is refused: older than `maxEventAgeMs`, or too far in the future. */
+function checkAge(state: VerifyState, event: VerifiedEvent): VerifiedEvent {
   const createdAt = event.created_at
   if (typeof createdAt !== 'string') return event
   const time = parseCreatedAt(createdAt)
   if (Number.isNaN(time)) return event
   const ageMs = Date.now() - time
   if (ageMs > state.maxEventAgeMs) {
-    return new StaleEventError(event.event_id, event.event_type, createdAt, ageMs, event)
+    throw new StaleEventError(event.event_id, event.event_type, createdAt, ageMs, event)
   }
-  if (-ageMs > state.maxClockSkewMs) return new FutureEventError(event.event_id, event.event_type, createdAt, -ageMs)
+  if (-ageMs > state.maxClockSkewMs) throw new FutureEventError(event.event_id, event.event_type, createdAt, -ageMs)
   return event
 }
 
-/** The 401 of a body no secret verifies, with the signature doctor's hint (within its budget). */
+/** Rejects with the 401 of a body no secret verifies, with the signature doctor's hint (within its budget). */
 async function refused(
   state: VerifyState,
   body: RawBody,
   header: string,
   secrets: readonly string[] | undefined,
   message: string,
-): Promise<SignatureError> {
+): Promise<never> {
   let hint = HINTS.not_diagnosed
   if (secrets && takeDiagnosis(state.doctor)) {
     try {
@@ -118,7 +134,7 @@ async function refused(
       // The doctor only ever adds a hint: whatever it throws, the answer stays the 401.
     }
   }
-  return new SignatureError('invalid_signature', message, hint)
+  throw new SignatureError('invalid_signature', message, hint)
 }
 
 function parse(
@@ -128,31 +144,31 @@ function parse(
   list: SecretList,
   matched: number,
   sink: VerifiedWithSink | undefined,
-): Verified | Promise<Verified> {
+): VerifiedEvent | Promise<never> {
   if (matched < 0) return refused(state, body, signature, list.secrets, 'signature does not match the body')
   if (sink) sink.verifiedWith = verifiedSecret(list, matched)
   // A string body is text already decoded: drop a leading BOM as TextDecoder does for bytes.
   const text = typeof body !== 'string' ? decodeUtf8(body) : body.charCodeAt(0) === 0xfeff ? body.slice(1) : body
-  if (text === undefined) return new PayloadError('invalid_encoding', 'body is not valid UTF-8')
+  if (text === undefined) throw new PayloadError('invalid_encoding', 'body is not valid UTF-8')
   let parsed: unknown
   try {
     parsed = JSON.parse(text)
   } catch {
-    return new PayloadError('invalid_json', 'body is not valid JSON')
+    throw new PayloadError('invalid_json', 'body is not valid JSON')
   }
   if (!isQueuedEvent(parsed)) {
-    return new PayloadError('invalid_envelope', 'body needs a non-empty string event_id and event_type')
+    throw new PayloadError('invalid_envelope', 'body needs a non-empty string event_id and event_type')
   }
   if (!isSafeText(parsed.event_id) || !isSafeText(parsed.event_type)) {
     const [id, type] = [quoted(parsed.event_id), quoted(parsed.event_type)]
     const message = `event_id "${id}" or event_type "${type}" holds a control character or a lone surrogate`
-    return new PayloadError('invalid_id', message, id, type)
+    throw new PayloadError('invalid_id', message, id, type)
   }
   const schema = state.schemas[parsed.event_type]
   if (!schema) return checkAge(state, parsed)
   if (compileCheck(schema)?.(parsed)) return checkAge(state, parsed)
   const result = v.safeParse(schema, parsed)
-  if (!result.success) return new SchemaError(parsed.event_id, parsed.event_type, flattenIssues(result.issues))
+  if (!result.success) throw new SchemaError(parsed.event_id, parsed.event_type, flattenIssues(result.issues), parsed)
   return checkAge(state, result.output)
 }
 
@@ -162,7 +178,7 @@ function match(
   signature: string,
   list: SecretList,
   sink: VerifiedWithSink | undefined,
-): Verified | Promise<Verified> {
+): VerifiedEvent | Promise<VerifiedEvent> {
   const matched = cryptoProvider.match(list.secrets, body, signature)
   return typeof matched === 'number'
     ? parse(state, body, signature, list, matched, sink)
@@ -190,26 +206,27 @@ async function secretsToDiagnose(state: VerifyState, delivery: RawDelivery): Pro
  * Checks the method, the size and the signature of the exact bytes received (`body`, once `delivery`'s body
  * arrived), then parses them, validates the event against its schema and checks its age; `sink.verifiedWith` is
  * set to the secret that verified. Synchronous with `node:crypto` and static secrets (no promise per delivery); a
- * secret resolver, Web Crypto, or a failed check (the signature doctor then runs) make it asynchronous. Throws only
- * when a secret resolver does.
+ * secret resolver, Web Crypto, or a failed check (the signature doctor then runs) make it asynchronous. Why the
+ * delivery is refused is thrown (or rejected with) as a `WebhookError`, as every stage of the receiver does;
+ * anything else thrown is a secret resolver's own failure.
  */
 export function verifyAndParse(
   state: VerifyState,
   delivery: RawDelivery,
   body: RawBody,
   sink?: VerifiedWithSink,
-): Verified | Promise<Verified> {
-  if (delivery.method !== undefined && delivery.method !== 'POST') return new MethodNotAllowedError(delivery.method)
+): VerifiedEvent | Promise<VerifiedEvent> {
+  if (delivery.method !== undefined && delivery.method !== 'POST') throw new MethodNotAllowedError(delivery.method)
   if ((typeof body === 'string' ? body.length : body.byteLength) > state.maxBodyBytes) {
-    return new PayloadTooLargeError(state.maxBodyBytes)
+    throw new PayloadTooLargeError(state.maxBodyBytes)
   }
   const signature = delivery.getHeader(SIGNATURE_HEADER)
-  if (!signature) return new SignatureError('missing_signature', `missing ${SIGNATURE_HEADER} header`)
+  if (!signature) throw new SignatureError('missing_signature', `missing ${SIGNATURE_HEADER} header`)
   if (!isSignatureShaped(signature)) {
     const message = `${SIGNATURE_HEADER} must be 64 hex characters`
     // Nothing to try without a digest inside: no HMAC, and no call to a secret resolver.
     if (bareDigest(signature) === undefined)
-      return new SignatureError('invalid_signature', message, HINTS.malformed_header)
+      throw new SignatureError('invalid_signature', message, HINTS.malformed_header)
     return secretsToDiagnose(state, delivery).then((secrets) => refused(state, body, signature, secrets, message))
   }
   if (state.secrets) return match(state, body, signature, state.secrets, sink)

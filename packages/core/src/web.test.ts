@@ -1,8 +1,8 @@
 import { sampleEvent, signedRequest } from '@payhooks/testing'
 import { describe, expect, it, vi } from 'vitest'
 import { IncompleteBodyError, PayloadTooLargeError, RawBodyUnavailableError, type WebhookError } from './errors.js'
+import { createWebhooks } from './receiver/create.js'
 import { receiveWebRequest } from './web.js'
-import { createWebhooks } from './webhooks.js'
 
 const secret = 'whsec_web_test'
 

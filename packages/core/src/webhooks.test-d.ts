@@ -1,8 +1,10 @@
 import * as v from 'valibot'
 import { describe, expectTypeOf, it } from 'vitest'
+import { StoreError } from './errors.js'
+import { createWebhooks } from './receiver/create.js'
 import { memoryStore, type WebhookStore } from './store.js'
+import type { StoreErrorOperation, StoreOperation } from './store-operations.js'
 import type { EventMap, HandlerContext, Webhooks } from './types.js'
-import { createWebhooks } from './webhooks.js'
 
 const webhooks = createWebhooks({ secret: 'whsec_types' })
 
@@ -120,5 +122,14 @@ describe('handlers get a context typed from the store', () => {
     })
     // A receiver with a store context still goes where a plain receiver is expected (adapters, queues).
     expectTypeOf(custom).toExtend<Webhooks<EventMap>>()
+  })
+})
+
+describe('errors', () => {
+  it("types StoreError's operation as a union that holds telemetry's store operations", () => {
+    expectTypeOf<StoreError['operation']>().toEqualTypeOf<StoreErrorOperation>()
+    expectTypeOf<StoreOperation>().toExtend<StoreErrorOperation>()
+    // @ts-expect-error free text is not an operation
+    new StoreError('clam', new Error('typo'))
   })
 })

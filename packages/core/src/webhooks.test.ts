@@ -13,9 +13,10 @@ import {
   StoreError,
   type WebhookError,
 } from './errors.js'
+import { createWebhooks } from './receiver/create.js'
 import { memoryStore, type WebhookStore } from './store.js'
-import type { QueuedEvent, WebhookResult, WebhooksOptions } from './types.js'
-import { createWebhooks } from './webhooks.js'
+import type { VerifiedEvent, WebhookResult } from './types.js'
+import type { WebhooksOptions } from './webhooks-options.js'
 
 const secret = 'whsec_core_test'
 
@@ -623,10 +624,10 @@ describe('createWebhooks: options and queue mode', () => {
   })
 
   it('hands verified events to the queue and answers 200 queued; 503 when enqueueing fails', async () => {
-    const queued: QueuedEvent[] = []
+    const queued: VerifiedEvent[] = []
     let fail = false
     const queue = {
-      enqueue: async (event: QueuedEvent) => {
+      enqueue: async (event: VerifiedEvent) => {
         if (fail) throw new Error('redis down')
         queued.push(event)
       },
@@ -643,8 +644,8 @@ describe('createWebhooks: options and queue mode', () => {
     expect((await deliver(webhooks, sampleEvent('transaction_settled'))).status).toBe(503)
     expect(errors[0]).toBeInstanceOf(StoreError)
     // The worker side: dispatch runs handlers once per event.
-    expect(await webhooks.dispatch(queued[0] as QueuedEvent)).toEqual({ status: 'processed' })
-    expect(await webhooks.dispatch(queued[0] as QueuedEvent)).toEqual({ status: 'duplicate' })
+    expect(await webhooks.dispatch(queued[0] as VerifiedEvent)).toEqual({ status: 'processed' })
+    expect(await webhooks.dispatch(queued[0] as VerifiedEvent)).toEqual({ status: 'duplicate' })
     expect(handler).toHaveBeenCalledOnce()
   })
 })

@@ -23,7 +23,7 @@ interface ChaosPlan {
   duplicate: 'none' | 'concurrent' | number
 }
 
-interface Delivery {
+interface OutgoingDelivery {
   view: SandboxDelivery
   entry: SandboxLogEntry
   /** Index of the next scheduled attempt: 0 for the first send, then 1 to 72. */
@@ -49,7 +49,7 @@ export interface DeliveryEngineOptions {
  */
 export class DeliveryEngine {
   private readonly entries = new Map<string, SandboxLogEntry>()
-  private readonly deliveries = new Map<string, Delivery[]>()
+  private readonly deliveries = new Map<string, OutgoingDelivery[]>()
   private readonly inflight = new Set<Promise<unknown>>()
   /** Chaos-delayed sends not yet done: `idle()` waits for them on a real clock. */
   private readonly soon = new Set<ClockTimer>()
@@ -85,7 +85,7 @@ export class DeliveryEngine {
     }
     this.entries.set(eventId, entry)
     this.changed(eventId)
-    const list: Delivery[] = []
+    const list: OutgoingDelivery[] = []
     this.deliveries.set(eventId, list)
     const immediate: Promise<void>[] = []
     for (const subscription of subscriptions) {
@@ -98,7 +98,7 @@ export class DeliveryEngine {
         firstAttemptTime: now + plan.delayMs,
         attempts: [],
       }
-      const delivery: Delivery = { view, entry, nextRetry: 0 }
+      const delivery: OutgoingDelivery = { view, entry, nextRetry: 0 }
       entry.deliveries.push(view)
       list.push(delivery)
       const withCopy = plan.duplicate === 'concurrent'
@@ -234,7 +234,7 @@ export class DeliveryEngine {
   }
 
   /** Scheduled attempt `delivery.nextRetry`, then the next retry if it failed. */
-  private async fire(delivery: Delivery, withCopy: boolean): Promise<void> {
+  private async fire(delivery: OutgoingDelivery, withCopy: boolean): Promise<void> {
     const { view } = delivery
     delivery.timer = undefined
     view.nextAttemptTime = undefined
@@ -260,7 +260,7 @@ export class DeliveryEngine {
     this.changed(view.eventId)
   }
 
-  private send(delivery: Delivery, kind: SandboxAttempt['kind'], retry?: number): Promise<void> {
+  private send(delivery: OutgoingDelivery, kind: SandboxAttempt['kind'], retry?: number): Promise<void> {
     const subscription = this.options.subscription(delivery.view.subscriptionId)
     // An inactive subscription gets nothing; its schedule keeps running in case it is reactivated.
     if (!subscription?.is_active || this.closed) return Promise.resolve()
@@ -270,7 +270,7 @@ export class DeliveryEngine {
   }
 
   private async post(
-    delivery: Delivery,
+    delivery: OutgoingDelivery,
     subscription: SandboxSubscription,
     kind: SandboxAttempt['kind'],
     retry: number | undefined,

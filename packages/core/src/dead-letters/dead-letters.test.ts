@@ -173,6 +173,30 @@ describe('createWebhooks({ deadLetters })', () => {
     await expect(webhooks.deadLetters.list()).rejects.toThrow('no dead-letter store')
   })
 
+  it('reports a schema mismatch with the message as parsed, which parking uses without parsing it again', async () => {
+    const { store, memory } = durableStore()
+    const { webhooks, errors } = receiver(store)
+    const body = settled('evt_parsed_once', { amount: '10' })
+    const parse = JSON.parse
+    let parses = 0
+    JSON.parse = (...args: Parameters<typeof JSON.parse>) => {
+      if (args[0] === body) parses++
+      return parse(...args)
+    }
+    let answer: Awaited<ReturnType<typeof deliver>>
+    try {
+      answer = await deliver(webhooks, body)
+    } finally {
+      JSON.parse = parse
+    }
+    expect(answer.status).toBe(200)
+    expect(parses).toBe(1)
+    const [error] = errors as [SchemaError]
+    expect(error).toBeInstanceOf(SchemaError)
+    expect(error.event).toMatchObject({ event_id: 'evt_parsed_once', data: { settlement_amount: '10' } })
+    expect(memory.get('evt_parsed_once')?.createdAt).toEqual(new Date(error.event?.created_at as string))
+  })
+
   it('answers non-2XX and reports a StoreError when parking fails, even with a durable store', async () => {
     const { store } = durableStore({ park: new Error('disk full') })
     const { webhooks, errors } = receiver(store)

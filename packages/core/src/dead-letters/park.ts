@@ -6,7 +6,7 @@ import { type RawBody, SIGNATURE_HEADER } from '../signature.js'
 import type { TelemetryScope } from '../telemetry.js'
 import { isThenable } from '../thenable.js'
 import { parseCreatedAt } from '../time.js'
-import type { QueuedEvent, RawDelivery, WebhookResult } from '../types.js'
+import type { RawDelivery, VerifiedEvent, WebhookResult } from '../types.js'
 import { check } from '../validations.js'
 import type { DeadLetterStore, ParkedEvent } from './types.js'
 
@@ -65,7 +65,7 @@ function createdAtOf(message: unknown): Date | undefined {
 }
 
 /** Whether a handler failure of `event` comes on the service's last tries: signed over 71 hours ago. */
-export function onLastTries(event: QueuedEvent, now = Date.now()): boolean {
+export function onLastTries(event: VerifiedEvent, now = Date.now()): boolean {
   const createdAt = createdAtOf(event)
   return createdAt !== undefined && now - createdAt.getTime() > LAST_TRIES_AFTER_MS
 }
@@ -76,7 +76,7 @@ type Received = Pick<RawDelivery, 'getHeader'> & { body: RawBody }
 /** An error whose event may be parked. */
 export type ParkableError = SchemaError | HandlerError | StaleEventError
 
-function parkedEvent(raw: Received, error: ParkableError, event: QueuedEvent | undefined): ParkedEvent {
+function parkedEvent(raw: Received, error: ParkableError, event: VerifiedEvent | undefined): ParkedEvent {
   const body = typeof raw.body === 'string' ? encoder.encode(raw.body) : new Uint8Array(raw.body)
   const headers: Record<string, string> = {}
   for (const name of KEPT_HEADERS) {
@@ -112,7 +112,7 @@ export async function park(
   state: ParkState,
   raw: Received,
   error: ParkableError,
-  event?: QueuedEvent,
+  event?: VerifiedEvent,
   scope?: TelemetryScope,
 ): Promise<WebhookResult> {
   report(state.eventHandler, error)

@@ -1,10 +1,10 @@
-import { observeDispatch } from '../dispatch.js'
-import { dispatchInSlotPromise, type SlotState } from '../dispatch-slot.js'
+import { dispatchInSlotPromise, observeDispatch, type SlotState } from '../dispatch/index.js'
 import { InternalError, PayloadError, StoreError, WebhookError } from '../errors.js'
 import { report } from '../event-handler/index.js'
 import { cryptoProvider } from '../signature.js'
 import { isThenable } from '../thenable.js'
-import { type VerifiedWithSink, type VerifyState, verifyAndParse } from '../verify-and-parse.js'
+import type { VerifiedEvent } from '../types.js'
+import { type VerifiedWithSink, type VerifyState, verifyAndParse, withoutAgeChecks } from '../verify-and-parse.js'
 import { type ParkState, readyDeadLetters } from './park.js'
 import { deadLetterQuery } from './query.js'
 import type { DeadLetter, DeadLetterFilter, DeadLetterStore, DeadLetters, ReplayOutcome } from './types.js'
@@ -17,7 +17,11 @@ export type Guard = <T>(work: () => Promise<T>) => Promise<T>
 
 const PAGE = 500
 
-async function stored<T>(operation: string, eventId: string | undefined, call: () => T | Promise<T>): Promise<T> {
+async function stored<T>(
+  operation: 'get' | 'list' | 'mark',
+  eventId: string | undefined,
+  call: () => T | Promise<T>,
+): Promise<T> {
   try {
     const value = call()
     return isThenable(value) ? await value : value
@@ -33,18 +37,15 @@ async function stored<T>(operation: string, eventId: string | undefined, call: (
 async function replayLetter(state: ReplayState, store: DeadLetterStore, letter: DeadLetter): Promise<ReplayOutcome> {
   const { eventId } = letter
   const failed = (error: WebhookError): ReplayOutcome => ({ eventId, status: 'failed', error })
-  let verified: Awaited<ReturnType<typeof verifyAndParse>>
+  let verified: VerifiedEvent
   const sink: VerifiedWithSink = { verifiedWith: undefined }
   try {
-    // No age check: a letter is old by nature (parked on the service's last tries, replayed days later); the
-    // signature still proves it is the service's, and the store's claim still runs it at most once.
-    const unaged = { ...state, maxEventAgeMs: Number.POSITIVE_INFINITY, maxClockSkewMs: Number.POSITIVE_INFINITY }
     const delivery = { body: letter.body, getHeader: (name: string) => letter.headers[name] }
-    verified = await verifyAndParse(unaged, delivery, letter.body, sink)
+    verified = await verifyAndParse(withoutAgeChecks(state), delivery, letter.body, sink)
   } catch (cause) {
+    if (cause instanceof WebhookError) return failed(cause)
     return failed(new InternalError(cause, { event_id: eventId, event_type: letter.eventType }))
   }
-  if (verified instanceof WebhookError) return failed(verified)
   if (verified.event_id !== eventId) {
     return failed(
       new PayloadError('invalid_envelope', `stored body is event ${verified.event_id}, not ${eventId}`, eventId),

@@ -70,7 +70,7 @@ export interface DeadLetterQuery extends DeadLetterFilter {
 /**
  * Where a receiver parks the signed events it cannot handle, so that none disappears when the service stops
  * retrying after 72 hours: the exact bytes, the headers a replay needs, the reason and the times. Pass one as
- * `createWebhooks({ deadLetters })`; `webhooks.replay(eventId)` verifies a letter's bytes again and runs it.
+ * `createWebhooks({ deadLetters })`; `webhooks.deadLetters.replay(eventId)` verifies a letter's bytes again and runs it.
  *
  * One letter per `event_id`, so the interface maps onto one SQL table keyed by it (columns `event_id` primary
  * key, `event_type`, `body` bytea, `headers` jsonb, `code`, `reason`, `created_at`, `first_parked_at`,

@@ -1,7 +1,7 @@
 import type { WebhookError } from '../errors.js'
 import { errorFields, escapeText, type LogFields, logMessage } from '../log.js'
 import type { VerifiedSecret } from '../secrets.js'
-import type { QueuedEvent } from '../types.js'
+import type { VerifiedEvent } from '../types.js'
 import type { EventHandler } from './state.js'
 
 /**
@@ -34,7 +34,7 @@ export function warn(state: EventHandler, fields: LogFields, message: string): v
  * Logs at `info` (loggers with `info` only) that a secret other than the first of the list verified `event`: during
  * a rotation these lines stop once the old secret is unused. The first secret, the usual case, logs nothing.
  */
-export function logVerifiedWith(state: EventHandler, event: QueuedEvent, secret: VerifiedSecret): void {
+export function logVerifiedWith(state: EventHandler, event: VerifiedEvent, secret: VerifiedSecret): void {
   const fields: LogFields = {
     code: 'verified_with_secret',
     event_id: event.event_id,

@@ -1,6 +1,6 @@
 import type { TelemetryScope } from '../telemetry.js'
 import { isThenable } from '../thenable.js'
-import type { Handler, HandlerContext, QueuedEvent } from '../types.js'
+import type { Handler, HandlerContext, VerifiedEvent } from '../types.js'
 import type { EventHandler } from './state.js'
 
 const NO_ERRORS: unknown[] = []
@@ -13,7 +13,7 @@ const NO_ERRORS: unknown[] = []
  */
 export function runHandlers(
   state: EventHandler,
-  event: QueuedEvent,
+  event: VerifiedEvent,
   context: HandlerContext,
   scope?: TelemetryScope,
 ): unknown[] | Promise<unknown[]> {
@@ -23,7 +23,7 @@ export function runHandlers(
   const all = specific ? (anyHandlers.length > 0 ? [...specific, ...anyHandlers] : specific) : anyHandlers
   if (all.length === 1) {
     try {
-      const result = (all[0] as Handler<QueuedEvent>)(event, context)
+      const result = (all[0] as Handler<VerifiedEvent>)(event, context)
       return isThenable(result) ? Promise.resolve(result).then(noErrors, oneError) : NO_ERRORS
     } catch (error) {
       return [error]
@@ -33,7 +33,7 @@ export function runHandlers(
   let threw = false
   const results = all.map((handler) => {
     try {
-      const result = (handler as Handler<QueuedEvent>)(event, context)
+      const result = (handler as Handler<VerifiedEvent>)(event, context)
       if (isThenable(result)) async = true
       return result
     } catch (error) {
@@ -58,12 +58,12 @@ const oneError = (error: unknown) => [error]
 /** The same, each handler run through the telemetry scope. */
 async function runObserved(
   state: EventHandler,
-  event: QueuedEvent,
+  event: VerifiedEvent,
   context: HandlerContext,
   scope: TelemetryScope,
 ): Promise<unknown[]> {
   const run = async (handler: Handler<never, never>, kind: 'on' | 'any', index: number) =>
-    scope.handler({ kind, index, name: handler.name }, () => (handler as Handler<QueuedEvent>)(event, context))
+    scope.handler({ kind, index, name: handler.name }, () => (handler as Handler<VerifiedEvent>)(event, context))
   const runs = (state.handlers.get(event.event_type) ?? []).map((handler, index) => run(handler, 'on', index))
   for (const [index, handler] of state.anyHandlers.entries()) runs.push(run(handler, 'any', index))
   const results = await Promise.allSettled(runs)

@@ -1,5 +1,5 @@
 import { HandlerError } from '../errors.js'
-import type { QueuedEvent } from '../types.js'
+import type { VerifiedEvent } from '../types.js'
 import { type OrderingTable, positionOf } from './position.js'
 import type { OrderingPosition } from './types.js'
 
@@ -9,7 +9,7 @@ import type { OrderingPosition } from './types.js'
  */
 export function claimPosition(
   table: OrderingTable | undefined,
-  event: QueuedEvent,
+  event: VerifiedEvent,
   answered: boolean,
 ): OrderingPosition | undefined {
   if (table === undefined) return undefined

@@ -1,5 +1,5 @@
 import { parseCreatedAt } from '../time.js'
-import type { QueuedEvent } from '../types.js'
+import type { VerifiedEvent } from '../types.js'
 import { compareMarks, markOf } from './marks.js'
 import type { Ordering, OrderingMark, OrderingPosition, OrderingRule } from './types.js'
 
@@ -31,8 +31,8 @@ function toMs(at: unknown): number {
  * The event's ordering key and time from its type's rule; undefined for a type without one. Throws when the rule
  * gives no usable key or time (the event then fails and is retried, never handled unfenced).
  */
-export function positionOf(table: OrderingTable | undefined, event: QueuedEvent): OrderingPosition | undefined {
-  const rule = table?.get(event.event_type) as OrderingRule<QueuedEvent> | undefined
+export function positionOf(table: OrderingTable | undefined, event: VerifiedEvent): OrderingPosition | undefined {
+  const rule = table?.get(event.event_type) as OrderingRule<VerifiedEvent> | undefined
   if (rule === undefined) return undefined
   const key = rule.key(event)
   if (typeof key !== 'string' || key.length === 0) {

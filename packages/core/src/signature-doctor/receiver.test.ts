@@ -3,9 +3,10 @@
 import { sampleEvent, signedDelivery } from '@payhooks/testing'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { SignatureError, type WebhookError } from '../errors.js'
+import { createWebhooks } from '../receiver/create.js'
 import { cryptoProvider, sign } from '../signature.js'
-import type { RawDelivery, WebhooksOptions } from '../types.js'
-import { createWebhooks } from '../webhooks.js'
+import type { RawDelivery } from '../types.js'
+import type { WebhooksOptions } from '../webhooks-options.js'
 import { DIAGNOSES_PER_SECOND } from './budget.js'
 import { HINTS } from './hints.js'
 

@@ -1,7 +1,9 @@
-import { type Attempt, type DispatchState, dispatch } from './dispatch.js'
+import { isThenable } from '../thenable.js'
+import type { DispatchOutcome, VerifiedEvent } from '../types.js'
+import type { Attempt } from './attempt.js'
+import { dispatch } from './dispatch.js'
 import type { Slots, SlotWaiter } from './slots.js'
-import { isThenable } from './thenable.js'
-import type { DispatchOutcome, QueuedEvent } from './types.js'
+import type { DispatchState } from './store-calls.js'
 
 /** The receiver's slots: undefined when `maxConcurrentEvents` is unbounded. */
 export interface SlotState extends DispatchState {
@@ -20,7 +22,7 @@ export interface SlotAttempt extends Attempt {
  */
 export function dispatchInSlot(
   state: SlotState,
-  event: QueuedEvent,
+  event: VerifiedEvent,
   attempt: SlotAttempt,
 ): DispatchOutcome | Promise<DispatchOutcome> {
   const slots = state.slots
@@ -37,7 +39,7 @@ export function dispatchInSlot(
 /** {@link dispatchInSlot}, always as a promise (a synchronous throw becomes a rejection). */
 export function dispatchInSlotPromise(
   state: SlotState,
-  event: QueuedEvent,
+  event: VerifiedEvent,
   attempt: SlotAttempt,
 ): Promise<DispatchOutcome> {
   try {
@@ -50,7 +52,7 @@ export function dispatchInSlotPromise(
 function inSlot(
   slots: Slots,
   state: SlotState,
-  event: QueuedEvent,
+  event: VerifiedEvent,
   attempt: Attempt,
 ): DispatchOutcome | Promise<DispatchOutcome> {
   let outcome: DispatchOutcome | Promise<DispatchOutcome>

@@ -1,5 +1,5 @@
-import { BusyError } from './errors.js'
-import type { QueuedEvent } from './types.js'
+import { BusyError } from '../errors.js'
+import type { VerifiedEvent } from '../types.js'
 
 /** A dispatch waiting for a slot: granted in arrival order, or withdrawn. */
 export interface SlotWaiter {
@@ -41,7 +41,7 @@ export class Slots {
   }
 
   /** Waits for the next free slot, after those already waiting; `event` names the {@link BusyError} of a withdrawal. */
-  wait(event: QueuedEvent): SlotWaiter {
+  wait(event: VerifiedEvent): SlotWaiter {
     let waiter!: Waiter
     const granted = new Promise<void>((resolve, reject) => {
       waiter = { resolve, reject, settled: false }

@@ -1,0 +1,13 @@
+import type { VerifiedSecret } from '../secrets.js'
+import type { TelemetryScope } from '../telemetry.js'
+
+/** Whether the answer already went out (deadline overrun), so a later failure says so; and who observes it. */
+export interface Attempt {
+  readonly answered: boolean
+  /** Telemetry of this delivery or dispatch: store calls and handlers run through it. */
+  scope?: TelemetryScope | undefined
+  /** Digest of the body the event came in (none for a queue worker's event): claimed with, and checked against. */
+  digest?: string | undefined
+  /** Which secret verified the event, for the handlers' context; undefined for a queue worker's dispatch. */
+  verifiedWith?: VerifiedSecret | undefined
+}

@@ -1,0 +1,87 @@
+import type { LazyAbortController } from './lazy-abort.js'
+
+/** A dispatch that holds an event's claim while its handlers run. */
+export interface Run {
+  readonly eventId: string
+  readonly eventType: string
+  readonly token: string
+  /** Aborts the handlers' `context.signal`. */
+  readonly controller: LazyAbortController
+}
+
+/**
+ * The one owner of a receiver's tracked work (as BullMQ's `LockManager` owns its locks): how many deliveries and
+ * dispatches are under way, the runs holding a claim with their abort controllers, whether `close` stopped
+ * waiting, and the wait for the work to end. Only `close` cancels: {@link Claims.cancelAll}.
+ */
+export class Claims {
+  /** Deliveries and dispatches not finished yet (handlers included, even past the deadline). */
+  #running = 0
+  /** Dispatches holding a claim now, with asynchronous handlers: `cancelAll` aborts and releases them. */
+  readonly #runs = new Set<Run>()
+  #stopped = false
+  /** Called by the last running work once {@link Claims.idle} waits for it. */
+  #onIdle: (() => void) | undefined
+
+  /** Set once `close` stopped waiting: a claim taken from then on is released at once. */
+  get stopped(): boolean {
+    return this.#stopped
+  }
+
+  /** Counts a delivery or dispatch in; each `start` has one {@link Claims.finish}. */
+  start(): void {
+    this.#running++
+  }
+
+  /** Counts a delivery or dispatch out; the last one ends {@link Claims.idle}'s wait. */
+  finish(): void {
+    if (--this.#running === 0 && this.#onIdle) {
+      this.#onIdle()
+      this.#onIdle = undefined
+    }
+  }
+
+  /** Runs `work` (which never throws synchronously) as tracked work: counted out when its promise settles. */
+  track<T>(work: () => Promise<T>): Promise<T> {
+    this.#running++
+    const result = work()
+    result.then(this.#finish, this.#finish)
+    return result
+  }
+
+  readonly #finish = () => this.finish()
+
+  /** Tracks a run whose handlers went asynchronous, so `cancelAll` can abort and release it. */
+  hold(run: Run): void {
+    this.#runs.add(run)
+  }
+
+  /** The run's handlers settled. */
+  drop(run: Run): void {
+    this.#runs.delete(run)
+  }
+
+  /** Resolves once no work runs, or after `timeoutMs`, whichever comes first. */
+  idle(timeoutMs: number): Promise<void> {
+    if (this.#running === 0) return Promise.resolve()
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, timeoutMs)
+      this.#onIdle = () => {
+        clearTimeout(timer)
+        resolve()
+      }
+    })
+  }
+
+  /**
+   * Stops: claims taken from now on are released at once; every run still holding one has its signal aborted
+   * with `reason` and its claim released with `release` (which never rejects).
+   */
+  async cancelAll(reason: Error, release: (run: Run) => Promise<void> | undefined): Promise<void> {
+    this.#stopped = true
+    if (this.#runs.size === 0) return
+    const runs = [...this.#runs]
+    for (const run of runs) run.controller.abort(reason)
+    await Promise.all(runs.map(release))
+  }
+}

@@ -1,0 +1,7 @@
+export type { Attempt } from './attempt.js'
+export { Claims, type Run } from './claims.js'
+export { dispatch, observeDispatch } from './dispatch.js'
+export { LazyAbortController } from './lazy-abort.js'
+export { dispatchInSlot, dispatchInSlotPromise, type SlotAttempt, type SlotState } from './slot.js'
+export { Slots, type SlotWaiter } from './slots.js'
+export { type DispatchState, initStore, releaseClaim, storeCall } from './store-calls.js'

@@ -1,0 +1,101 @@
+import { ClosingError, EventConflictError, HandlerError, StoreError } from '../errors.js'
+import { report } from '../event-handler/index.js'
+import type { ClaimResult } from '../store.js'
+import type { TelemetryScope } from '../telemetry.js'
+import { isThenable } from '../thenable.js'
+import type { DispatchOutcome, VerifiedEvent } from '../types.js'
+import type { Attempt } from './attempt.js'
+import type { Run } from './claims.js'
+import { LazyAbortController } from './lazy-abort.js'
+import { type DispatchState, releaseClaim } from './store-calls.js'
+
+/**
+ * The outcome when the claim is not this delivery's (reporting a copy whose body differs from the one handled),
+ * else the run that now holds it.
+ */
+export function claimedRun(
+  state: DispatchState,
+  event: VerifiedEvent,
+  attempt: Attempt,
+  claim: ClaimResult,
+): DispatchOutcome | Run {
+  if (claim.status !== 'claimed') {
+    const { digest: handled } = claim
+    const received = attempt.digest
+    const inProgress = claim.status === 'processing'
+    if (handled !== undefined && received !== undefined && handled !== received) {
+      const conflict = new EventConflictError(event.event_id, event.event_type, received, handled, inProgress)
+      attempt.scope?.conflict?.(conflict)
+      report(state.eventHandler, conflict)
+    }
+    return inProgress ? { status: 'in_progress', retryAfterMs: claim.retryAfterMs } : { status: 'duplicate' }
+  }
+  return {
+    eventId: event.event_id,
+    eventType: event.event_type,
+    token: claim.token,
+    controller: new LazyAbortController(),
+  }
+}
+
+/** A claim taken once `close` stopped waiting: released at once, and the dispatch refused. */
+export async function stopped(state: DispatchState, run: Run, scope: TelemetryScope | undefined): Promise<never> {
+  await releaseClaim(state, run, scope)
+  throw new ClosingError()
+}
+
+/**
+ * After the handlers ran: on failure releases the claim and throws {@link HandlerError}, else marks the event done
+ * (a store failure then is reported, not thrown: the handlers succeeded).
+ */
+export function complete(
+  state: DispatchState,
+  run: Run,
+  attempt: Attempt,
+  errors: unknown[],
+): DispatchOutcome | Promise<DispatchOutcome> {
+  const { eventId, eventType, token } = run
+  const scope = attempt.scope
+  if (errors.length > 0) {
+    const failed = () => {
+      throw new HandlerError(eventId, eventType, errors, attempt.answered)
+    }
+    const released = releaseClaim(state, run, scope)
+    return released === undefined ? failed() : released.then(failed)
+  }
+  let completed: boolean | PromiseLike<boolean>
+  try {
+    completed = scope
+      ? scope.store('complete', () => state.store.complete(eventId, token))
+      : state.store.complete(eventId, token)
+  } catch (cause) {
+    completeFailed(state, run, cause)
+    return { status: 'processed' }
+  }
+  if (!isThenable(completed)) {
+    if (!completed) claimLost(state, run)
+    return { status: 'processed' }
+  }
+  return Promise.resolve(completed).then(
+    (done) => {
+      if (!done) claimLost(state, run)
+      return { status: 'processed' }
+    },
+    (cause: unknown) => {
+      completeFailed(state, run, cause)
+      return { status: 'processed' }
+    },
+  )
+}
+
+function claimLost(state: DispatchState, run: Run): void {
+  const lost = new Error(
+    'claim lost before completion (its renewal failed, or close() released it); a retry may run the handlers again',
+  )
+  report(state.eventHandler, new StoreError('complete', lost, run.eventId, run.eventType))
+}
+
+/** Handlers succeeded, so the event is handled: it is acknowledged anyway, and a retry may run it again. */
+function completeFailed(state: DispatchState, run: Run, cause: unknown): void {
+  report(state.eventHandler, new StoreError('complete', cause, run.eventId, run.eventType))
+}

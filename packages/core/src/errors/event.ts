@@ -1,0 +1,124 @@
+import { WebhookError } from './webhook-error.js'
+
+/** One problem found by a schema, flattened from valibot's issue. */
+export interface SchemaIssue {
+  /** Dotted path to the field, such as `data.settlement_amount`. */
+  path: string
+  message: string
+}
+
+/**
+ * 422: a correctly signed event of a known type does not match its schema. Answered non-2XX so the
+ * service keeps retrying (hourly, for 72 hours) while you fix the schema; no handler ran. The message names every
+ * issue (`data.a: …; data.b: …`), as does `issues`.
+ */
+export class SchemaError extends WebhookError {
+  override name = 'SchemaError'
+  constructor(
+    eventId: string,
+    eventType: string,
+    /** Every issue valibot found, in its order. */
+    readonly issues: SchemaIssue[],
+    /**
+     * The verified message as parsed (before its schema refused it), when the receiver made this error: parking
+     * it needs no second parse.
+     */
+    readonly event?: { event_id: string; event_type: string; [field: string]: unknown },
+  ) {
+    const all = issues.map((issue) => `${issue.path || '(root)'}: ${issue.message}`).join('; ')
+    super(
+      'schema_mismatch',
+      422,
+      `${eventType} ${eventId} does not match its schema${all ? `: ${all}` : ''}`,
+      eventId,
+      eventType,
+    )
+  }
+}
+
+/**
+ * 422: a correctly signed event whose `created_at` is older than `maxEventAgeMs` and that the store does not know
+ * as handled. The service stops retrying after 72 hours and the store forgets handled events after its retention,
+ * so an event this old is a manual resend after a long outage, or a replay of a captured delivery: the receiver
+ * cannot tell which, so it runs no handler. With a durable dead-letter store the event is parked (200 `parked`,
+ * code `stale_event`) for `webhooks.deadLetters.replay`; without one it is answered 422, so the service keeps it and retries.
+ * One the store knows as handled is a `duplicate` (200) instead. Events without `created_at` are never refused on
+ * age.
+ */
+export class StaleEventError extends WebhookError {
+  override name = 'StaleEventError'
+  constructor(
+    eventId: string,
+    eventType: string,
+    /** The event's `created_at`, as sent. */
+    readonly createdAt: string,
+    /** How old the event was when it arrived. */
+    readonly ageMs: number,
+    /** The verified event, so it can still be acted on (with `webhooks.dispatch`, say) if it is genuine. */
+    readonly event: { event_id: string; event_type: string; [field: string]: unknown },
+  ) {
+    super(
+      'stale_event',
+      422,
+      `${eventType} ${eventId} created at ${createdAt} is ${Math.round(ageMs / 60_000)} min old, older than maxEventAgeMs, and not handled before; handlers not run (a resend after an outage, or a replay)`,
+      eventId,
+      eventType,
+    )
+  }
+}
+
+/**
+ * 503: a correctly signed event whose `created_at` is further ahead of this receiver's clock than
+ * `maxClockSkewMs`. One of the two clocks is wrong; accepting it would let it be replayed for longer than the
+ * store remembers it, so it is answered non-2XX and the service's hourly retry succeeds once the clocks agree.
+ */
+export class FutureEventError extends WebhookError {
+  override name = 'FutureEventError'
+  constructor(
+    eventId: string,
+    eventType: string,
+    /** The event's `created_at`, as sent. */
+    readonly createdAt: string,
+    /** How far ahead of this receiver's clock it is. */
+    readonly aheadMs: number,
+  ) {
+    super(
+      'future_event',
+      503,
+      `${eventType} ${eventId} created at ${createdAt} is ${Math.round(aheadMs / 1000)} s ahead of this receiver's clock, more than maxClockSkewMs`,
+      eventId,
+      eventType,
+    )
+  }
+}
+
+/**
+ * A validly signed delivery whose `event_id` was handled already (or is being handled) with a body of other bytes.
+ * It is answered exactly as a plain copy would be: 200 `duplicate` (`status` 200), or 409 while the first body's
+ * handlers still run (`status` 409); no handler runs for it, and this error is reported besides. The service signs
+ * each delivery of an event from one stored body, so two bodies under one id mean the sender changed the event,
+ * or reused an id: compare the two with what the service holds for the event. Carries both body digests (the
+ * first 16 bytes of SHA-256 of the exact bytes, as 32 hex characters: the start of `sha256sum`'s output), never
+ * the bodies.
+ */
+export class EventConflictError extends WebhookError {
+  override name = 'EventConflictError'
+  constructor(
+    eventId: string,
+    eventType: string,
+    /** Digest of this delivery's body. */
+    readonly receivedDigest: string,
+    /** Digest of the body the event was (or is being) handled with. */
+    readonly handledDigest: string,
+    /** True when the first body's handlers were still running (answered 409), false when they were done (200). */
+    readonly inProgress: boolean,
+  ) {
+    super(
+      'event_conflict',
+      inProgress ? 409 : 200,
+      `${eventType} ${eventId} received with a body (sha256 ${receivedDigest}) other than the one ${inProgress ? 'being handled' : 'handled'} (sha256 ${handledDigest}); answered as a duplicate, handlers not run`,
+      eventId,
+      eventType,
+    )
+  }
+}

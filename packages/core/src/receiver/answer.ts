@@ -1,0 +1,46 @@
+import { errorAnswer } from '../answers.js'
+import type { WebhookError } from '../errors.js'
+import { report } from '../event-handler/index.js'
+import type { TelemetryScope } from '../telemetry.js'
+import type { WebhookResult } from '../types.js'
+import type { IncomingDelivery } from './delivery.js'
+import type { Engine } from './engine.js'
+
+// The one place a delivery's answer goes out: its telemetry scope ends, its error is reported, it is answered.
+
+/** Reports `error` and gives its answer (its status and fixed one-line reason). */
+export function reportedAnswer(engine: Engine, error: WebhookError): WebhookResult {
+  report(engine.eventHandler, error)
+  return errorAnswer(error)
+}
+
+function endScope(scope: TelemetryScope | undefined, error: WebhookError): void {
+  scope?.end({ outcome: error.code, status: error.status, error })
+}
+
+/** A delivery refused before any work (closing, or an adapter's `reject`): its own telemetry scope, when observed. */
+export function refusedAnswer(engine: Engine, error: WebhookError): WebhookResult {
+  endScope(engine.eventHandler.telemetry?.receive(), error)
+  return reportedAnswer(engine, error)
+}
+
+/** The delivery's work settled before the deadline: count it out, end its scope with `result`, mark it answered. */
+export function settledAnswer(engine: Engine, delivery: IncomingDelivery, result: WebhookResult): WebhookResult {
+  engine.claims.finish()
+  const scope = delivery.scope
+  if (scope) {
+    const outcome = delivery.outcome ?? delivery.error?.code ?? 'internal_error'
+    scope.end({ outcome, status: result.status, error: delivery.error })
+  }
+  delivery.phase = 'answered'
+  return result
+}
+
+/**
+ * The deadline passed first (`phase` is `timed_out` or `expired`): the delivery's scope ends with the answer (the
+ * work's own spans end when it does), which goes out now.
+ */
+export function expiredAnswer(engine: Engine, delivery: IncomingDelivery, error: WebhookError): void {
+  endScope(delivery.scope, error)
+  ;(delivery.resolve as (result: WebhookResult) => void)(reportedAnswer(engine, error))
+}

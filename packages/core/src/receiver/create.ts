@@ -1,0 +1,124 @@
+import { checkDeadLetterStore, deadLetterView } from '../dead-letters/index.js'
+import { Deadlines } from '../deadline.js'
+import { Claims, dispatchInSlotPromise, observeDispatch, Slots } from '../dispatch/index.js'
+import { ClosingError } from '../errors.js'
+import { createEventHandler, on, onAny, onError, report } from '../event-handler/index.js'
+import { createLog } from '../log.js'
+import { orderingTable, withOnOptions } from '../ordering/index.js'
+import { eventSchemas, type SchemaMap } from '../schemas.js'
+import { checkSecrets } from '../secrets.js'
+import { doctorBudget } from '../signature-doctor/index.js'
+import type { CloseOptions, EventMap, Handler, Webhooks } from '../types.js'
+import { check, nonNegativeNumber } from '../validations.js'
+import { warnAtStart, warnUnknownType, watchSecrets } from '../warnings.js'
+import { receiveWebRequest } from '../web.js'
+import type { WebhooksOptions } from '../webhooks-options.js'
+import { refusedAnswer } from './answer.js'
+import type { Engine } from './engine.js'
+import { checkOptions } from './options.js'
+import { expire, receive } from './receive.js'
+import { shutDown } from './shutdown.js'
+
+/**
+ * Creates a webhook receiver for the payment service. Handlers get the event and a context: `signal`, plus
+ * what the store adds (`db` with `@payhooks/postgres`), typed from the `store` option.
+ *
+ * @example
+ * const webhooks = createWebhooks({ secret: process.env.WEBHOOK_SECRET!, store: memoryStore() })
+ * webhooks.on('transaction_settled', async (event) => {
+ *   console.log(event.event_id, event.data.settlement_amount)
+ * })
+ * // Any fetch-style runtime:
+ * export default { fetch: (req: Request) => webhooks.handle(req) }
+ */
+export function createWebhooks<S extends SchemaMap = {}, C extends object = {}>(
+  options: WebhooksOptions<S, C>,
+): Webhooks<EventMap<S>, C> {
+  const checked = checkOptions(options as WebhooksOptions<SchemaMap, object>)
+  const { deadlineMs, maxBodyBytes, leaseMs, store, maxEventAgeMs, maxClockSkewMs, maxConcurrentEvents } = checked
+  const secretOption = options.secret
+  const eventHandler = createEventHandler(createLog(options.logger), options.telemetry)
+  // Ordering rules need a store that keeps ordering fences.
+  const ordering = orderingTable(options.ordering)
+  check(
+    !ordering || store.ordering === true,
+    'createWebhooks',
+    'store',
+    'keep ordering fences (store.ordering) for the ordering rules',
+    TypeError,
+  )
+  const secrets = typeof secretOption === 'function' ? undefined : checkSecrets(secretOption)
+  const engine: Engine = {
+    maxBodyBytes,
+    secrets,
+    secretOption,
+    schemas: { ...eventSchemas, ...options.schemas },
+    maxEventAgeMs,
+    maxClockSkewMs,
+    onResolvedSecrets: secrets ? undefined : watchSecrets(eventHandler),
+    doctor: doctorBudget(),
+    store,
+    leaseMs,
+    eventHandler,
+    slots: maxConcurrentEvents === Number.POSITIVE_INFINITY ? undefined : new Slots(maxConcurrentEvents),
+    storeReady: undefined,
+    initialized: !store.init,
+    queue: options.queue,
+    deadLetters: options.deadLetters && checkDeadLetterStore(options.deadLetters),
+    deadLettersReady: undefined,
+    deadlineMs,
+    closing: undefined,
+    claims: new Claims(),
+    deadlines: new Deadlines((delivery) => expire(engine, delivery)),
+    ordering,
+  }
+  warnAtStart(eventHandler, { store, queue: options.queue, secrets: secrets?.secrets, leaseMs, maxEventAgeMs })
+  const warnedTypes = new Set<string>()
+  const deadLetters = deadLetterView(engine, (work) =>
+    engine.closing ? Promise.reject(new ClosingError()) : engine.claims.track(work),
+  )
+
+  const webhooks: Webhooks<EventMap<S>, C> = {
+    on(type, handler, onOptions) {
+      warnUnknownType(eventHandler, engine.schemas, type, warnedTypes)
+      on(eventHandler, type, withOnOptions(handler as Handler<never, never>, onOptions))
+      return this
+    },
+    onAny(handler) {
+      onAny(eventHandler, handler as Handler<never, never>)
+      return this
+    },
+    onError(listener) {
+      onError(eventHandler, listener)
+      return this
+    },
+    receive: (raw) => receive(engine, raw),
+    handle: (request) => receiveWebRequest(webhooks, request),
+    dispatch(event, dispatchOptions) {
+      if (engine.closing) return Promise.reject(new ClosingError())
+      const scope = eventHandler.telemetry?.dispatch(event, { source: 'queue', trace: dispatchOptions?.trace })
+      const outcome = engine.claims.track(() => dispatchInSlotPromise(engine, event, { answered: true, scope }))
+      if (scope) observeDispatch(scope, outcome, event)
+      return outcome
+    },
+    deadLetters,
+    replay: deadLetters.replay,
+    replayAll: deadLetters.replayAll,
+    report: (error) => report(eventHandler, error),
+    reject: (error) => refusedAnswer(engine, error),
+    close(closeOptions: CloseOptions = {}) {
+      if (engine.closing) return engine.closing
+      try {
+        const timeoutMs = nonNegativeNumber(closeOptions.timeoutMs ?? 10_000, 'close', 'timeoutMs')
+        engine.closing = shutDown(engine, timeoutMs)
+      } catch (error) {
+        return Promise.reject(error)
+      }
+      return engine.closing
+    },
+    maxBodyBytes,
+    deadlineMs,
+  }
+  options.queue?.attach?.(webhooks as Webhooks<unknown>)
+  return webhooks
+}

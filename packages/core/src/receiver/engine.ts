@@ -1,0 +1,19 @@
+import type { ParkState } from '../dead-letters/index.js'
+import type { Deadlines } from '../deadline.js'
+import type { SlotState } from '../dispatch/index.js'
+import type { WebhookQueue } from '../types.js'
+import type { VerifyState } from '../verify-and-parse.js'
+import type { IncomingDelivery } from './delivery.js'
+
+/**
+ * One receiver's state, shared by verify-and-parse, dispatch, the deadline and `close`. Its tracked work (running
+ * count, runs holding a claim, stopping) is owned by `claims` alone.
+ */
+export interface Engine extends VerifyState, SlotState, ParkState {
+  readonly queue: WebhookQueue | undefined
+  readonly deadlineMs: number
+  /** Set by `close`: its promise. */
+  closing: Promise<void> | undefined
+  /** Deliveries gone asynchronous, waiting for their deadline. */
+  readonly deadlines: Deadlines<IncomingDelivery>
+}
