@@ -22,9 +22,10 @@ import {
   type WebhookError,
   type WebhookErrorCode,
 } from './errors.js'
+import { memoryStore } from './memory-store.js'
 import { createWebhooks } from './receiver/create.js'
 import { sign } from './signature.js'
-import { memoryStore, type WebhookStore } from './store.js'
+import type { WebhookStore } from './store.js'
 import { decodedTextBody } from './web.js'
 import type { WebhooksOptions } from './webhooks-options.js'
 

@@ -38,6 +38,12 @@ export {
   type WebhookErrorCode,
 } from './errors.js'
 export type { LogFields, Logger } from './log.js'
+export {
+  DEFAULT_RETENTION_MS,
+  type MemoryStore,
+  type MemoryStoreOptions,
+  memoryStore,
+} from './memory-store.js'
 export type {
   OnOptions,
   Ordering,
@@ -84,15 +90,7 @@ export {
   type SignatureHint,
   type SignatureHintCode,
 } from './signature-doctor/index.js'
-export {
-  type ClaimResult,
-  DEFAULT_RETENTION_MS,
-  type MemoryStore,
-  type MemoryStoreOptions,
-  memoryStore,
-  type TransactionOutcome,
-  type WebhookStore,
-} from './store.js'
+export type { ClaimResult, TransactionOutcome, WebhookStore } from './store.js'
 export type { DeadLetterOperation, StoreErrorOperation } from './store-operations.js'
 export type {
   HandlerRun,

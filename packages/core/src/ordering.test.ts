@@ -1,9 +1,10 @@
 import { sampleEvent, signedDelivery } from '@payhooks/testing'
 import { describe, expect, it } from 'vitest'
 import type { WebhookError } from './errors.js'
+import { memoryStore } from './memory-store.js'
 import type { Ordering } from './ordering/index.js'
 import { createWebhooks } from './receiver/create.js'
-import { memoryStore, type WebhookStore } from './store.js'
+import type { WebhookStore } from './store.js'
 import { gate } from './test-helpers.js'
 import type { WebhookResult } from './types.js'
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import { HandlerError, StoreError, type WebhookError } from './errors.js'
+import { memoryStore } from './memory-store.js'
 import { inProcessQueue } from './queue.js'
 import { createWebhooks } from './receiver/create.js'
 import { SIGNATURE_HEADER, sign } from './signature.js'
-import { memoryStore } from './store.js'
 import { gate } from './test-helpers.js'
 import type { Webhooks } from './types.js'
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { DEFAULT_RETENTION_MS, memoryStore } from './store.js'
+import { DEFAULT_RETENTION_MS, memoryStore } from './memory-store.js'
 
 function clock(start = 1_000_000) {
   const c = { t: start, now: () => c.t }

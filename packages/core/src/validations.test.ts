@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
+import { memoryStore } from './memory-store.js'
 import { inProcessQueue } from './queue.js'
 import { createWebhooks } from './receiver/create.js'
-import { memoryStore } from './store.js'
 import {
   check,
   inRange,

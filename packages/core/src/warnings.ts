@@ -1,7 +1,8 @@
 import { type EventHandler, warn } from './event-handler/index.js'
+import { isMemoryStore } from './memory-store.js'
 import { isInProcessQueue } from './queue.js'
 import { closestEventType, knownEventTypes, type SchemaMap } from './schemas.js'
-import { isMemoryStore, type WebhookStore } from './store.js'
+import type { WebhookStore } from './store.js'
 import type { WebhookQueue } from './types.js'
 
 /**

@@ -1,8 +1,9 @@
 import * as v from 'valibot'
 import { describe, expectTypeOf, it } from 'vitest'
 import { StoreError } from './errors.js'
+import { memoryStore } from './memory-store.js'
 import { createWebhooks } from './receiver/create.js'
-import { memoryStore, type WebhookStore } from './store.js'
+import type { WebhookStore } from './store.js'
 import type { StoreErrorOperation, StoreOperation } from './store-operations.js'
 import type { EventMap, HandlerContext, Webhooks } from './types.js'
 

@@ -13,8 +13,9 @@ import {
   StoreError,
   type WebhookError,
 } from './errors.js'
+import { memoryStore } from './memory-store.js'
 import { createWebhooks } from './receiver/create.js'
-import { memoryStore, type WebhookStore } from './store.js'
+import type { WebhookStore } from './store.js'
 import type { VerifiedEvent, WebhookResult } from './types.js'
 import type { WebhooksOptions } from './webhooks-options.js'
 

@@ -1,6 +1,7 @@
+import { DEFAULT_RETENTION_MS, memoryStore } from '../memory-store.js'
 import type { SchemaMap } from '../schemas.js'
 import { ANSWER_LIMIT_MS, RETRY_WINDOW_MS } from '../service-contract.js'
-import { DEFAULT_RETENTION_MS, memoryStore, type WebhookStore } from '../store.js'
+import type { WebhookStore } from '../store.js'
 import { check, inRange, positiveInteger } from '../validations.js'
 import type { WebhooksOptions } from '../webhooks-options.js'
 
