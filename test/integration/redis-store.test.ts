@@ -4,7 +4,7 @@ import { redisStore } from '@payhooks/redis'
 import { signedDelivery } from '@payhooks/testing'
 import { Redis, type RedisOptions } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { settledBody } from '../fixtures/bodies.js'
+import { settledBody } from '../../packages/core/src/test-helpers.js'
 import { type OwnRedis, ownRedis } from '../fixtures/own-redis.js'
 
 const REDIS_URL = process.env.REDIS_URL

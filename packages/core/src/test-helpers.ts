@@ -15,8 +15,21 @@ export function gate() {
  * conflicting copy. */
 const bodies = new Map<string, string>()
 
-/** Receives a `transaction_settled` event with id `eventId` (created at `createdAt`, default now), signed with
- * `secret`; the same bytes each time for the same id and `createdAt`. */
+/**
+ * The body of a `transaction_settled` event with id `eventId` (created at `createdAt`, default now): made on first
+ * use, the same bytes every call after for the same id and `createdAt`.
+ */
+export function settledBody(eventId: string, createdAt?: string): string {
+  const key = `${eventId}\n${createdAt ?? ''}`
+  let body = bodies.get(key)
+  if (body === undefined) {
+    body = JSON.stringify(sampleEvent('transaction_settled', { eventId, createdAt }))
+    bodies.set(key, body)
+  }
+  return body
+}
+
+/** Receives {@link settledBody}'s event, signed with `secret`. */
 export async function deliverSettled(
   webhooks: {
     receive(delivery: {
@@ -29,12 +42,6 @@ export async function deliverSettled(
   secret: string,
   createdAt?: string,
 ): Promise<WebhookResult> {
-  const key = `${eventId}\n${createdAt ?? ''}`
-  let event = bodies.get(key)
-  if (event === undefined) {
-    event = JSON.stringify(sampleEvent('transaction_settled', { eventId, createdAt }))
-    bodies.set(key, event)
-  }
-  const { body, headers } = await signedDelivery(event, secret)
+  const { body, headers } = await signedDelivery(settledBody(eventId, createdAt), secret)
   return webhooks.receive({ method: 'POST', body, getHeader: (name) => (headers as Record<string, string>)[name] })
 }
