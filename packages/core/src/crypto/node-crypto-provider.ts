@@ -1,11 +1,8 @@
 import { type CryptoProvider, DIGEST_BYTES, type RawBody } from './crypto-provider.js'
+import { hmacPads, PADS_MAX_BODY, type Pads } from './hmac-pads.js'
+import type { NodeBuffer, NodeCrypto } from './node-types.js'
 
-/** The parts of `node:crypto` the provider uses (types only: nothing is imported at run time). */
-export type NodeCrypto = Pick<typeof import('node:crypto'), 'createHmac' | 'createHash' | 'timingSafeEqual'> &
-  Partial<Pick<typeof import('node:crypto'), 'createSecretKey' | 'hash'>>
-
-/** The part of `node:buffer`'s `Buffer` the provider uses. */
-export type NodeBuffer = Pick<typeof import('node:buffer').Buffer, 'from'>
+export type { NodeBuffer, NodeCrypto } from './node-types.js'
 
 type HmacKey = Parameters<NodeCrypto['createHmac']>[1]
 
@@ -21,7 +18,11 @@ const MAX_KEYS = 64
  * import * as crypto from 'node:crypto'
  * const provider = nodeCryptoProvider(crypto, Buffer)
  */
-export function nodeCryptoProvider(crypto: NodeCrypto, buffer: NodeBuffer): CryptoProvider {
+export function nodeCryptoProvider(
+  crypto: NodeCrypto,
+  buffer: NodeBuffer,
+  options: { pads?: boolean } = {},
+): CryptoProvider {
   const { createHmac, createHash, timingSafeEqual, createSecretKey, hash } = crypto
   const hexLength = DIGEST_BYTES * 2
   // A KeyObject spares HMAC the conversion of the secret on every delivery: about 12% of each HMAC here.
@@ -36,6 +37,21 @@ export function nodeCryptoProvider(crypto: NodeCrypto, buffer: NodeBuffer): Cryp
     }
     return key
   }
+  const fast = options.pads === false ? undefined : hmacPads(crypto, buffer)
+  const padsBySecret = new Map<string, Pads>()
+  const padsOf = (secret: string): Pads => {
+    let pads = padsBySecret.get(secret)
+    if (pads === undefined) {
+      if (padsBySecret.size >= MAX_KEYS) padsBySecret.clear()
+      pads = (fast as NonNullable<typeof fast>).pads(secret)
+      padsBySecret.set(secret, pads)
+    }
+    return pads
+  }
+  const macOf = (secret: string, body: RawBody): Uint8Array =>
+    fast && typeof body !== 'string' && body.length <= PADS_MAX_BODY
+      ? fast.mac(padsOf(secret), body)
+      : createHmac('sha256', keyOf(secret)).update(body).digest()
   return {
     name: 'node:crypto',
     // One-shot `hash` (Node 20.12+) to hex is about 3x cheaper here than a Hash object and a Buffer.
@@ -47,15 +63,7 @@ export function nodeCryptoProvider(crypto: NodeCrypto, buffer: NodeBuffer): Cryp
       const expected = buffer.from(signature, 'hex')
       if (expected.length !== 32) return -1
       for (let i = 0; i < secrets.length; i++) {
-        if (
-          timingSafeEqual(
-            createHmac('sha256', keyOf(secrets[i] as string))
-              .update(body)
-              .digest(),
-            expected,
-          )
-        )
-          return i
+        if (timingSafeEqual(macOf(secrets[i] as string, body), expected)) return i
       }
       return -1
     },
