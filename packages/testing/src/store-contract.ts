@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import type { WebhookStore } from '@payhooks/core'
 import { afterEach, describe, expect, it } from 'vitest'
-import { digestTests } from './store-contract-digests.js'
-import { orderingTests } from './store-contract-ordering.js'
+import { digestTests } from './store-contract/digests.js'
+import { orderingTests } from './store-contract/ordering.js'
 
 type MaybePromise<T> = T | Promise<T>
 

@@ -1,6 +1,6 @@
 import type { OrderingPosition, WebhookStore } from '@payhooks/core'
 import { expect, it } from 'vitest'
-import type { DigestContext } from './store-contract-digests.js'
+import type { DigestContext } from './digests.js'
 
 /** What the ordering tests borrow from the contract's suite. */
 export type OrderingContext = Omit<DigestContext, 'digests'>

@@ -1,7 +1,7 @@
 import { createWebhooks, type WebhookError, type WebhookStore } from '@payhooks/core'
 import { expect, it } from 'vitest'
-import { sampleEvent } from './samples.js'
-import { signedDelivery } from './signing.js'
+import { sampleEvent } from '../samples.js'
+import { signedDelivery } from '../signing.js'
 
 /** What the digest tests borrow from the contract's suite. */
 export interface DigestContext {
