@@ -5,7 +5,8 @@ import {
   deadLetterQuery,
   type ReplayOutcome,
 } from '@payhooks/core'
-import type { BullmqQueue, DeadLetter } from './queue.js'
+import type { DeadLetter } from './failed-jobs.js'
+import type { BullmqQueue } from './queue.js'
 
 /** Failed jobs read per call while filtering. */
 const PAGE = 200

@@ -1,12 +1,8 @@
 export type { QueueConnection } from './connection.js'
 export { bullmqDeadLetters } from './dead-letters.js'
+export type { DeadLetter } from './failed-jobs.js'
 export { jobIdFor } from './jobs.js'
-export {
-  type BullmqQueue,
-  type BullmqQueueOptions,
-  bullmqQueue,
-  type DeadLetter,
-  type QueueCounts,
-} from './queue.js'
+export { type BullmqQueue, bullmqQueue, type QueueCounts } from './queue.js'
+export type { BullmqQueueOptions } from './queue-options.js'
 export type { EnqueueBatchOptions, JobRetention } from './types.js'
 export { type StartWorkerOptions, startWorker, type WebhookWorker } from './worker.js'

@@ -1,21 +1,8 @@
 import { createWebhooks, type WebhookError, type WebhookStore } from '@payhooks/core'
 import { expect, it } from 'vitest'
-import { sampleEvent } from './samples.js'
-import { signedDelivery } from './signing.js'
-
-/** What the digest tests borrow from the contract's suite. */
-export interface DigestContext {
-  /** Instances of one fleet, in a namespace of the test's own. */
-  fleet(): (index?: number) => Promise<WebhookStore>
-  /** Claims `eventId` (with `digest`) and returns the token, failing when it is not claimed. */
-  claimed(store: WebhookStore, eventId: string, leaseMs?: number, digest?: string): Promise<string>
-  /** Claims `eventId` (with `digest`) as soon as the lease holding it runs out. */
-  claimAfterExpiry(store: WebhookStore, eventId: string, digest?: string): Promise<string>
-  leaseMs: number
-  shortLeaseMs: number
-  /** Whether the store keeps digests. */
-  digests: boolean
-}
+import { sampleEvent } from '../samples.js'
+import { signedDelivery } from '../signing.js'
+import type { ContractContext } from './types.js'
 
 // Digests as the receiver makes them: 32 lower-case hex characters.
 const A = '0123456789abcdef0123456789abcdef'
@@ -27,7 +14,7 @@ const digestOf = (result: Awaited<ReturnType<WebhookStore['claim']>>) =>
   result.status === 'claimed' ? undefined : result.digest
 
 /** The tests of body digests (`claim`'s third argument), inside the contract's `describe`. */
-export function digestTests(context: DigestContext): void {
+export function digestTests(context: ContractContext): void {
   const { fleet, claimed, claimAfterExpiry, leaseMs: LEASE_MS, shortLeaseMs, digests } = context
 
   if (digests) {

@@ -1,11 +1,8 @@
 import type { OrderingPosition, WebhookStore } from '@payhooks/core'
 import { expect, it } from 'vitest'
-import type { DigestContext } from './store-contract-digests.js'
+import { sleep } from './context.js'
+import type { ContractContext } from './types.js'
 
-/** What the ordering tests borrow from the contract's suite. */
-export type OrderingContext = Omit<DigestContext, 'digests'>
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 const T0 = Date.parse('2026-11-03T08:00:00Z')
 const position = (key: string, at: number, eventType = 'transaction_settled'): OrderingPosition => ({
   key,
@@ -31,7 +28,7 @@ async function handle(store: WebhookStore, eventId: string, at: OrderingPosition
  * The tests of ordering fences (`store.ordering`, `claim`'s fourth argument), inside the contract's `describe`. Run
  * only for a store that says it keeps them.
  */
-export function orderingTests(context: OrderingContext): void {
+export function orderingTests(context: ContractContext): void {
   const { fleet, leaseMs: LEASE_MS, shortLeaseMs } = context
 
   it('ordering: answers the key high-water mark with the claim, moved by complete, across instances', async () => {
