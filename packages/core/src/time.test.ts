@@ -50,6 +50,21 @@ describe('parseUtcTimestamp', () => {
       expect(parseUtcTimestamp(text), text).toBe(Date.parse(text))
     }
   })
+
+  it('agrees with Date.parse across times of one day and days in turn (the day it last read is kept)', () => {
+    for (const text of [
+      '2026-11-23T00:00:00Z',
+      '2026-11-23T23:59:59.999Z',
+      '2026-11-24T00:00:00Z',
+      '2026-11-23T12:00:00Z',
+      '2025-11-23T12:00:00Z',
+      '2026-10-23T12:00:00Z',
+      '2026-11-13T12:00:00Z',
+      '2026-11-13T12:00:01Z',
+    ]) {
+      expect(parseUtcTimestamp(text), text).toBe(Date.parse(text))
+    }
+  })
 })
 
 describe('parseCreatedAt', () => {

@@ -38,7 +38,20 @@ export function parseUtcTimestamp(text: string): number | undefined {
     if (digits(text, 20, fraction) < 0) return undefined
     ms = fraction >= 3 ? digits(text, 20, 3) : digits(text, 20, fraction) * (fraction === 1 ? 100 : 10)
   }
-  return Date.UTC(year, month - 1, day, hour, minute, second, ms)
+  return dayStart(year, month, day) + hour * 3_600_000 + minute * 60_000 + second * 1000 + ms
+}
+
+// Deliveries arrive with `created_at` of today or a few days back: the start of the last day read is kept, which
+// spares `Date.UTC` on nearly every delivery.
+let lastDay = -1
+let lastDayStart = 0
+function dayStart(year: number, month: number, day: number): number {
+  const key = year * 10_000 + month * 100 + day
+  if (key !== lastDay) {
+    lastDayStart = Date.UTC(year, month - 1, day)
+    lastDay = key
+  }
+  return lastDayStart
 }
 
 /**

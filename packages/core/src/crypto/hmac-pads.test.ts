@@ -71,3 +71,23 @@ describe('nodeCryptoProvider.match with and without the pads', () => {
     }
   })
 })
+
+describe('hmacPads on a Buffer without its latin1 writer', () => {
+  it('writes through write(text, offset, "latin1") and gives the same bytes', () => {
+    const alloc = (size: number) => {
+      const bytes = Buffer.alloc(size)
+      // Node's own write() goes through latin1Write: write through a second view of the same memory instead.
+      const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length)
+      Object.defineProperty(bytes, 'latin1Write', { value: undefined })
+      Object.defineProperty(bytes, 'write', {
+        value: (text: string, offset: number, encoding: 'latin1') => view.write(text, offset, encoding),
+      })
+      return bytes
+    }
+    const kit = hmacPads(nodeCrypto, { from: Buffer.from, alloc } as unknown as typeof Buffer)
+    expect(kit).toBeDefined()
+    const body = Buffer.from('{"event_id":"evt_plain_write"}')
+    const mac = (kit as NonNullable<typeof kit>).mac((kit as NonNullable<typeof kit>).pads('whsec_w'), body)
+    expect(Buffer.from(mac).toString('hex')).toBe(reference('whsec_w', body))
+  })
+})

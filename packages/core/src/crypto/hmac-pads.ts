@@ -6,6 +6,7 @@ const DIGEST = 32
 /** Bodies up to this size go through the pads; longer ones (never a webhook of this service) through `createHmac`. */
 export const PADS_MAX_BODY = 64 * 1024
 
+type LatinWriter = { latin1Write(text: string, offset: number, length: number): number }
 type OneShotHash = NonNullable<NodeCrypto['hash']>
 
 /** A secret's inner and outer key blocks (the key XOR 0x36, XOR 0x5c). */
@@ -50,13 +51,19 @@ export function hmacPads(crypto: NodeCrypto, buffer: NodeBuffer): HmacPads | und
     }
     return { inner: innerPad, outer: outerPad }
   }
+  // Buffer's own latin1 writer where the runtime has it (Node's `write(text, offset, 'latin1')` looks the encoding
+  // up on every call: about 0.3 µs of each HMAC here).
+  const latin1Write: (target: Uint8Array, text: string, offset: number) => void =
+    typeof (result as { latin1Write?: unknown }).latin1Write === 'function'
+      ? (target, text, offset) => (target as unknown as LatinWriter).latin1Write(text, offset, DIGEST)
+      : (target, text, offset) => (target as typeof result).write(text, offset, 'latin1')
   const mac = (keyPads: Pads, body: Uint8Array): Uint8Array => {
     inner.set(keyPads.inner, 0)
     inner.set(body, BLOCK)
     // 'binary' (latin1) gives the 32 digest bytes as a short string: cheaper here than a Buffer allocated for them.
     outer.set(keyPads.outer, 0)
-    outer.write(hash('sha256', inner.subarray(0, BLOCK + body.length), 'binary'), BLOCK, 'latin1')
-    result.write(hash('sha256', outer, 'binary'), 0, 'latin1')
+    latin1Write(outer, hash('sha256', inner.subarray(0, BLOCK + body.length), 'binary'), BLOCK)
+    latin1Write(result, hash('sha256', outer, 'binary'), 0)
     return result
   }
   const kit: HmacPads = { pads, mac }
