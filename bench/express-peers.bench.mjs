@@ -5,16 +5,17 @@
 // each), signed the way that library expects, before each round; every handler reads data.settlement_amount.
 // So the only difference is the library: the kit also validates the event against its schema, dedupes by
 // event_id and answers with the delivery's outcome, which the peers leave to the app.
-//   pnpm bench express-peers        (BENCH_ROUNDS=n for more or fewer rounds; default 7)
+//   pnpm bench express-peers   (BENCH_ROUNDS: rounds, default 7; BENCH_CONNECTIONS: default 10;
+//   BENCH_CPU_PROF=<dir>: each server's CPU profile there)
 import { createHmac } from 'node:crypto'
 import { once } from 'node:events'
 import { loadavg } from 'node:os'
-import { compareRounds, SECRET, serveChild, signKit, startServer } from './http-load.mjs'
+import { compareRounds, SECRET, serveChild, signKit, startServer, stopServers } from './http-load.mjs'
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS) || 7
 const ROUND_SECONDS = 2
 const WARMUP_SECONDS = 2
-const CONNECTIONS = 10
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS) || 10
 const VARIANTS = ['kit', 'octokit', 'stripe', 'standard-webhooks']
 const PEERS = VARIANTS.slice(1)
 const TARGET = 1.05
@@ -147,13 +148,13 @@ async function preflight(running) {
 const post = (url, headers, body) => fetch(`${url}/webhooks`, { method: 'POST', headers, body })
 
 async function main() {
-  const load = () =>
+  const loadAverage = () =>
     loadavg()
       .map((x) => x.toFixed(2))
       .join(' ')
   console.log(
     `${ROUNDS} rounds of ${ROUND_SECONDS} s per server (after ${WARMUP_SECONDS} s warm-up), ${CONNECTIONS} connections, ` +
-      `Node ${process.version}, load average ${load()}; each request a new signed transaction_settled event.\n`,
+      `Node ${process.version}, load average ${loadAverage()}; each request a new signed transaction_settled event.\n`,
   )
   const running = {}
   for (const variant of VARIANTS) {
@@ -176,10 +177,10 @@ async function main() {
       connections: CONNECTIONS,
     })
   } finally {
-    for (const variant of VARIANTS) running[variant].child.kill()
+    stopServers(running)
   }
   report(result)
-  console.log(`\nload average at the end: ${load()}`)
+  console.log(`\nload average at the end: ${loadAverage()}`)
   if (result.problems) {
     console.log(`${result.problems} round(s) had non-2XX answers, errors or reused bodies: see above.`)
     process.exitCode = 1

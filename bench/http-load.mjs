@@ -20,11 +20,24 @@ export const median = (values) => {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
 }
 
-/** Forks `file` with `args`; the child answers `{ port }` over IPC once it listens. */
+/**
+ * Forks `file` with `args`; the child answers `{ port }` over IPC once it listens. With `BENCH_CPU_PROF=<dir>`, the
+ * child writes its V8 CPU profile to `<dir>/<args>.cpuprofile` when {@link stopServers} stops it.
+ */
 export async function startServer(file, args) {
-  const child = fork(file, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  const dir = process.env.BENCH_CPU_PROF
+  const name = `${args.join('-').replace(/[^\w.-]+/g, '_')}.cpuprofile`
+  const execArgv = dir
+    ? [...process.execArgv, '--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${name}`]
+    : undefined
+  const child = fork(file, args, { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
   const [message] = await once(child, 'message')
   return { child, url: `http://127.0.0.1:${message.port}` }
+}
+
+/** Stops the servers of `running` (`{ [variant]: { child } }`): each exits on its own, writing its profile if asked. */
+export function stopServers(running) {
+  for (const { child } of Object.values(running)) if (child.connected) child.disconnect()
 }
 
 /**
