@@ -9,7 +9,7 @@
 // only those frameworks.
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { once } from 'node:events'
-import { compareRounds, LIMIT, SECRET, SIGNATURE_HEADER, serveChild, startServer } from './http-load.mjs'
+import { compareRounds, LIMIT, SECRET, SIGNATURE_HEADER, serveChild, startServer, stopServers } from './http-load.mjs'
 
 const FRAMEWORKS = ['express', 'koa', 'hono', 'fastify'].filter(
   (name) => !process.env.BENCH_FRAMEWORKS || process.env.BENCH_FRAMEWORKS.split(',').includes(name),
@@ -189,7 +189,7 @@ async function main() {
         connections: CONNECTIONS,
       })
     } finally {
-      for (const variant of VARIANTS) running[variant].child.kill()
+      stopServers(running)
     }
     const { ratio, medianRps, medianP99, medianCpu, cpuRatio } = result
     console.log(

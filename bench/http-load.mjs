@@ -20,11 +20,24 @@ export const median = (values) => {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
 }
 
-/** Forks `file` with `args`; the child answers `{ port }` over IPC once it listens. */
+/**
+ * Forks `file` with `args`; the child answers `{ port }` over IPC once it listens. With `BENCH_CPU_PROF=<dir>`, the
+ * child writes its V8 CPU profile to `<dir>/<args>.cpuprofile` when {@link stopServers} stops it.
+ */
 export async function startServer(file, args) {
-  const child = fork(file, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  const dir = process.env.BENCH_CPU_PROF
+  const name = `${args.join('-').replace(/[^\w.-]+/g, '_')}.cpuprofile`
+  const execArgv = dir
+    ? [...process.execArgv, '--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${name}`]
+    : undefined
+  const child = fork(file, args, { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
   const [message] = await once(child, 'message')
   return { child, url: `http://127.0.0.1:${message.port}` }
+}
+
+/** Stops the servers of `running` (`{ [variant]: { child } }`): each exits on its own, writing its profile if asked. */
+export function stopServers(running) {
+  for (const { child } of Object.values(running)) if (child.connected) child.disconnect()
 }
 
 /**
@@ -50,22 +63,30 @@ async function serverCpu(child) {
   }
 }
 
+/** The kit's own signing: what the payment service sends. */
+export const signKit = (body) => ({ 'content-type': 'application/json', [SIGNATURE_HEADER]: sign(body) })
+
 let eventCounter = 0
-/** Fresh signed bodies, made before a round so the client spends no time signing while it measures. */
-function makeBodies(count) {
+/**
+ * Fresh bodies with their headers from `signRequest(body, eventId)` (by default {@link signKit}), made before a
+ * round so the client spends no time signing while it measures, and so timestamps in the headers are fresh.
+ */
+function makeBodies(count, signRequest = signKit) {
   const template = JSON.stringify(sampleEvent('transaction_settled', { eventId: 'evt_bench_@' }))
   return Array.from({ length: count }, () => {
-    const body = template.replace('evt_bench_@', `evt_bench_${process.pid}_${++eventCounter}`)
-    return { body, signature: sign(body) }
+    const eventId = `evt_bench_${process.pid}_${++eventCounter}`
+    const body = template.replace('evt_bench_@', eventId)
+    return { body, headers: signRequest(body, eventId) }
   })
 }
 
 /**
- * Loads `url`/webhooks for `seconds`; every request a new signed event. With the server's `child`, also the
- * server's CPU time per answered request (µs): steadier than req/s when the load generator shares the cores.
+ * Loads `url`/webhooks for `seconds`; every request a new event, signed by `signRequest` (default: the kit's
+ * signature). With the server's `child`, also the server's CPU time per answered request (µs): steadier than
+ * req/s when the load generator shares the cores.
  */
-export async function load(url, seconds, connections, child) {
-  const bodies = makeBodies(BODIES_PER_SECOND * seconds)
+export async function load(url, seconds, connections, child, signRequest) {
+  const bodies = makeBodies(BODIES_PER_SECOND * seconds, signRequest)
   let next = 0
   let reused = 0
   const cpuBefore = child ? await serverCpu(child) : 0
@@ -81,19 +102,23 @@ export async function load(url, seconds, connections, child) {
             next = 0
             reused++
           }
-          const { body, signature } = bodies[next++]
-          return { ...request, body, headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signature } }
+          const { body, headers } = bodies[next++]
+          return { ...request, body, headers }
         },
       },
     ],
   })
   const cpuUs = child ? ((await serverCpu(child)) - cpuBefore) / result.requests.total : Number.NaN
   const failures = result.non2xx + result.errors + result.timeouts
-  return { rps: result.requests.average, p99: result.latency.p99, cpuUs, failures, reused }
+  const statuses = Object.entries(result.statusCodeStats)
+    .filter(([code]) => !code.startsWith('2'))
+    .map(([code, { count }]) => `${count}x ${code}`)
+  return { rps: result.requests.average, p99: result.latency.p99, cpuUs, failures, statuses, reused }
 }
 
 /**
- * Runs `rounds` rounds over the running servers (`{ [variant]: { url } }`), rotating their order, after
+ * Runs `rounds` rounds over the running servers (`{ [variant]: { url, child, signRequest? } }`; `signRequest` as
+ * in {@link load}), rotating their order, after
  * a warm-up. Returns per-variant samples, a ratio helper (median of per-round req/s ratios: sturdier than
  * a ratio of medians when other processes load the machine in bursts) and the count of bad rounds.
  */
@@ -101,15 +126,19 @@ export async function compareRounds(running, { label, rounds, roundSeconds, warm
   const variants = Object.keys(running)
   const samples = Object.fromEntries(variants.map((variant) => [variant, []]))
   let problems = 0
-  for (const variant of variants) await load(running[variant].url, warmupSeconds, connections)
+  for (const variant of variants) {
+    await load(running[variant].url, warmupSeconds, connections, undefined, running[variant].signRequest)
+  }
   for (let round = 0; round < rounds; round++) {
     const order = variants.map((_, i) => variants[(i + round) % variants.length])
     if (round % 2) order.reverse()
     for (const variant of order) {
-      const sample = await load(running[variant].url, roundSeconds, connections, running[variant].child)
+      const { url, child, signRequest } = running[variant]
+      const sample = await load(url, roundSeconds, connections, child, signRequest)
       if (sample.failures || sample.reused) {
         problems++
-        console.log(`${label} ${variant}: ${sample.failures} non-2XX/errors, ${sample.reused} reused bodies`)
+        const statuses = sample.statuses.length ? ` (${sample.statuses.join(', ')})` : ''
+        console.log(`${label} ${variant}: ${sample.failures} non-2XX/errors${statuses}, ${sample.reused} reused bodies`)
       }
       samples[variant].push(sample)
     }

@@ -9,7 +9,7 @@ import { fork } from 'node:child_process'
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { once } from 'node:events'
 import { createServer } from 'node:http'
-import { compareRounds, SECRET, SIGNATURE_HEADER, serveChild, startServer } from './http-load.mjs'
+import { compareRounds, SECRET, SIGNATURE_HEADER, serveChild, startServer, stopServers } from './http-load.mjs'
 
 const ROUNDS = 7
 const ROUND_SECONDS = 2
@@ -115,7 +115,7 @@ async function main() {
       connections: CONNECTIONS,
     })
   } finally {
-    for (const variant of VARIANTS) running[variant].child.kill()
+    stopServers(running)
   }
   const { ratio, medianRps, medianP99, medianCpu, cpuRatio, problems } = result
   const header = [
