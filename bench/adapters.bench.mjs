@@ -7,9 +7,17 @@
 // between the adapter glue and core's own per-event work.
 // Run: pnpm bench adapters (builds first; this file imports the built packages). BENCH_FRAMEWORKS=koa,hono runs
 // only those frameworks.
-import { createHmac, timingSafeEqual } from 'node:crypto'
 import { once } from 'node:events'
-import { compareRounds, LIMIT, SECRET, SIGNATURE_HEADER, serveChild, startServer, stopServers } from './http-load.mjs'
+import {
+  compareRounds,
+  handWrittenCheck,
+  LIMIT,
+  SECRET,
+  SIGNATURE_HEADER,
+  serveChild,
+  startServer,
+  stopServers,
+} from './http-load.mjs'
 
 const FRAMEWORKS = ['express', 'koa', 'hono', 'fastify'].filter(
   (name) => !process.env.BENCH_FRAMEWORKS || process.env.BENCH_FRAMEWORKS.split(',').includes(name),
@@ -22,20 +30,7 @@ const CONNECTIONS = 10
 
 // ---- child: one server -------------------------------------------------------------------------
 
-const seen = new Set()
-/**
- * The check a hand-written route does: HMAC of the raw bytes, constant-time compare, JSON.parse, and a
- * Set of handled event ids (the answer says processed or duplicate).
- */
-function baselineCheck(raw, signature) {
-  if (typeof signature !== 'string' || signature.length !== 64) return undefined
-  const expected = createHmac('sha256', SECRET).update(raw).digest()
-  if (!timingSafeEqual(expected, Buffer.from(signature, 'hex'))) return undefined
-  const event = JSON.parse(raw.toString('utf8'))
-  const status = seen.has(event.event_id) ? 'duplicate' : 'processed'
-  seen.add(event.event_id)
-  return { ok: true, event_id: event.event_id, status }
-}
+const baselineCheck = handWrittenCheck()
 
 async function adapterReceiver() {
   const { createWebhooks, memoryStore } = await import('@payhooks/core')

@@ -1,10 +1,10 @@
-import { randomUUID } from 'node:crypto'
 import type { DeadLetterStore } from '@payhooks/core'
 import { afterEach, describe } from 'vitest'
 import { receiver, receiverTests, SECRET } from './dead-letter-contract/receiver.js'
 import { storeTests } from './dead-letter-contract/store.js'
 import type { DeadLetterStoreFactory, Fleet } from './dead-letter-contract/types.js'
 import { deadLetterViewContract } from './dead-letter-contract/view.js'
+import { fleetNamespace, makeFleet } from './fleet.js'
 import { signedDelivery } from './signing.js'
 
 export type {
@@ -55,21 +55,8 @@ export function deadLetterContract(name: string, makeStore: DeadLetterStoreFacto
   })
 
   /** Instances of one fleet, in a namespace of this test's own; instance(i) is made on first use. */
-  function fleet(namespace = `${name.replace(/[^\w-]/g, '_')}-${randomUUID()}`): Fleet {
-    const instances = new Map<number, Promise<DeadLetterStore>>()
-    return (index = 0): Promise<DeadLetterStore> => {
-      let instance = instances.get(index)
-      if (!instance) {
-        instance = (async () => {
-          const store = await makeStore(namespace)
-          made.add(store)
-          await store.init?.()
-          return store
-        })()
-        instances.set(index, instance)
-      }
-      return instance
-    }
+  function fleet(namespace = fleetNamespace(name)): Fleet {
+    return makeFleet(namespace, makeStore, made)
   }
 
   describe(`dead letter store contract: ${name}`, () => {

@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto'
 import type { WebhookStore } from '@payhooks/core'
 import { expect } from 'vitest'
+import { fleetNamespace, makeFleet } from '../fleet.js'
 import type { ContractContext, Fleet, StoreContractOptions, StoreFactory } from './types.js'
 
 /** Lease of the claims that must not run out during a test. */
@@ -25,21 +25,7 @@ export function contractContext(
 
   /** Instances of one fleet, in a namespace of this test's own; instance(i) is made on first use. */
   function fleet(): Fleet {
-    const namespace = `${name.replace(/[^\w-]/g, '_')}-${randomUUID()}`
-    const instances = new Map<number, Promise<WebhookStore>>()
-    return (index = 0): Promise<WebhookStore> => {
-      let instance = instances.get(index)
-      if (!instance) {
-        instance = (async () => {
-          const store = await makeStore(namespace)
-          made.add(store)
-          await store.init?.()
-          return store
-        })()
-        instances.set(index, instance)
-      }
-      return instance
-    }
+    return makeFleet(fleetNamespace(name), makeStore, made)
   }
 
   async function claimed(store: WebhookStore, eventId: string, leaseMs = LEASE_MS, digest?: string): Promise<string> {
