@@ -18,9 +18,9 @@ export interface Pads {
 /**
  * HMAC-SHA256 (RFC 2104) as two one-shot SHA-256 calls over the secret's precomputed key blocks. `createHmac` sets
  * up an OpenSSL MAC context on every call, which on Node 20 (OpenSSL 3) costs more than hashing a webhook-sized
- * body: 3.7 µs per check of a 518-byte body against 1.8 µs this way (`pnpm bench hmac`, garbage collection included). The result is
- * byte for byte the same; {@link hmacPads} checks that once against `createHmac` (RFC 4231's vectors) and is
- * undefined when it does not hold, or when the runtime lacks one-shot `hash`.
+ * body: 3.7 µs per check of a 518-byte body against 1.8 µs this way (`pnpm bench hmac`, garbage collection
+ * included). The result is byte for byte the same; {@link hmacPads} checks that once against `createHmac` (RFC
+ * 4231's vectors) and is undefined when it does not hold, or when the runtime lacks one-shot `hash`.
  */
 export interface HmacPads {
   /** The key blocks of `secret`. */
