@@ -14,7 +14,7 @@ const BODIES_PER_SECOND = 60_000
 
 /**
  * The check a hand-written route does: HMAC of the raw bytes (`createHmac`), constant-time compare, JSON.parse, and
- * a Set of handled event ids. Returns the answer's JSON (processed or duplicate), or undefined for a bad signature.
+ * a Set of handled event ids. Returns the answer's object (processed or duplicate), or undefined for a bad signature.
  */
 export function handWrittenCheck() {
   const seen = new Set()
