@@ -42,7 +42,7 @@ export function hmacPads(crypto: NodeCrypto, buffer: NodeBuffer): HmacPads | und
   const result = buffer.alloc(DIGEST)
   const pads = (secret: string): Pads => {
     let key: Uint8Array = buffer.from(secret, 'utf8')
-    if (key.length > BLOCK) key = buffer.from(hash('sha256', key, 'hex'), 'hex')
+    if (key.length > BLOCK) key = hash('sha256', key, 'buffer')
     const innerPad = new Uint8Array(BLOCK).fill(0x36)
     const outerPad = new Uint8Array(BLOCK).fill(0x5c)
     for (let i = 0; i < key.length; i++) {
