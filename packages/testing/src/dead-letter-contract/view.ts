@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto'
 import type { DeadLetter } from '@payhooks/core'
 import { afterEach, describe, expect, it } from 'vitest'
+import { fleetNamespace } from '../fleet.js'
 import { sampleEvent } from '../samples.js'
 import type { ContractEvent, DeadLetterSubject, DeadLetterSubjectFactory } from './types.js'
 
@@ -26,7 +26,7 @@ export function deadLetterViewContract(name: string, makeSubject: DeadLetterSubj
     for (const subject of made.splice(0)) await subject.close?.()
   })
   async function subject(): Promise<DeadLetterSubject> {
-    const made_ = await makeSubject(`${name.replace(/[^\w-]/g, '_')}-${randomUUID()}`)
+    const made_ = await makeSubject(fleetNamespace(name))
     made.push(made_)
     return made_
   }
