@@ -77,17 +77,48 @@ const servers = {
       res.writeHead(status, headers).end(body)
     })
   },
+  /** The kit as its README mounts it on node:http: `nodeWebhooks`, the answer written from a callback. */
   kit: async () => {
-    const { createWebhooks, memoryStore } = await import('@payhooks/core')
+    const { nodeWebhooks } = await import('@payhooks/core/node')
+    return createServer(nodeWebhooks(await kitReceiver()))
+  },
+  'w-set': async () => {
+    const { answerNodeRequest } = await import('@payhooks/core/node')
+    const webhooks = await kitReceiver()
+    return createServer((req, res) => {
+      answerNodeRequest(webhooks, req, { fix: 'x' }, ({ status, headers, body }) => {
+        res.statusCode = status
+        for (const k in headers) res.setHeader(k, headers[k])
+        res.end(body)
+      })
+    })
+  },
+  'kit-cb': async () => {
+    const { answerNodeRequest } = await import('@payhooks/core/node')
+    const webhooks = await kitReceiver()
+    return createServer((req, res) => {
+      answerNodeRequest(webhooks, req, { fix: 'x' }, ({ status, headers, body }) =>
+        res.writeHead(status, headers).end(body),
+      )
+    })
+  },
+  /** The kit behind `await receiveNodeRequest(…)` in an async listener (a promise per request): not run by default. */
+  'kit-await': async () => {
     const { receiveNodeRequest } = await import('@payhooks/core/node')
-    // Room for every event of the run, so the store never evicts: this measures the request path.
-    const webhooks = createWebhooks({ secret: SECRET, store: memoryStore({ maxEntries: 2_000_000 }) })
-    webhooks.on('transaction_settled', () => {})
+    const webhooks = await kitReceiver()
     return createServer(async (req, res) => {
       const { status, headers, body } = await receiveNodeRequest(webhooks, req, { fix: 'read no body before this' })
       res.writeHead(status, headers).end(body)
     })
   },
+}
+
+async function kitReceiver() {
+  const { createWebhooks, memoryStore } = await import('@payhooks/core')
+  // Room for every event of the run, so the store never evicts: this measures the request path.
+  const webhooks = createWebhooks({ secret: SECRET, store: memoryStore({ maxEntries: 2_000_000 }) })
+  webhooks.on('transaction_settled', () => {})
+  return webhooks
 }
 
 async function memoryRow() {

@@ -1,12 +1,13 @@
-import type { IncomingMessage } from 'node:http'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Readable } from 'node:stream'
 import { InternalError, PayloadTooLargeError, RawBodyUnavailableError } from './errors.js'
 import { NodeBody } from './node-body.js'
 import type { RawBody } from './signature.js'
-import type { WebhookResult, Webhooks } from './types.js'
+import type { RawDelivery, WebhookResult, Webhooks } from './types.js'
 
 /** The part of a `createWebhooks()` receiver a Node adapter uses. */
-export type NodeReceiver = Pick<Webhooks<unknown>, 'receive' | 'reject' | 'maxBodyBytes'>
+export type NodeReceiver = Pick<Webhooks<unknown>, 'receive' | 'reject' | 'maxBodyBytes'> &
+  Partial<Pick<Webhooks<unknown>, 'respond'>>
 
 /** Options of {@link receiveNodeRequest}. */
 export interface NodeRequestOptions {
@@ -72,6 +73,97 @@ export function receiveNodeRequest(
   req: IncomingMessage,
   options: NodeRequestOptions,
 ): Promise<WebhookResult> {
+  const delivery = nodeDelivery(webhooks, req, options)
+  return isAnswer(delivery) ? Promise.resolve(delivery) : webhooks.receive(delivery)
+}
+
+/**
+ * {@link receiveNodeRequest} with the answer handed to `send` instead of a promise (through `webhooks.respond`,
+ * so a delivery makes no promise of its own): `send` is called exactly once, at once or later (at the latest at
+ * the receiver's deadline). Never throws; a `send` that throws is reported to `onError`.
+ *
+ * @example
+ * import { answerNodeRequest, writeNodeAnswer } from '@payhooks/core/node'
+ * http.createServer((req, res) => {
+ *   answerNodeRequest(webhooks, req, { fix: 'read no body before this' }, (answer) => writeNodeAnswer(res, answer))
+ * })
+ */
+export function answerNodeRequest(
+  webhooks: NodeReceiver,
+  req: IncomingMessage,
+  options: NodeRequestOptions,
+  send: (result: WebhookResult) => void,
+): void {
+  const delivery = nodeDelivery(webhooks, req, options)
+  if (isAnswer(delivery)) sendOrReport(webhooks, send, delivery)
+  else if (webhooks.respond) webhooks.respond(delivery, send)
+  else webhooks.receive(delivery).then((result) => sendOrReport(webhooks, send, result))
+}
+
+/**
+ * Writes `result` out on `res`, with its headers; Node adds the `content-length` (so a keep-alive answer is not
+ * chunked). Writes nothing if an answer already went out.
+ */
+export function writeNodeAnswer(res: ServerResponse, result: WebhookResult): void {
+  if (res.headersSent) return
+  res.statusCode = result.status
+  const headers = result.headers
+  // setHeader and a body given to end() are cheaper than writeHead with a copy of the headers (measured ~2 µs).
+  for (const name in headers) res.setHeader(name, headers[name] as string)
+  res.end(result.body)
+}
+
+/** Options of {@link nodeWebhooks}. */
+export interface NodeWebhooksOptions {
+  /**
+   * Where an earlier layer left the exact bytes of the body, if one read it. Return `undefined` to read the stream.
+   * @default none: the request stream is read
+   */
+  rawBody?: (req: IncomingMessage) => RawBody | undefined
+}
+
+/**
+ * A `node:http` request listener for the payment service's webhooks: reads the exact body bytes, hands them to
+ * the receiver, and writes its answer out, with no promise per request. Every method and path it is given is
+ * answered (other methods 405): route to it yourself if the server serves anything else.
+ *
+ * @example
+ * import { createServer } from 'node:http'
+ * import { nodeWebhooks } from '@payhooks/core/node'
+ * createServer(nodeWebhooks(webhooks)).listen(3000)
+ */
+export function nodeWebhooks(
+  webhooks: NodeReceiver,
+  options: NodeWebhooksOptions = {},
+): (req: IncomingMessage, res: ServerResponse) => void {
+  const pickBody = options.rawBody
+  return function payhooksNode(req, res) {
+    answerNodeRequest(webhooks, req, { body: pickBody?.(req), fix: LISTENER_FIX }, (result) =>
+      writeNodeAnswer(res, result),
+    )
+  }
+}
+
+const LISTENER_FIX = 'Read no body before the webhook listener, or hand it the bytes with the rawBody option.'
+
+function isAnswer(value: RawDelivery | WebhookResult): value is WebhookResult {
+  return typeof (value as WebhookResult).status === 'number'
+}
+
+function sendOrReport(webhooks: NodeReceiver, send: (result: WebhookResult) => void, result: WebhookResult): void {
+  try {
+    send(result)
+  } catch (error) {
+    webhooks.reject(new InternalError(error))
+  }
+}
+
+/** The delivery for `req`, or the answer when it is refused before any work. */
+function nodeDelivery(
+  webhooks: NodeReceiver,
+  req: IncomingMessage,
+  options: NodeRequestOptions,
+): RawDelivery | WebhookResult {
   try {
     const method = req.method ?? 'POST'
     const headers = req.headers
@@ -80,26 +172,20 @@ export function receiveNodeRequest(
       return Array.isArray(value) ? value[0] : value
     }
     const kept = options.body
-    if (kept !== undefined) return webhooks.receive({ method, body: kept, getHeader })
-    if (method !== 'POST') return webhooks.receive({ method, body: '', getHeader })
+    if (kept !== undefined) return { method, body: kept, getHeader }
+    if (method !== 'POST') return { method, body: '', getHeader }
     if (streamConsumed(req)) {
-      const error = new RawBodyUnavailableError(`the request body was already read and parsed. ${options.fix}`)
-      return Promise.resolve(webhooks.reject(error))
+      return webhooks.reject(
+        new RawBodyUnavailableError(`the request body was already read and parsed. ${options.fix}`),
+      )
     }
     const limit = webhooks.maxBodyBytes
     const length = headers['content-length']
-    if (length !== undefined && Number(length) > limit) {
-      return Promise.resolve(webhooks.reject(new PayloadTooLargeError(limit)))
-    }
+    if (length !== undefined && Number(length) > limit) return webhooks.reject(new PayloadTooLargeError(limit))
     // The body by callback: no promise per request, and processing starts in the stream's own 'end'.
     const body = new NodeBody(req, limit)
-    return webhooks.receive({
-      method,
-      body: body as unknown as PromiseLike<Uint8Array>,
-      getHeader,
-      stopReading: body.stop,
-    })
+    return { method, body: body as unknown as PromiseLike<Uint8Array>, getHeader, stopReading: body.stop }
   } catch (error) {
-    return Promise.resolve(webhooks.reject(new InternalError(error)))
+    return webhooks.reject(new InternalError(error))
   }
 }

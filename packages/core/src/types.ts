@@ -175,6 +175,16 @@ export interface Webhooks<E, C extends object = {}> {
    */
   receive(delivery: RawDelivery): Promise<WebhookResult>
   /**
+   * {@link Webhooks.receive} with the answer handed to `send` instead of a promise, for adapters that write it
+   * from a callback (no promise per request). `send` is called exactly once: at once when the answer is known
+   * synchronously, else later (at the latest at the deadline). If `send` throws, that is reported to `onError`
+   * as an {@link InternalError}. Never throws.
+   *
+   * @example
+   * webhooks.respond({ body, getHeader }, ({ status, headers, body }) => res.writeHead(status, headers).end(body))
+   */
+  respond(delivery: RawDelivery, send: (result: WebhookResult) => void): void
+  /**
    * Runs the handlers of an already verified event under the store's claim, as the inline mode does:
    * for queue workers. With `maxConcurrentEvents` events running, it waits for a slot first. Resolves with
    * what happened; rejects with {@link HandlerError} (claim released), {@link StoreError}, or

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { decodedTextBody, type RawBody, type WebhookResult } from '@payhooks/core'
-import { type NodeReceiver, receiveNodeRequest } from '@payhooks/core/node'
+import { decodedTextBody, type RawBody } from '@payhooks/core'
+import { type NodeReceiver, receiveNodeRequest, writeNodeAnswer } from '@payhooks/core/node'
 
 /** The part of a `createWebhooks()` receiver the adapter uses. */
 export type ExpressReceiver = NodeReceiver
@@ -36,12 +36,6 @@ function keptBody(req: IncomingMessage): RawBody | undefined {
   return undefined
 }
 
-function send(res: ServerResponse, result: WebhookResult): void {
-  if (res.headersSent) return
-  res.writeHead(result.status, { ...result.headers, 'content-length': Buffer.byteLength(result.body) })
-  res.end(result.body)
-}
-
 /**
  * Express request handler for the payment service's webhooks: reads the exact body bytes, hands
  * them to `webhooks.receive`, and writes out its answer. Verification, dedupe, status codes and the
@@ -67,7 +61,7 @@ export function expressWebhooks(
 ): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   const pickBody = options.rawBody
   return async function payhooksExpress(req, res) {
-    send(res, await receiveNodeRequest(webhooks, req, { body: pickBody?.(req) ?? keptBody(req), fix: FIX }))
+    writeNodeAnswer(res, await receiveNodeRequest(webhooks, req, { body: pickBody?.(req) ?? keptBody(req), fix: FIX }))
   }
 }
 

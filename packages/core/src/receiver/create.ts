@@ -16,7 +16,7 @@ import type { WebhooksOptions } from '../webhooks-options.js'
 import { refusedAnswer } from './answer.js'
 import type { Engine } from './engine.js'
 import { checkOptions } from './options.js'
-import { expire, receive } from './receive.js'
+import { expire, receive, respond } from './receive.js'
 import { shutDown } from './shutdown.js'
 
 /**
@@ -93,6 +93,7 @@ export function createWebhooks<S extends SchemaMap = {}, C extends object = {}>(
       return this
     },
     receive: (raw) => receive(engine, raw),
+    respond: (raw, send) => respond(engine, raw, send),
     handle: (request) => receiveWebRequest(webhooks, request),
     dispatch(event, dispatchOptions) {
       if (engine.closing) return Promise.reject(new ClosingError())

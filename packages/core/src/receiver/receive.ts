@@ -1,4 +1,5 @@
-import { BodyTimeoutError, ClosingError, DeadlineError } from '../errors.js'
+import { BodyTimeoutError, ClosingError, DeadlineError, InternalError } from '../errors.js'
+import { report } from '../event-handler/index.js'
 import type { RawBody } from '../signature.js'
 import { isThenable } from '../thenable.js'
 import type { RawDelivery, WebhookResult } from '../types.js'
@@ -15,13 +16,41 @@ const ignore = () => {}
  * at once, without entering the deadline list.
  */
 export function receive(engine: Engine, raw: RawDelivery): Promise<WebhookResult> {
+  return new Promise((resolve) => {
+    const now = start(engine, raw, resolve)
+    if (now !== undefined) resolve(now)
+  })
+}
+
+/**
+ * {@link receive} with the answer handed to `send` instead of a promise: at once when the delivery is answered
+ * synchronously, else from the callback that settles it (or from the deadline). `send` is called exactly once; if
+ * it throws, that is reported to `onError` as an {@link InternalError} and goes no further.
+ */
+export function respond(engine: Engine, raw: RawDelivery, send: (result: WebhookResult) => void): void {
+  const answer = (result: WebhookResult) => {
+    try {
+      send(result)
+    } catch (error) {
+      report(engine.eventHandler, new InternalError(error))
+    }
+  }
+  const now = start(engine, raw, answer)
+  if (now !== undefined) answer(now)
+}
+
+/**
+ * Starts a delivery: its answer when known at once (refused while closing, or processed synchronously), else
+ * `undefined`, and `answer` gets it later.
+ */
+function start(engine: Engine, raw: RawDelivery, answer: (result: WebhookResult) => void): WebhookResult | undefined {
   if (engine.closing) {
     const body = raw.body
     if (isThenable(body)) {
       raw.stopReading?.()
       body.then(undefined, ignore)
     }
-    return Promise.resolve(refusedAnswer(engine, new ClosingError()))
+    return refusedAnswer(engine, new ClosingError())
   }
   const arrivedAt = Date.now()
   const body = raw.body
@@ -32,10 +61,14 @@ export function receive(engine: Engine, raw: RawDelivery): Promise<WebhookResult
     reading ? 'reading' : 'processing',
   )
   engine.claims.start()
-  if (reading) return waitFor(engine, delivery, arrivedAt, body, bodyArrived)
+  if (reading) {
+    waitFor(engine, delivery, arrivedAt, answer, body, bodyArrived)
+    return undefined
+  }
   const result = processBody(engine, delivery, body)
-  if (!isThenable(result)) return Promise.resolve(settledAnswer(engine, delivery, result))
-  return waitFor(engine, delivery, arrivedAt, result, settle)
+  if (!isThenable(result)) return settledAnswer(engine, delivery, result)
+  waitFor(engine, delivery, arrivedAt, answer, result, settle)
+  return undefined
 }
 
 /** The delivery went asynchronous: its answer comes from `next` once `work` settles, or from the deadline. */
@@ -43,18 +76,17 @@ function waitFor<T>(
   engine: Engine,
   delivery: IncomingDelivery,
   arrivedAt: number,
+  answer: (result: WebhookResult) => void,
   work: PromiseLike<T>,
   next: (engine: Engine, delivery: IncomingDelivery, value: T) => void,
-): Promise<WebhookResult> {
-  return new Promise((resolve) => {
-    delivery.resolve = resolve
-    delivery.due = arrivedAt + engine.deadlineMs
-    engine.deadlines.add(delivery)
-    work.then(
-      (value) => next(engine, delivery, value),
-      (error: unknown) => settleFailure(engine, delivery, error),
-    )
-  })
+): void {
+  delivery.resolve = answer
+  delivery.due = arrivedAt + engine.deadlineMs
+  engine.deadlines.add(delivery)
+  work.then(
+    (value) => next(engine, delivery, value),
+    (error: unknown) => settleFailure(engine, delivery, error),
+  )
 }
 
 /** `reading` → `processing`: the body arrived; unless the deadline answered while it was arriving. */
