@@ -4,7 +4,9 @@
 // every request carries the same payload (a new transaction_settled event from @payhooks/testing, a new event id
 // each), signed the way that library expects, before each round; every handler reads data.settlement_amount.
 // So the only difference is the library: the kit also validates the event against its schema, dedupes by
-// event_id and answers with the delivery's outcome, which the peers leave to the app.
+// event_id and answers with the delivery's outcome, which the peers leave to the app. The kit runs mounted both
+// ways its README shows: `kit` as app-wide middleware answering its path (as octokit's is mounted), `kit-route`
+// with app.post; the target compares `kit` with the best peer.
 //   pnpm bench express-peers   (BENCH_ROUNDS: rounds, default 7; BENCH_CONNECTIONS: default 10;
 //   BENCH_CPU_PROF=<dir>: each server's CPU profile there)
 import { createHmac } from 'node:crypto'
@@ -16,8 +18,9 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS) || 7
 const ROUND_SECONDS = 2
 const WARMUP_SECONDS = 2
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS) || 10
-const VARIANTS = ['kit', 'octokit', 'stripe', 'standard-webhooks']
-const PEERS = VARIANTS.slice(1)
+const PEERS = ['octokit', 'stripe', 'standard-webhooks']
+/** `kit` is mounted as octokit's middleware is (`app.use`, answering its path); `kit-route` with `app.post`. */
+const VARIANTS = ['kit', 'kit-route', ...PEERS]
 const TARGET = 1.05
 /** Standard Webhooks secrets are base64 (`whsec_` prefixed): these decode to the same key bytes as SECRET. */
 const STANDARD_SECRET = `whsec_${Buffer.from(SECRET).toString('base64')}`
@@ -29,6 +32,7 @@ const json = { 'content-type': 'application/json' }
 
 const signers = {
   kit: signKit,
+  'kit-route': signKit,
   /** GitHub's: `x-hub-signature-256: sha256=<hex>` over the body, the event name and a delivery id. */
   octokit: (body, eventId) => ({
     ...json,
@@ -61,15 +65,13 @@ const refused = (res) => res.status(400).type('text/plain').send('signature veri
 
 const routes = {
   async kit(app) {
-    const { createWebhooks, memoryStore } = await import('@payhooks/core')
     const { expressWebhooks } = await import('@payhooks/express')
-    // Room for every event of the run, so the store never evicts: this bench measures the request path.
-    const webhooks = createWebhooks({ secret: SECRET, store: memoryStore({ maxEntries: 2_000_000 }) })
-    webhooks.on('transaction_settled', (event) => {
-      last.amount = event.data.settlement_amount
-    })
-    webhooks.onError(() => {}) // the preflight's tampered body: answered 401, not logged
-    app.post('/webhooks', expressWebhooks(webhooks))
+    // Mounted as octokit's is (app-wide middleware answering its path): the kit's README shows both forms.
+    app.use(expressWebhooks(await kitReceiver(), { path: '/webhooks' }))
+  },
+  async 'kit-route'(app) {
+    const { expressWebhooks } = await import('@payhooks/express')
+    app.post('/webhooks', expressWebhooks(await kitReceiver()))
   },
   async octokit(app) {
     const { Webhooks, createNodeMiddleware } = await import('@octokit/webhooks')
@@ -113,6 +115,17 @@ const routes = {
       res.json({ received: true })
     })
   },
+}
+
+async function kitReceiver() {
+  const { createWebhooks, memoryStore } = await import('@payhooks/core')
+  // Room for every event of the run, so the store never evicts: this bench measures the request path.
+  const webhooks = createWebhooks({ secret: SECRET, store: memoryStore({ maxEntries: 2_000_000 }) })
+  webhooks.on('transaction_settled', (event) => {
+    last.amount = event.data.settlement_amount
+  })
+  webhooks.onError(() => {}) // the preflight's tampered body: answered 401, not logged
+  return webhooks
 }
 
 async function serve(variant) {

@@ -93,6 +93,18 @@ const servers = {
       })
     })
   },
+  'w-arr': async () => {
+    const { answerNodeRequest } = await import('@payhooks/core/node')
+    const webhooks = await kitReceiver()
+    return createServer((req, res) => {
+      answerNodeRequest(webhooks, req, { fix: 'x' }, ({ status, headers, body }) => {
+        const flat = []
+        for (const k in headers) flat.push(k, headers[k])
+        flat.push('content-length', `${Buffer.byteLength(body)}`)
+        res.writeHead(status, flat).end(body)
+      })
+    })
+  },
   'kit-cb': async () => {
     const { answerNodeRequest } = await import('@payhooks/core/node')
     const webhooks = await kitReceiver()

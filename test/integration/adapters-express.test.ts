@@ -158,3 +158,83 @@ describe.each(expressVersions)('$name: adapter behind body parsers', ({ express 
     expect(seen).toEqual([event.event_id])
   })
 })
+
+describe.each(expressVersions)('$name: adapter as app-wide middleware with a path', ({ express }) => {
+  async function start(build: (app: express.Express, webhooks: TestWebhooks) => void) {
+    const { webhooks, errors } = testWebhooks()
+    const seen: string[] = []
+    webhooks.onAny((event) => void seen.push(event.event_id))
+    const app = express()
+    build(app, webhooks)
+    const served = await listen(app)
+    closers.push(served.close)
+    return { agent: request(served.server), errors, seen }
+  }
+
+  it('answers its path (with a query string or a trailing slash) and hands every other path to next', async () => {
+    const { agent, seen } = await start((app, webhooks) => {
+      app.use(expressWebhooks(webhooks, { path: '/webhooks' }))
+      app.use(express.json())
+      app.post('/webhooks-archive', (_req, res) => {
+        res.json({ route: 'archive' })
+      })
+      app.post('/api/echo', (req, res) => {
+        res.json({ parsed: req.body })
+      })
+    })
+    const deliveries = await Promise.all(
+      ['evt_mw_1', 'evt_mw_2', 'evt_mw_3'].map((eventId) =>
+        signedDelivery(sampleEvent('transaction_settled', { eventId }), SECRET),
+      ),
+    )
+    const [first, second, third] = deliveries as [
+      (typeof deliveries)[0],
+      (typeof deliveries)[0],
+      (typeof deliveries)[0],
+    ]
+
+    const plain = await agent.post('/webhooks').set(first.headers).send(first.body)
+    const query = await agent.post('/webhooks?source=retry').set(second.headers).send(second.body)
+    const slash = await agent.post('/webhooks/').set(third.headers).send(third.body)
+    const archive = await agent.post('/webhooks-archive').send({})
+    const echo = await agent.post('/api/echo').send({ hello: 'world' })
+    const missing = await agent.post('/webhooks/extra').set(first.headers).send(first.body)
+
+    expect([plain.status, plain.body.status]).toEqual([200, 'processed'])
+    expect(plain.headers['content-length']).toBe(String(Buffer.byteLength(plain.text)))
+    expect([query.status, slash.status]).toEqual([200, 200])
+    expect(archive.body).toEqual({ route: 'archive' })
+    expect(echo.body).toEqual({ parsed: { hello: 'world' } })
+    expect(missing.status).toBe(404)
+    expect(seen).toEqual(['evt_mw_1', 'evt_mw_2', 'evt_mw_3'])
+  })
+
+  it('answers 405 with Allow: POST to another method on its path, and runs nothing', async () => {
+    const { agent, seen } = await start((app, webhooks) => {
+      app.use(expressWebhooks(webhooks, { path: '/webhooks' }))
+    })
+
+    const res = await agent.get('/webhooks')
+
+    expect(res.status).toBe(405)
+    expect(res.headers.allow).toBe('POST')
+    expect(seen).toEqual([])
+  })
+
+  it('compares the path after a mount path, and keeps the bytes express.json({ verify: keepRawBody }) kept', async () => {
+    const { agent, seen } = await start((app, webhooks) => {
+      app.use(express.json({ verify: keepRawBody }))
+      app.use('/payments', expressWebhooks(webhooks, { path: '/webhooks' }))
+    })
+    const { event, body, headers } = await prettyDelivery()
+
+    const res = await agent.post('/payments/webhooks').set(headers).send(body)
+    const tampered = await agent.post('/payments/webhooks').set(headers).send(body.replace('{', '{ '))
+    const elsewhere = await agent.post('/webhooks').set(headers).send(body)
+
+    expect(res.status).toBe(200)
+    expect(tampered.status).toBe(401)
+    expect(elsewhere.status).toBe(404)
+    expect(seen).toEqual([event.event_id])
+  })
+})

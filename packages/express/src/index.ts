@@ -1,4 +1,6 @@
 export {
+  type ExpressMiddlewareOptions,
+  type ExpressNext,
   type ExpressReceiver,
   type ExpressWebhooksOptions,
   expressWebhooks,
