@@ -185,6 +185,7 @@ describe('nodeWebhooks on node:http', () => {
 
       expect(answer.status).toBe(500)
       expect(JSON.parse(answer.body).error).toBe('raw_body_unavailable')
+      expect(JSON.parse(answer.body).message).toContain('rawBody option')
       expect(handled).toEqual([])
       expect(errors).toHaveLength(1)
       expect(errors[0]).toBeInstanceOf(RawBodyUnavailableError)
