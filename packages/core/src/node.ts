@@ -103,6 +103,9 @@ export function answerNodeRequest(
 /**
  * Writes `result` out on `res`, with its headers; Node adds the `content-length` (so a keep-alive answer is not
  * chunked). Writes nothing if an answer already went out.
+ *
+ * @example
+ * answerNodeRequest(webhooks, req, { fix: 'read no body before this' }, (answer) => writeNodeAnswer(res, answer))
  */
 export function writeNodeAnswer(res: ServerResponse, result: WebhookResult): void {
   if (res.headersSent) return
