@@ -149,7 +149,9 @@ describe('nodeWebhooks on node:http', () => {
   })
 
   describe('behind a layer that read the body', () => {
-    /** Reads the whole body first, as a body parser does, keeping its exact bytes on `req.rawBody`. */
+    /** The bytes the earlier layer kept, per request. */
+    const kept = new WeakMap<IncomingMessage, Buffer>()
+    /** Reads the whole body first, as a body parser does, keeping its exact bytes. */
     const readFirst =
       (options: NodeWebhooksOptions) =>
       (webhooks: ReturnType<typeof testWebhooks>['webhooks']): Listener => {
@@ -158,12 +160,12 @@ describe('nodeWebhooks on node:http', () => {
           const chunks: Buffer[] = []
           req.on('data', (chunk: Buffer) => chunks.push(chunk))
           req.on('end', () => {
-            ;(req as IncomingMessage & { rawBody?: Buffer }).rawBody = Buffer.concat(chunks)
+            kept.set(req, Buffer.concat(chunks))
             listener(req, res)
           })
         }
       }
-    const rawBody = (req: IncomingMessage) => (req as IncomingMessage & { rawBody?: Buffer }).rawBody
+    const rawBody = (req: IncomingMessage) => kept.get(req)
 
     it('verifies the bytes handed over with the rawBody option and answers 200', async () => {
       const { url, handled } = await start({}, readFirst({ rawBody }))
