@@ -212,8 +212,11 @@ describe('webhooks.respond', () => {
       const calls: WebhookResult[] = []
       const { sent, send } = recorder()
 
-      webhooks.respond(await delivery('evt_respond_due_throw'), thrower(calls))
-      webhooks.respond(await delivery('evt_respond_due_next'), send)
+      const [throwing, next] = [await delivery('evt_respond_due_throw'), await delivery('evt_respond_due_next')]
+
+      // In one turn: both due at the same timer run, the throwing one first.
+      webhooks.respond(throwing, thrower(calls))
+      webhooks.respond(next, send)
 
       expect((await firstAnswer(sent))?.status).toBe(503)
       expect(calls.map((r) => r.status)).toEqual([503])
