@@ -13,7 +13,7 @@ import { unusedPort } from '../fixtures/sandbox-receivers.js'
 const root = resolve(import.meta.dirname, '../..')
 /** READMEs whose snippets are checked; `sections` limits a README to the snippets whose nearest heading is one of those. */
 const READMES: { file: string; sections?: string[] }[] = [
-  { file: 'README.md', sections: ['Quick start'] },
+  { file: 'README.md', sections: ['Quick start', 'Plain `node:http`'] },
   { file: 'packages/core/README.md' },
   { file: 'packages/express/README.md' },
   { file: 'packages/client/README.md' },
@@ -97,7 +97,7 @@ describe('README snippets', () => {
 
   it('finds the snippets, and the packages are built', () => {
     expect(all.filter((s) => s.lang === 'ts').length).toBeGreaterThanOrEqual(8)
-    expect(all.filter((s) => s.file === 'README.md')).toHaveLength(1)
+    expect(all.filter((s) => s.file === 'README.md')).toHaveLength(2)
     expect(all.filter((s) => s.lang === 'js').length).toBeGreaterThanOrEqual(2)
     expect(existsSync(resolve(root, 'packages/core/dist/index.d.ts'))).toBe(true)
   })

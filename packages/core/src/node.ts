@@ -103,6 +103,9 @@ export function answerNodeRequest(
 /**
  * Writes `result` out on `res`, with its headers; Node adds the `content-length` (so a keep-alive answer is not
  * chunked). Writes nothing if an answer already went out.
+ *
+ * @example
+ * answerNodeRequest(webhooks, req, { fix: 'read no body before this' }, (answer) => writeNodeAnswer(res, answer))
  */
 export function writeNodeAnswer(res: ServerResponse, result: WebhookResult): void {
   if (res.headersSent) return
@@ -117,6 +120,7 @@ export function writeNodeAnswer(res: ServerResponse, result: WebhookResult): voi
 export interface NodeWebhooksOptions {
   /**
    * Where an earlier layer left the exact bytes of the body, if one read it. Return `undefined` to read the stream.
+   * If it throws, the request is answered 500 `internal_error` and the error goes to `onError`.
    * @default none: the request stream is read
    */
   rawBody?: (req: IncomingMessage) => RawBody | undefined
@@ -138,9 +142,16 @@ export function nodeWebhooks(
 ): (req: IncomingMessage, res: ServerResponse) => void {
   const pickBody = options.rawBody
   return function payhooksNode(req, res) {
-    answerNodeRequest(webhooks, req, { body: pickBody?.(req), fix: LISTENER_FIX }, (result) =>
-      writeNodeAnswer(res, result),
-    )
+    const send = (result: WebhookResult) => writeNodeAnswer(res, result)
+    let body: RawBody | undefined
+    try {
+      body = pickBody?.(req)
+    } catch (error) {
+      // Thrown out of a request listener it would end the process: node:http has no layer above to catch it.
+      sendOrReport(webhooks, send, webhooks.reject(new InternalError(error)))
+      return
+    }
+    answerNodeRequest(webhooks, req, { body, fix: LISTENER_FIX }, send)
   }
 }
 
