@@ -1,11 +1,11 @@
-// The kit on plain node:http (receiveNodeRequest + memoryStore) against a minimal hand-written receiver
+// The kit on plain node:http (nodeWebhooks + memoryStore) against a minimal hand-written receiver
 // (raw bytes, createHmac, timingSafeEqual, JSON.parse, a Set) and against node:http's own floor (read the
 // body, answer 200), each server in its own child process, 32 connections, rotating rounds, medians.
 // Then a memory table: RSS and heap after a warm-up that fills the default memoryStore, and after 1,000,000 more
 // distinct events through receive()
 // (BENCH_NO_MEMORY=1 leaves it out). A fourth server, `glue`, runs the kit's node:http glue around the hand-written
 // check, to split the kit's gap between the glue and core's per-event work (BENCH_VARIANTS=floor,baseline,kit leaves
-// it out).
+// it out). `kit-await`, not run by default, is the kit behind `await receiveNodeRequest(…)` in an async listener.
 //   pnpm bench node-http
 import { fork } from 'node:child_process'
 import { once } from 'node:events'
@@ -52,67 +52,30 @@ const servers = {
     })
   },
   /**
-   * The kit's node:http glue (`receiveNodeRequest`: the body by callback, a promise per request) around the
-   * hand-written check instead of core's `receive`: splits the kit's gap into the glue's part and core's per-event work.
+   * The kit's node:http glue (`nodeWebhooks`: the body by callback, the answer by callback, `writeNodeAnswer`)
+   * around the hand-written check instead of core's `respond`: splits the kit's gap into the glue's part and
+   * core's per-event work.
    */
   glue: async () => {
-    const { receiveNodeRequest } = await import('@payhooks/core/node')
+    const { nodeWebhooks } = await import('@payhooks/core/node')
     const check = handWrittenCheck()
     const refused = { status: 401, headers: {}, body: '' }
     const receiver = {
       maxBodyBytes: 1_048_576,
       reject: () => refused,
-      receive: (raw) =>
-        new Promise((resolve) => {
-          raw.body.then((body) => {
-            const answer = check(body, raw.getHeader(SIGNATURE_HEADER))
-            resolve(
-              answer === undefined ? refused : { status: 200, headers: JSON_HEADERS, body: JSON.stringify(answer) },
-            )
-          })
+      receive: () => Promise.reject(new Error('the glue answers through respond')),
+      respond: (raw, send) =>
+        raw.body.then((body) => {
+          const answer = check(body, raw.getHeader(SIGNATURE_HEADER))
+          send(answer === undefined ? refused : { status: 200, headers: JSON_HEADERS, body: JSON.stringify(answer) })
         }),
     }
-    return createServer(async (req, res) => {
-      const { status, headers, body } = await receiveNodeRequest(receiver, req, { fix: 'read no body before this' })
-      res.writeHead(status, headers).end(body)
-    })
+    return createServer(nodeWebhooks(receiver))
   },
   /** The kit as its README mounts it on node:http: `nodeWebhooks`, the answer written from a callback. */
   kit: async () => {
     const { nodeWebhooks } = await import('@payhooks/core/node')
     return createServer(nodeWebhooks(await kitReceiver()))
-  },
-  'w-set': async () => {
-    const { answerNodeRequest } = await import('@payhooks/core/node')
-    const webhooks = await kitReceiver()
-    return createServer((req, res) => {
-      answerNodeRequest(webhooks, req, { fix: 'x' }, ({ status, headers, body }) => {
-        res.statusCode = status
-        for (const k in headers) res.setHeader(k, headers[k])
-        res.end(body)
-      })
-    })
-  },
-  'w-arr': async () => {
-    const { answerNodeRequest } = await import('@payhooks/core/node')
-    const webhooks = await kitReceiver()
-    return createServer((req, res) => {
-      answerNodeRequest(webhooks, req, { fix: 'x' }, ({ status, headers, body }) => {
-        const flat = []
-        for (const k in headers) flat.push(k, headers[k])
-        flat.push('content-length', `${Buffer.byteLength(body)}`)
-        res.writeHead(status, flat).end(body)
-      })
-    })
-  },
-  'kit-cb': async () => {
-    const { answerNodeRequest } = await import('@payhooks/core/node')
-    const webhooks = await kitReceiver()
-    return createServer((req, res) => {
-      answerNodeRequest(webhooks, req, { fix: 'x' }, ({ status, headers, body }) =>
-        res.writeHead(status, headers).end(body),
-      )
-    })
   },
   /** The kit behind `await receiveNodeRequest(…)` in an async listener (a promise per request): not run by default. */
   'kit-await': async () => {

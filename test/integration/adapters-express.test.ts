@@ -159,6 +159,44 @@ describe.each(expressVersions)('$name: adapter behind body parsers', ({ express 
   })
 })
 
+describe.each(expressVersions)('$name: a rawBody option that throws', ({ express }) => {
+  const failure = new Error('rawBody lookup failed: secret-ish detail')
+  const rawBody = () => {
+    throw failure
+  }
+  it.each([
+    [
+      'app.post',
+      (app: express.Express, webhooks: TestWebhooks) => app.post('/webhooks', expressWebhooks(webhooks, { rawBody })),
+    ],
+    [
+      'app.use with a path',
+      (app: express.Express, webhooks: TestWebhooks) =>
+        app.use(expressWebhooks(webhooks, { rawBody, path: '/webhooks' })),
+    ],
+  ])('is answered 500 internal_error and reported (%s), and the app answers on', async (_name, mount) => {
+    const { webhooks, errors } = testWebhooks()
+    const app = express()
+    mount(app, webhooks)
+    app.get('/health', (_req, res) => {
+      res.json({ ok: true })
+    })
+    const served = await listen(app)
+    closers.push(served.close)
+    const agent = request(served.server)
+    const { body, headers } = await prettyDelivery()
+
+    const res = await agent.post('/webhooks').set(headers).send(body)
+    const health = await agent.get('/health')
+
+    expect(res.status).toBe(500)
+    expect(res.body.error).toBe('internal_error')
+    expect(res.text).not.toContain('secret-ish')
+    expect(errors.map((error) => error.cause)).toEqual([failure])
+    expect(health.body).toEqual({ ok: true })
+  })
+})
+
 describe.each(expressVersions)('$name: adapter as app-wide middleware with a path', ({ express }) => {
   async function start(build: (app: express.Express, webhooks: TestWebhooks) => void) {
     const { webhooks, errors } = testWebhooks()

@@ -13,6 +13,11 @@ export type NodeReceiver = Pick<Webhooks<unknown>, 'receive' | 'reject' | 'maxBo
 export interface NodeRequestOptions {
   /** The exact bytes an earlier layer kept (`req.rawBody`, `express.raw()`, a body parser's raw text), if any. */
   body?: RawBody
+  /**
+   * Finds the kept bytes on the request, when `body` is not given (`undefined`: read the stream). A throw is
+   * answered 500 `internal_error` and reported to `onError`.
+   */
+  rawBody?: ((req: IncomingMessage) => RawBody | undefined) | undefined
   /** How to fix the app when a parser consumed the body without keeping it: one sentence, framework-specific. */
   fix: string
 }
@@ -140,18 +145,11 @@ export function nodeWebhooks(
   webhooks: NodeReceiver,
   options: NodeWebhooksOptions = {},
 ): (req: IncomingMessage, res: ServerResponse) => void {
-  const pickBody = options.rawBody
+  // A throwing rawBody is answered 500 internal_error by nodeDelivery: out of a request listener it would end the
+  // process, as node:http has no layer above to catch it.
+  const requestOptions: NodeRequestOptions = { rawBody: options.rawBody, fix: LISTENER_FIX }
   return function payhooksNode(req, res) {
-    const send = (result: WebhookResult) => writeNodeAnswer(res, result)
-    let body: RawBody | undefined
-    try {
-      body = pickBody?.(req)
-    } catch (error) {
-      // Thrown out of a request listener it would end the process: node:http has no layer above to catch it.
-      sendOrReport(webhooks, send, webhooks.reject(new InternalError(error)))
-      return
-    }
-    answerNodeRequest(webhooks, req, { body, fix: LISTENER_FIX }, send)
+    answerNodeRequest(webhooks, req, requestOptions, (result) => writeNodeAnswer(res, result))
   }
 }
 
@@ -182,7 +180,7 @@ function nodeDelivery(
       const value = headers[name]
       return Array.isArray(value) ? value[0] : value
     }
-    const kept = options.body
+    const kept = options.body ?? options.rawBody?.(req)
     if (kept !== undefined) return { method, body: kept, getHeader }
     if (method !== 'POST') return { method, body: '', getHeader }
     if (streamConsumed(req)) {

@@ -1,6 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { decodedTextBody, type RawBody } from '@payhooks/core'
-import { answerNodeRequest, type NodeReceiver, receiveNodeRequest, writeNodeAnswer } from '@payhooks/core/node'
+import {
+  answerNodeRequest,
+  type NodeReceiver,
+  type NodeRequestOptions,
+  receiveNodeRequest,
+  writeNodeAnswer,
+} from '@payhooks/core/node'
 
 /** The part of a `createWebhooks()` receiver the adapter uses. */
 export type ExpressReceiver = NodeReceiver
@@ -87,13 +93,15 @@ export function expressWebhooks(
   options: ExpressWebhooksOptions & { path?: string } = {},
 ): (req: IncomingMessage, res: ServerResponse, next: ExpressNext) => Promise<void> | void {
   const pickBody = options.rawBody
+  // Inside core's try: a throwing rawBody option is answered 500, never a rejection Express 4 leaves unhandled.
+  const requestOptions: NodeRequestOptions = {
+    rawBody: pickBody ? (req) => pickBody(req) ?? keptBody(req) : keptBody,
+    fix: FIX,
+  }
   const path = options.path
   if (path === undefined) {
     return async function payhooksExpress(req, res) {
-      writeNodeAnswer(
-        res,
-        await receiveNodeRequest(webhooks, req, { body: pickBody?.(req) ?? keptBody(req), fix: FIX }),
-      )
+      writeNodeAnswer(res, await receiveNodeRequest(webhooks, req, requestOptions))
     }
   }
   const slashed = path.endsWith('/') ? path : `${path}/`
@@ -106,9 +114,7 @@ export function expressWebhooks(
       next()
       return
     }
-    answerNodeRequest(webhooks, req, { body: pickBody?.(req) ?? keptBody(req), fix: FIX }, (result) =>
-      writeNodeAnswer(res, result),
-    )
+    answerNodeRequest(webhooks, req, requestOptions, (result) => writeNodeAnswer(res, result))
   }
 }
 
