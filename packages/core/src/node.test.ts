@@ -109,6 +109,25 @@ describe('answerNodeRequest', () => {
     const internal = errors.filter((e) => e instanceof InternalError)
     expect(internal.map((e) => e.cause)).toEqual([0, 1, 2].map(() => new Error('socket gone')))
   })
+
+  it('answers 500 internal_error, and reports it, when a receiver without respond rejects', async () => {
+    const errors: WebhookError[] = []
+    const webhooks = createWebhooks({ secret: SECRET })
+    webhooks.onError((error) => void errors.push(error))
+    const broken = new Error('wrapper broke')
+    const wrapper: NodeReceiver = {
+      receive: () => Promise.reject(broken),
+      reject: (error) => webhooks.reject(error),
+      maxBodyBytes: webhooks.maxBodyBytes,
+    }
+    const sent: WebhookResult[] = []
+
+    answerNodeRequest(wrapper, Object.assign(request({}), { method: 'GET' }), FIX, (result) => void sent.push(result))
+
+    await expect.poll(() => sent.length).toBe(1)
+    expect([sent[0]?.status, JSON.parse(sent[0]?.body ?? '{}').error]).toEqual([500, 'internal_error'])
+    expect(errors.map((error) => error.cause)).toEqual([broken])
+  })
 })
 
 describe('writeNodeAnswer', () => {

@@ -102,7 +102,13 @@ export function answerNodeRequest(
   const delivery = nodeDelivery(webhooks, req, options)
   if (isAnswer(delivery)) sendOrReport(webhooks, send, delivery)
   else if (webhooks.respond) webhooks.respond(delivery, send)
-  else webhooks.receive(delivery).then((result) => sendOrReport(webhooks, send, result))
+  else {
+    // A receiver that breaks its "never rejects" is answered 500, not left as an unhandled rejection.
+    webhooks.receive(delivery).then(
+      (result) => sendOrReport(webhooks, send, result),
+      (error: unknown) => sendOrReport(webhooks, send, webhooks.reject(new InternalError(error))),
+    )
+  }
 }
 
 /**

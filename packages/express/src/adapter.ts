@@ -70,7 +70,7 @@ function keptBody(req: IncomingMessage): RawBody | undefined {
  *
  * Mount it with `app.post` (other methods get Express's 404) or `app.all` (other methods get 405). Or, given a
  * `path`, as app-wide middleware with `app.use`: it answers that path (every method; other than POST 405) and
- * hands any other request to `next`. Both forms cost about the same per request.
+ * hands any other request to `next`.
  *
  * @example
  * const webhooks = createWebhooks({ secret: process.env.WEBHOOK_SECRET! })
