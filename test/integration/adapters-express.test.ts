@@ -19,17 +19,23 @@ async function prettyDelivery() {
   return { event, ...(await signedDelivery(JSON.stringify(event, null, 2), SECRET)) }
 }
 
+/** An app from `createApp` (Express 5 or 4) built by `build`, served on loopback, and what its receiver saw. */
+async function startApp(
+  createApp: (typeof expressVersions)[number]['express'],
+  build: (app: express.Express, webhooks: TestWebhooks) => void,
+) {
+  const { webhooks, errors } = testWebhooks()
+  const seen: string[] = []
+  webhooks.onAny((event) => void seen.push(event.event_id))
+  const app = createApp()
+  build(app, webhooks)
+  const served = await listen(app)
+  closers.push(served.close)
+  return { agent: request(served.server), errors, seen }
+}
+
 describe.each(expressVersions)('$name: adapter behind body parsers', ({ express }) => {
-  async function start(build: (app: express.Express, webhooks: TestWebhooks) => void) {
-    const { webhooks, errors } = testWebhooks()
-    const seen: string[] = []
-    webhooks.onAny((event) => void seen.push(event.event_id))
-    const app = express()
-    build(app, webhooks)
-    const served = await listen(app)
-    closers.push(served.close)
-    return { agent: request(served.server), errors, seen }
-  }
+  const start = (build: (app: express.Express, webhooks: TestWebhooks) => void) => startApp(express, build)
 
   it.each([
     ['express.json()', () => express.json()],
@@ -198,16 +204,7 @@ describe.each(expressVersions)('$name: a rawBody option that throws', ({ express
 })
 
 describe.each(expressVersions)('$name: adapter as app-wide middleware with a path', ({ express }) => {
-  async function start(build: (app: express.Express, webhooks: TestWebhooks) => void) {
-    const { webhooks, errors } = testWebhooks()
-    const seen: string[] = []
-    webhooks.onAny((event) => void seen.push(event.event_id))
-    const app = express()
-    build(app, webhooks)
-    const served = await listen(app)
-    closers.push(served.close)
-    return { agent: request(served.server), errors, seen }
-  }
+  const start = (build: (app: express.Express, webhooks: TestWebhooks) => void) => startApp(express, build)
 
   it('answers its path (with a query string or a trailing slash) and hands every other path to next', async () => {
     const { agent, seen } = await start((app, webhooks) => {
