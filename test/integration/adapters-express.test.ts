@@ -244,6 +244,15 @@ describe.each(expressVersions)('$name: adapter as app-wide middleware with a pat
     expect(seen).toEqual(['evt_mw_1', 'evt_mw_2', 'evt_mw_3'])
   })
 
+  it('refuses a path that does not start with a slash when it is created', () => {
+    const { webhooks } = testWebhooks()
+    for (const path of ['', 'webhooks']) {
+      expect(() => expressWebhooks(webhooks, { path })).toThrow(
+        new TypeError(`expressWebhooks: path must be a string starting with '/', got ${JSON.stringify(path)}`),
+      )
+    }
+  })
+
   it('answers 405 with Allow: POST to another method on its path, and runs nothing', async () => {
     const { agent, seen } = await start((app, webhooks) => {
       app.use(expressWebhooks(webhooks, { path: '/webhooks' }))

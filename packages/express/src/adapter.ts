@@ -34,7 +34,7 @@ export interface ExpressMiddlewareOptions extends ExpressWebhooksOptions {
   /**
    * The path it answers (every method: other than POST gets 405), compared with the request's path as Express
    * gives it to the middleware (after the mount path, without the query), with or without one trailing slash.
-   * Any other path goes on to the next middleware.
+   * Any other path goes on to the next middleware. Must start with `/` (else `expressWebhooks` throws a `TypeError`).
    * @example
    * app.use(expressWebhooks(webhooks, { path: '/webhooks' }))
    */
@@ -102,6 +102,9 @@ export function expressWebhooks(
     return async function payhooksExpress(req, res) {
       writeNodeAnswer(res, await receiveNodeRequest(webhooks, req, requestOptions))
     }
+  }
+  if (typeof path !== 'string' || !path.startsWith('/')) {
+    throw new TypeError(`expressWebhooks: path must be a string starting with '/', got ${JSON.stringify(path)}`)
   }
   const slashed = path.endsWith('/') ? path : `${path}/`
   const bare = slashed.length > 1 ? slashed.slice(0, -1) : slashed
