@@ -225,3 +225,46 @@ describe('webhooks.respond', () => {
     })
   })
 })
+
+describe("an adapter's stopReading that throws", () => {
+  const never = () => new Promise<RawBody>(() => {})
+  const failure = new Error('stream already destroyed')
+  const throwing = () => {
+    throw failure
+  }
+
+  it('is reported, and both deliveries due in the same timer run are still answered 408 by the deadline', async () => {
+    const { webhooks, errors } = setup({ deadlineMs: 50 })
+    const first = recorder()
+
+    webhooks.respond({ method: 'POST', body: never(), getHeader: () => undefined, stopReading: throwing }, first.send)
+    const answer = webhooks.receive({
+      method: 'POST',
+      body: never(),
+      getHeader: () => undefined,
+      stopReading: throwing,
+    })
+
+    expect((await firstAnswer(first.sent))?.status).toBe(408)
+    expect((await answer).status).toBe(408)
+    await sleep(20)
+    expect(first.sent).toHaveLength(1)
+    const internal = errors.filter((error) => error instanceof InternalError)
+    expect(internal.map((error) => error.cause)).toEqual([failure, failure])
+  })
+
+  it('is reported while closing, and the delivery is still answered 503 closing', async () => {
+    const { webhooks, errors } = setup()
+    await webhooks.close({ timeoutMs: 0 })
+
+    const answer = await webhooks.receive({
+      method: 'POST',
+      body: never(),
+      getHeader: () => undefined,
+      stopReading: throwing,
+    })
+
+    expect([answer.status, JSON.parse(answer.body).error]).toEqual([503, 'closing'])
+    expect(errors.filter((error) => error instanceof InternalError).map((error) => error.cause)).toEqual([failure])
+  })
+})

@@ -47,7 +47,7 @@ function start(engine: Engine, raw: RawDelivery, answer: (result: WebhookResult)
   if (engine.closing) {
     const body = raw.body
     if (isThenable(body)) {
-      raw.stopReading?.()
+      stopReading(engine, raw)
       body.then(undefined, ignore)
     }
     return refusedAnswer(engine, new ClosingError())
@@ -69,6 +69,15 @@ function start(engine: Engine, raw: RawDelivery, answer: (result: WebhookResult)
   if (!isThenable(result)) return settledAnswer(engine, delivery, result)
   waitFor(engine, delivery, arrivedAt, answer, result, settle)
   return undefined
+}
+
+/** Stops the read of `raw`'s body: an adapter's `stopReading` that throws is reported, and the answer still goes out. */
+function stopReading(engine: Engine, raw: RawDelivery): void {
+  try {
+    raw.stopReading?.()
+  } catch (error) {
+    report(engine.eventHandler, new InternalError(error))
+  }
 }
 
 /** The delivery went asynchronous: its answer comes from `next` once `work` settles, or from the deadline. */
@@ -129,7 +138,7 @@ export function expire(engine: Engine, delivery: IncomingDelivery): void {
     // Nothing of this delivery runs after this: count it out now, even if the read never settles.
     delivery.phase = 'timed_out'
     engine.claims.finish()
-    delivery.raw.stopReading?.()
+    stopReading(engine, delivery.raw)
     expiredAnswer(engine, delivery, new BodyTimeoutError(engine.deadlineMs))
     return
   }
