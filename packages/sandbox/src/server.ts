@@ -12,7 +12,7 @@ import type { ControlGuard } from './guard.js'
 import { createSandboxHandler, type SandboxCore } from './http.js'
 import { resolveOptions, type SandboxOptions } from './options.js'
 import { postSigned, serializeEvent } from './send.js'
-import { loadState, saveState } from './state.js'
+import { loadState, lockState, saveState } from './state.js'
 import {
   parseSubscriptionBody,
   RESELLER_SCOPED_EVENTS,
@@ -83,15 +83,17 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     }
     hub.subscriptionsChanged()
   })
+  const unlockState = statePath === undefined ? undefined : lockState(statePath)
   if (statePath !== undefined) {
-    store.restore(loadState(statePath))
-    // Written once now, so an unwritable path fails at start rather than at the first subscription.
     try {
+      store.restore(loadState(statePath))
+      // Written once now, so an unwritable path fails at start rather than at the first subscription.
       saveState(statePath, store.all())
     } catch (error) {
-      throw new TypeError(
-        `createSandbox: cannot write statePath ${statePath} (${(error as { code?: string }).code ?? 'error'})`,
-      )
+      unlockState?.()
+      if (error instanceof TypeError) throw error
+      const code = (error as { code?: string }).code ?? 'error'
+      throw new TypeError(`createSandbox: cannot write statePath ${statePath} (${code})`)
     }
   }
   const engine = new DeliveryEngine({
@@ -269,6 +271,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
             running.closeAllConnections()
           })
         }
+        unlockState?.()
       })()
       return closing
     },
