@@ -66,7 +66,7 @@ function leaseMs(value: number): number {
  * import { postgresStore } from '@payhooks/postgres'
  * import pg from 'pg'
  *
- * const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL })
+ * const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, connectionTimeoutMillis: 2000 })
  * const webhooks = createWebhooks({ secret: process.env.WEBHOOK_SECRET!, store: postgresStore(pool) })
  * webhooks.on('transaction_settled', async (event, { db }) => {
  *   await db.query('INSERT INTO settlements (transaction_id, amount) VALUES ($1, $2)', [
