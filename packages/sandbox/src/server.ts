@@ -29,6 +29,9 @@ import type { Sandbox } from './types.js'
  * `future_event` on every attempt, and one left behind `stale_event` once 73 hours old. The sandbox's clock drives
  * only the retry schedule.
  */
+/** A `created_at` an emit may be given: ISO 8601 in UTC, with or without fractions of a second. */
+const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/
+
 function wallClockStamp(): string {
   return new Date(Date.now()).toISOString()
 }
@@ -130,13 +133,25 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     }
     if (eventId !== undefined && engine.has(eventId))
       throw new SandboxHttpError(409, `event ${eventId} was emitted already`)
+    const { createdAt } = emitOptions
+    if (
+      createdAt !== undefined &&
+      (typeof createdAt !== 'string' || !ISO_UTC.test(createdAt) || !(Date.parse(createdAt) >= 0))
+    ) {
+      throw new SandboxHttpError(400, 'created_at must be an ISO 8601 UTC time such as 2026-11-22T10:00:00Z')
+    }
     const event = sampleEvent(eventType, {
       merchantId,
-      createdAt: wallClockStamp(),
+      createdAt: createdAt ?? wallClockStamp(),
       ...(data ? { data } : {}),
       ...(eventId ? { eventId } : {}),
     })
-    const entry = await engine.dispatch(event, store.matching(eventType, merchantId, credentials.resellers), merchantId)
+    const entry = await engine.dispatch(
+      event,
+      store.matching(eventType, merchantId, credentials.resellers),
+      merchantId,
+      createdAt,
+    )
     if (entry.deliveries.length === 0) {
       logger?.(`! ${eventType} ${entry.eventId}: ${noDeliveryReason(credentials, eventType, merchantId)}`)
     }
