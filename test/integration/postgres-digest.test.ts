@@ -39,7 +39,7 @@ function copies() {
 }
 
 function receiver(table: string, options: { createTable?: boolean; warnings?: string[] } = {}) {
-  const pool = new pg.Pool({ connectionString: databaseUrl(), max: 4 })
+  const pool = new pg.Pool({ connectionString: databaseUrl(), max: 4, connectionTimeoutMillis: 2000 })
   pools.push(pool)
   const logger = {
     warn: (line: string) => options.warnings?.push(line),

@@ -4,9 +4,17 @@ import { spawnSync } from 'node:child_process'
 import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { createWebhooks, memoryStore } from '@payhooks/core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { assertBuilt, exited, runCli, startCli } from '../fixtures/cli-run.js'
-import { call, type Receiver, startReceiver, unusedPort } from '../fixtures/sandbox-receivers.js'
+import {
+  call,
+  type Receiver,
+  serveLater,
+  startReceiver,
+  unusedPort,
+  webhooksListener,
+} from '../fixtures/sandbox-receivers.js'
 
 const HOUR = 3_600_000
 
@@ -115,7 +123,7 @@ describe('payhooks sandbox --manual-clock and sandbox advance', () => {
       const env = { PAYHOOKS_BASE_URL: started.url }
       const emitted = await runCli(['sandbox', 'emit', 'transaction_settled'], { env })
       expect(emitted.stdout).toMatch(
-        /^ {2}wsub_\S+ {2}pending {2}401 in \d+ ms\n {6}means: 401: the receiver refused the signature/m,
+        /^ {2}wsub_\S+ {2}pending {2}401 in \d+ ms\n {6}\{"error":"invalid_signature",.*\n {6}means: 401: the receiver refused the signature/m,
       )
       await runCli(['sandbox', 'emit', 'payment_created'], { env })
 
@@ -297,6 +305,59 @@ describe('payhooks sandbox emit', () => {
     } finally {
       child.kill('SIGTERM')
       await exited(child)
+    }
+  })
+})
+
+describe('payhooks sandbox emit --age and --created-at', () => {
+  it('stamps created_at in the past, so a real receiver answers stale_event, and prints that answer and its meaning', async () => {
+    const { child, started } = await startSandbox([])
+    const target = await serveLater()
+    try {
+      const created = await call(started.url, 'POST', '/ps/webhook/subscription', {
+        auth: `reseller ${started.credentials.resellers[0]?.key}`,
+        body: { url: target.url, event_types: ['transaction_settled'], is_active: true },
+      })
+      expect(created.status).toBe(200)
+      const webhooks = createWebhooks({ secret: created.json.data.signature_secret as string, store: memoryStore() })
+      const handled: string[] = []
+      webhooks.on('transaction_settled', (event) => void handled.push(event.event_id))
+      target.use(webhooksListener(webhooks))
+      const env = { PAYHOOKS_BASE_URL: started.url }
+
+      const before = Date.now()
+      const old = await runCli(['sandbox', 'emit', 'transaction_settled', '--age', '75h'], { env })
+      expect(old.code, old.stderr).toBe(0)
+      const createdAt = /, created_at (\S+Z)\) to 1 subscription/.exec(old.stdout)?.[1] as string
+      expect(Math.abs(before - 75 * HOUR - Date.parse(createdAt))).toBeLessThan(60_000)
+      expect(old.stdout).toMatch(/^ {2}wsub_\S+ {2}pending {2}422 in \d+ ms$/m)
+      expect(old.stdout).toMatch(/^ {6}\{"error":"stale_event","message":"event older than this receiver accepts/m)
+      expect(old.stdout).toMatch(/^ {6}means: stale_event: the event's created_at is older/m)
+      expect(handled).toEqual([])
+
+      const now = await runCli(['sandbox', 'emit', 'transaction_settled', '--created-at', new Date().toISOString()], {
+        env,
+      })
+      expect(now.stdout).toMatch(/^ {2}wsub_\S+ {2}delivered {2}200 in \d+ ms$/m)
+      expect(now.stdout).toMatch(/^ {6}\{"ok":true,"event_id":"evt_\S+","status":"processed"\}$/m)
+      expect(handled).toHaveLength(1)
+
+      const log = (await call(started.url, 'GET', '/_sandbox/log')).json.data as { createdAt?: string }[]
+      expect(log.map((entry) => entry.createdAt)).toContain(createdAt)
+
+      const both = await runCli(['sandbox', 'emit', 'transaction_settled', '--age', '1h', '--created-at', createdAt], {
+        env,
+      })
+      expect([both.code, both.stderr]).toEqual([2, expect.stringContaining('give --created-at or --age, not both')])
+      const bad = await runCli(['sandbox', 'emit', 'transaction_settled', '--created-at', 'yesterday'], { env })
+      expect([bad.code, bad.stderr]).toEqual([
+        1,
+        expect.stringContaining('400: created_at must be an ISO 8601 UTC time'),
+      ])
+    } finally {
+      child.kill('SIGTERM')
+      await exited(child)
+      await target.close()
     }
   })
 })

@@ -379,4 +379,48 @@ describe('sandbox dashboard', () => {
       await guarded.close()
     }
   })
+
+  it('says "No event yet" only once its stream said so, and marks an event emitted with a past created_at', {
+    timeout: SLOW,
+  }, async () => {
+    const empty = createSandbox({ clock: 'manual' })
+    const emptyBase = (await empty.listen()).url
+    try {
+      const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
+      const errors: string[] = []
+      page.on('pageerror', (error) => errors.push(error.message))
+      // The stream held back: the page knows nothing of the log yet.
+      let release: () => void = () => {}
+      const held = new Promise<void>((resolve) => {
+        release = resolve
+      })
+      await page.route('**/_sandbox/events*', async (route) => {
+        await held
+        await route.continue()
+      })
+      await page.goto(`${emptyBase}/`)
+      await page.locator('#live[data-state="connecting"]').waitFor(WAIT)
+      expect(await page.locator('#no-events').isHidden()).toBe(true)
+
+      release()
+      await page.locator('#live[data-state="live"]').waitFor(WAIT)
+      await page.locator('#no-events').waitFor({ state: 'visible', ...WAIT })
+
+      const createdAt = new Date(Date.now() - 75 * 3_600_000).toISOString()
+      const { eventId } = await empty.emit('transaction_settled', undefined, { createdAt })
+      const fresh = await empty.emit('transaction_settled')
+      await page.locator(card(eventId)).waitFor(WAIT)
+      await page.locator(card(fresh.eventId)).waitFor(WAIT)
+      expect(await page.locator(`${card(eventId)} .badge.backdated`).textContent()).toBe('created_at 75 h ago')
+      expect(await page.locator(`${card(eventId)} .badge.backdated`).getAttribute('title')).toBe(
+        `emitted with created_at ${createdAt}`,
+      )
+      expect(await page.locator(`${card(fresh.eventId)} .badge.backdated`).count()).toBe(0)
+      expect(await page.locator('#no-events').isHidden()).toBe(true)
+      expect(errors).toEqual([])
+      await page.close()
+    } finally {
+      await empty.close()
+    }
+  })
 })

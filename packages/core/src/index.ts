@@ -65,6 +65,7 @@ export {
   merchantActivatedForPaymentTypeSchema,
   type SaleCreatedFromBatchEvent,
   type SchemaMap,
+  type SchemaMapOption,
   saleCreatedFromBatchSchema,
   type TransactionReturnedEvent,
   type TransactionSettledEvent,

@@ -112,6 +112,20 @@ export function answerNodeRequest(
 }
 
 /**
+ * The answer's headers for a request over this HTTP version: as they are, but without `connection` over HTTP/2,
+ * which has none (Node drops one set on an HTTP/2 answer with an `UnsupportedWarning`; the stream ends with the
+ * answer). For adapters writing the answer through a framework's own response.
+ * @example
+ * ctx.set(nodeAnswerHeaders(result, ctx.req.httpVersionMajor))
+ */
+export function nodeAnswerHeaders(result: WebhookResult, httpVersionMajor: number): Record<string, string> {
+  const headers = result.headers
+  if (httpVersionMajor < 2 || headers.connection === undefined) return headers
+  const { connection: _dropped, ...rest } = headers
+  return rest
+}
+
+/**
  * Writes `result` out on `res`, with its headers; Node adds the `content-length` (so a keep-alive answer is not
  * chunked). Writes nothing if an answer already went out.
  *

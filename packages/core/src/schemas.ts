@@ -128,6 +128,12 @@ export const knownEventTypes = EVENT_TYPES
 /** A map from event type to the valibot schema of its whole message. */
 export type SchemaMap = Record<string, v.GenericSchema<unknown, { event_type: string; event_id: string }>>
 
+/**
+ * What the `schemas` option takes: a {@link SchemaMap}, or what a conditional gives
+ * (`process.env.X ? { payment_created: schema } : {}`), where a key may be missing or `undefined` in a branch.
+ */
+export type SchemaMapOption = { readonly [eventType: string]: SchemaMap[string] | undefined }
+
 export type BuiltInSchemas = typeof eventSchemas
 
 /** A message whose type has no schema: the envelope is checked, `data` is yours to validate. */

@@ -1,8 +1,9 @@
+import type * as v from 'valibot'
 import type { RawBody } from './crypto/crypto-provider.js'
 import type { DeadLetterFilter, DeadLetters, ReplayOutcome } from './dead-letters/types.js'
 import type { WebhookError } from './errors.js'
 import type { OnOptions, Ordering } from './ordering/types.js'
-import type { BuiltInSchemas, EventsOf, SchemaMap, UnknownEvent } from './schemas.js'
+import type { BuiltInSchemas, SchemaMap, SchemaMapOption, UnknownEvent } from './schemas.js'
 import type { SecretEntry, VerifiedSecret } from './secrets.js'
 import type { TraceCarrier } from './telemetry.js'
 
@@ -103,9 +104,25 @@ export interface CloseOptions {
   timeoutMs?: number
 }
 
-type Merge<S extends SchemaMap> = Omit<BuiltInSchemas, keyof S> & S
-/** Typed events of a receiver, keyed by event type. */
-export type EventMap<S extends SchemaMap = {}> = EventsOf<Merge<S>>
+type KeysOfUnion<T> = T extends unknown ? keyof T : never
+/** `K`'s schema in each branch of a conditional `schemas`, and `undefined` for a branch without one. */
+type SchemaIn<S, K extends PropertyKey> = S extends unknown ? (K extends keyof S ? S[K] : undefined) : never
+/** An event of `K` when no schema is given for it: the built-in one's output, else `data: unknown`. */
+type Fallback<K extends string> = K extends keyof BuiltInSchemas ? v.InferOutput<BuiltInSchemas[K]> : UnknownEvent<K>
+/** The outputs of the schemas a branch may give, and the fallback if a branch gives none. */
+type EventOf<T, K extends string> =
+  | (Exclude<T, undefined> extends infer D extends SchemaMap[string] ? v.InferOutput<D> : never)
+  | (undefined extends T ? Fallback<K> : never)
+/**
+ * Typed events of a receiver, keyed by event type: the built-in schemas, replaced or extended by `S`. A
+ * conditional `S` (`cond ? { payment_created: schema } : {}`) keeps every other type's event, and gives an event
+ * of a type it sets in one branch only either output.
+ */
+export type EventMap<S extends SchemaMapOption = {}> = {
+  [K in (keyof BuiltInSchemas | KeysOfUnion<S>) & string]: K extends KeysOfUnion<S>
+    ? EventOf<SchemaIn<S, K>, K>
+    : v.InferOutput<BuiltInSchemas[K & keyof BuiltInSchemas]>
+}
 /** The event a handler of `T` receives: typed from its schema, or `data: unknown` for types without one. */
 export type EventFor<E, T extends string> = T extends keyof E ? E[T] : UnknownEvent<T>
 /** Any event a receiver can see. */

@@ -1,13 +1,13 @@
 import type { DeadLetterStore } from './dead-letters/types.js'
 import type { Logger } from './log.js'
 import type { OrderingRules } from './ordering/types.js'
-import type { SchemaMap } from './schemas.js'
+import type { SchemaMapOption } from './schemas.js'
 import type { WebhookStore } from './store.js'
 import type { Telemetry } from './telemetry.js'
 import type { EventMap, SecretOption, WebhookQueue } from './types.js'
 
 /** Options of {@link createWebhooks}. `C` is the store's part of the handler context, inferred from `store`. */
-export interface WebhooksOptions<S extends SchemaMap = {}, C extends object = {}> {
+export interface WebhooksOptions<S extends SchemaMapOption = {}, C extends object = {}> {
   /**
    * The subscription's `signature_secret`. Several secrets are tried in turn (rotation, or several
    * subscriptions posting to one route), each a string or `{ secret, label }`; a function may pick them per

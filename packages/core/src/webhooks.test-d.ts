@@ -3,6 +3,7 @@ import { describe, expectTypeOf, it } from 'vitest'
 import { StoreError } from './errors.js'
 import { memoryStore } from './memory-store.js'
 import { createWebhooks } from './receiver/create.js'
+import type { UnknownEvent } from './schemas.js'
 import type { WebhookStore } from './store.js'
 import type { StoreErrorOperation, StoreOperation } from './store-operations.js'
 import type { EventMap, HandlerContext, Webhooks } from './types.js'
@@ -64,6 +65,40 @@ describe('handler types come from the schemas', () => {
       event.data.amont
     })
     custom.on('transaction_settled', (event) => {
+      expectTypeOf(event.data.settlement_amount).toEqualTypeOf<number>()
+    })
+  })
+
+  it('keeps every type when schemas come from a conditional', () => {
+    const payment = v.looseObject({
+      event_type: v.literal('payment_created'),
+      event_id: v.string(),
+      data: v.object({ amount: v.number() }),
+    })
+    const settled = v.looseObject({
+      event_type: v.literal('transaction_settled'),
+      event_id: v.string(),
+      data: v.object({ settlement_amount: v.string() }),
+    })
+    const flag = process.env.PAYMENTS === 'on'
+    const either = createWebhooks({ secret: 'whsec_types', schemas: flag ? { payment_created: payment } : {} })
+    either.on('transaction_settled', (event) => {
+      expectTypeOf(event.data.settlement_amount).toEqualTypeOf<number>()
+      // @ts-expect-error a misspelt field is still a compile error
+      event.data.settlment_amount
+    })
+    either.on('payment_created', (event) => {
+      // Typed in one branch, data: unknown in the other: narrow before use.
+      expectTypeOf(event).toEqualTypeOf<v.InferOutput<typeof payment> | UnknownEvent<'payment_created'>>()
+    })
+    const keyed = createWebhooks({
+      secret: 'whsec_types',
+      schemas: { payment_created: flag ? payment : undefined, transaction_settled: flag ? settled : undefined },
+    })
+    keyed.on('transaction_settled', (event) => {
+      expectTypeOf(event.data.settlement_amount).toEqualTypeOf<number | string>()
+    })
+    keyed.on('transaction_returned', (event) => {
       expectTypeOf(event.data.settlement_amount).toEqualTypeOf<number>()
     })
   })

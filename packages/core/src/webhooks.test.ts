@@ -72,6 +72,21 @@ describe('createWebhooks: a valid event', () => {
     expect(errors).toEqual([])
   })
 
+  it('keeps the built-in schema of a type the schemas option sets to undefined (a conditional branch)', async () => {
+    const webhooks = createWebhooks({ secret, schemas: { transaction_settled: undefined } })
+    const errors: WebhookError[] = []
+    webhooks.onError((error) => errors.push(error))
+    let ran = 0
+    webhooks.on('transaction_settled', () => void ran++)
+
+    const bad = await deliver(webhooks, sampleEvent('transaction_settled', { data: { settlement_amount: 'a lot' } }))
+    const good = await deliver(webhooks, sampleEvent('transaction_settled'))
+
+    expect([bad.status, bad.json.error]).toEqual([422, 'schema_mismatch'])
+    expect(errors.map((error) => error.code)).toEqual(['schema_mismatch'])
+    expect([good.status, ran]).toEqual([200, 1])
+  })
+
   it('accepts every sample event the spec shows, with its quirks', async () => {
     const { webhooks, errors } = setup()
     const received: Record<string, unknown> = {}

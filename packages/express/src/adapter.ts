@@ -7,6 +7,7 @@ import {
   receiveNodeRequest,
   writeNodeAnswer,
 } from '@payhooks/core/node'
+import parseurl from 'parseurl'
 
 /** The part of a `createWebhooks()` receiver the adapter uses. */
 export type ExpressReceiver = NodeReceiver
@@ -32,9 +33,11 @@ export interface ExpressWebhooksOptions {
 /** Options of {@link expressWebhooks} mounted as app-wide middleware (`app.use`): the path it answers. */
 export interface ExpressMiddlewareOptions extends ExpressWebhooksOptions {
   /**
-   * The path it answers (every method: other than POST gets 405), compared with the request's path as Express
-   * gives it to the middleware (after the mount path, without the query), with or without one trailing slash.
-   * Any other path goes on to the next middleware. Must start with `/` (else `expressWebhooks` throws a `TypeError`).
+   * The path it answers (every method: other than POST gets 405), matched as Express matches
+   * `app.all(path)`: against the request's path after the mount path, parsed as Express parses it (no query or
+   * fragment; an absolute-form target's path), in any case and with or without one trailing slash unless the
+   * app enables `case sensitive routing` or `strict routing`. Any other path goes on to the next middleware.
+   * Must start with `/` (else `expressWebhooks` throws a `TypeError`).
    * @example
    * app.use(expressWebhooks(webhooks, { path: '/webhooks' }))
    */
@@ -106,17 +109,52 @@ export function expressWebhooks(
   if (typeof path !== 'string' || !path.startsWith('/')) {
     throw new TypeError(`expressWebhooks: path must be a string starting with '/', got ${JSON.stringify(path)}`)
   }
-  const slashed = path.endsWith('/') ? path : `${path}/`
-  const bare = slashed.length > 1 ? slashed.slice(0, -1) : slashed
+  const matches = pathMatcher(path)
   return function payhooksExpressMiddleware(req, res, next) {
-    const url = req.url ?? ''
-    const query = url.indexOf('?')
-    const pathname = query === -1 ? url : url.slice(0, query)
-    if (pathname !== bare && pathname !== slashed) {
+    if (!matches(req)) {
       next()
       return
     }
     answerNodeRequest(webhooks, req, requestOptions, (result) => writeNodeAnswer(res, result))
+  }
+}
+
+/** What the middleware reads of the Express app serving a request: its router's or its own routing settings. */
+interface RoutingApp {
+  _router?: RoutingSettings
+  router?: RoutingSettings
+  enabled?: (setting: string) => boolean
+}
+interface RoutingSettings {
+  caseSensitive?: boolean
+  strict?: boolean
+}
+
+function routingSettings(req: IncomingMessage): RoutingSettings {
+  const app = (req as { app?: RoutingApp }).app
+  if (!app) return {}
+  // Express 4 keeps its router on `_router` (its `app.router` getter throws); Express 5 on `router`. Either was
+  // made with the settings the app had then, which are the ones its routes match with.
+  const router = app._router ?? app.router
+  if (router) return router
+  return { caseSensitive: app.enabled?.('case sensitive routing'), strict: app.enabled?.('strict routing') }
+}
+
+/**
+ * Whether a request is for `path`, as Express's router would decide for `app.all(path)`: the pathname `parseurl`
+ * gives (Express's own parser), compared as path-to-regexp compares a literal path.
+ */
+function pathMatcher(path: string): (req: IncomingMessage) => boolean {
+  const bare = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path
+  const escaped = bare.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')
+  const loose = bare === '/' ? '^\\/?$' : `^${escaped}(?:\\/)?$`
+  const exact = `^${path.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}$`
+  const patterns = [new RegExp(loose, 'i'), new RegExp(loose), new RegExp(exact, 'i'), new RegExp(exact)]
+  return (req) => {
+    const pathname = parseurl(req)?.pathname
+    if (pathname == null) return false
+    const { caseSensitive, strict } = routingSettings(req)
+    return (patterns[(strict ? 2 : 0) + (caseSensitive ? 1 : 0)] as RegExp).test(pathname)
   }
 }
 

@@ -1,5 +1,5 @@
 import { InternalError, PayloadTooLargeError, type WebhookResult, type Webhooks } from '@payhooks/core'
-import { type NodeBodyRead, readNodeBody, receiveNodeRequest } from '@payhooks/core/node'
+import { type NodeBodyRead, nodeAnswerHeaders, readNodeBody, receiveNodeRequest } from '@payhooks/core/node'
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 
 /** The part of a `createWebhooks()` receiver the plugin uses. */
@@ -21,7 +21,10 @@ const FIX = 'Do not read the request stream in a hook before the webhook route.'
 const ignore = () => {}
 
 function send(reply: FastifyReply, result: WebhookResult): FastifyReply {
-  return reply.code(result.status).headers(result.headers).send(result.body)
+  return reply
+    .code(result.status)
+    .headers(nodeAnswerHeaders(result, reply.request.raw.httpVersionMajor))
+    .send(result.body)
 }
 
 /**

@@ -71,6 +71,13 @@ export function honoWebhooks(
     } catch (error) {
       return toResponse(webhooks.reject(new InternalError(error)))
     }
-    return receiveWebRequest(webhooks, c.req.raw, { body, fix: FIX })
+    const response = await receiveWebRequest(webhooks, c.req.raw, { body, fix: FIX })
+    // Over HTTP/2 through @hono/node-server (its Node request on c.env.incoming) a connection header is dropped by
+    // Node with a warning: HTTP/2 has none, its stream ends with the answer.
+    if (overHttp2(c)) response.headers.delete('connection')
+    return response
   }
 }
+
+const overHttp2 = (c: Context): boolean =>
+  ((c.env as { incoming?: { httpVersionMajor?: number } } | undefined)?.incoming?.httpVersionMajor ?? 1) >= 2

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http'
 import { decodedTextBody, type RawBody, type WebhookResult } from '@payhooks/core'
-import { type NodeReceiver, receiveNodeRequest } from '@payhooks/core/node'
+import { type NodeReceiver, nodeAnswerHeaders, receiveNodeRequest } from '@payhooks/core/node'
 
 /** The part of a `createWebhooks()` receiver the adapter uses. */
 export type KoaReceiver = NodeReceiver
@@ -42,7 +42,8 @@ function keptBody(ctx: KoaWebhookContext): RawBody | undefined {
 
 function send(ctx: KoaWebhookContext, result: WebhookResult): void {
   ctx.status = result.status
-  for (const [name, value] of Object.entries(result.headers)) ctx.set(name, value)
+  const headers = nodeAnswerHeaders(result, ctx.req.httpVersionMajor)
+  for (const [name, value] of Object.entries(headers)) ctx.set(name, value)
   ctx.body = result.body
 }
 

@@ -47,7 +47,7 @@ function toLetter(row: DeadLetterRow): DeadLetter {
  * import { postgresDeadLetterStore, postgresStore } from '@payhooks/postgres'
  * import pg from 'pg'
  *
- * const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL })
+ * const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, connectionTimeoutMillis: 2000 })
  * const webhooks = createWebhooks({
  *   secret: process.env.WEBHOOK_SECRET!,
  *   store: postgresStore(pool),

@@ -32,6 +32,19 @@ describe('postgresStore options', () => {
     expect(() => postgresStore(pool, { sweepIntervalMs: 0 })).not.toThrow()
   })
 
+  it('warns once per pool at start when the pool has no connectionTimeoutMillis, and not when it has one', () => {
+    const warnings: string[] = []
+    const logger = { warn: (message: string) => void warnings.push(message), error: () => {} }
+    const shared = new pg.Pool({ max: 5 })
+    postgresStore(shared, { logger })
+    postgresStore(shared, { logger, table: 'other_events' })
+    postgresStore(new pg.Pool({ connectionTimeoutMillis: 2000 }), { logger })
+
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toContain('the pool has no connectionTimeoutMillis')
+    expect(warnings[0]).toContain('connectionTimeoutMillis: 2000')
+  })
+
   it('refuses a non-positive lease before sending anything', async () => {
     await expect(postgresStore(pool).claim('evt_1', 0)).rejects.toThrow(
       new RangeError('postgresStore: leaseMs must be positive'),

@@ -29,6 +29,22 @@ function stateOf(row: State): ClaimResult {
   return result
 }
 
+/** Pools already warned about (a store and a dead-letter store, or several receivers, often share one). */
+const warnedPools = new WeakSet<Pool>()
+
+/**
+ * Without `connectionTimeoutMillis` a checkout waits for ever: on a pool the app shares, the app holding a client
+ * while handlers wait for one through `context.db` and `pool.query` can wait on each other until every deadline.
+ */
+function warnWithoutConnectionTimeout(pool: Pool, logger: NonNullable<PostgresStoreOptions['logger']>): void {
+  if (warnedPools.has(pool) || (pool.options?.connectionTimeoutMillis ?? 0) > 0) return
+  warnedPools.add(pool)
+  ;(logger.warn ?? logger.error).call(
+    logger,
+    '[payhooks] postgresStore: the pool has no connectionTimeoutMillis, so waiting for a client never ends: on a pool the app shares, a handler using both context.db and the pool can deadlock with the app holding a client, and a stuck database holds deliveries until their deadline. Fix: new pg.Pool({ ..., connectionTimeoutMillis: 2000 }) (well below deadlineMs).',
+  )
+}
+
 function leaseMs(value: number): number {
   check(value > 0 && Number.isFinite(value), 'postgresStore', 'leaseMs', 'be positive')
   return Math.ceil(value)
@@ -50,7 +66,7 @@ function leaseMs(value: number): number {
  * import { postgresStore } from '@payhooks/postgres'
  * import pg from 'pg'
  *
- * const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL })
+ * const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, connectionTimeoutMillis: 2000 })
  * const webhooks = createWebhooks({ secret: process.env.WEBHOOK_SECRET!, store: postgresStore(pool) })
  * webhooks.on('transaction_settled', async (event, { db }) => {
  *   await db.query('INSERT INTO settlements (transaction_id, amount) VALUES ($1, $2)', [
@@ -72,6 +88,7 @@ export function postgresStore(pool: Pool, options: PostgresStoreOptions = {}): P
   const createTable = options.createTable ?? true
   const sweepIntervalMs = nonNegativeNumber(options.sweepIntervalMs ?? 3_600_000, where, 'sweepIntervalMs')
   const logger = options.logger ?? console
+  warnWithoutConnectionTimeout(pool, logger)
   // With the body_digest column (see init), claims keep their body's digest; without it, none.
   let digests = true
   let sql = statements(table, digests)

@@ -26,6 +26,11 @@ describe('answerHint', () => {
     ],
     [200, '{"ok":true,"event_id":"evt_1","status":"parked"}', /^parked: .*payhooks dead-letters replay runs it/],
     [200, '{"ok":true,"event_id":"evt_1","status":"stale"}', /^stale: a payhooks receiver older than stale_event/],
+    [
+      409,
+      '{"error":"in_progress","message":"event evt_1 is being handled by another delivery"}',
+      /^409 in_progress: .*During a secret rotation both subscriptions get each event at once/,
+    ],
   ])('explains %s %s', (status, body, hint) => {
     expect(answerHint(status, body)).toMatch(hint)
   })

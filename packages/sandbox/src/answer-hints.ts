@@ -4,8 +4,9 @@
 /**
  * What an attempt's answer means, when it is one a payhooks receiver gives and the status alone does not explain:
  * a 401 (the signature check failed), `future_event` (created_at ahead of the receiver's clock), `stale_event`
- * (created_at older than the receiver accepts, and not handled before), `parked` (kept in a dead-letter store) and the
- * 200 `stale` of receivers before `stale_event`.
+ * (created_at older than the receiver accepts, and not handled before), `parked` (kept in a dead-letter store), a 409
+ * `in_progress` (another delivery of the event at that moment: both subscriptions during a rotation) and the 200
+ * `stale` of receivers before `stale_event`.
  * Matched on the start of the body, which may be cut short.
  */
 export function answerHint(status: number | undefined, response: string | undefined): string | undefined {
@@ -21,6 +22,9 @@ export function answerHint(status: number | undefined, response: string | undefi
   }
   if (/"status"\s*:\s*"parked"/.test(body)) {
     return 'parked: the receiver ran no handler but kept the event in its durable dead-letter store (a schema mismatch, a handler failing on the last tries, or stale_event: too old and not handled before), so the service counts it as delivered. payhooks dead-letters list shows why; payhooks dead-letters replay runs it once fixed.'
+  }
+  if (status === 409 && /"error"\s*:\s*"in_progress"/.test(body)) {
+    return '409 in_progress: another delivery of this event was being handled at that moment, so this one ran nothing and asks for a retry; the service retries it in an hour and then gets 200 duplicate. During a secret rotation both subscriptions get each event at once, so one of the two is answered 409: expected, and nothing is lost.'
   }
   if (status === 401) {
     return "401: the receiver refused the signature: it must verify with this subscription's signature_secret (payhooks subscriptions get <id>). A sandbox restarted without --state makes new secrets, so a receiver still holding the old one refuses every retry."

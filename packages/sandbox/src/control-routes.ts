@@ -41,6 +41,7 @@ export const controlRoutes: RouteTable = {
       const entry = await core.emit(body.event_type as string, body.data as Record<string, unknown> | undefined, {
         ...(body.merchant_id === undefined ? {} : { merchantId: merchantIdField(body.merchant_id, 'merchant_id') }),
         ...(body.event_id === undefined ? {} : { eventId: body.event_id as string }),
+        ...(body.created_at === undefined ? {} : { createdAt: body.created_at as string }),
       })
       const deliveries = entry.deliveries.length
       const warning = deliveries === 0 ? core.noDeliveryReason(entry.eventType, entry.merchantId) : undefined

@@ -41,6 +41,7 @@ export class DeliveryEngine {
     event: Record<string, unknown>,
     subscriptions: readonly SandboxSubscription[],
     merchantId: number,
+    createdAt?: string,
   ): Promise<SandboxLogEntry> {
     if (this.closed) throw new Error('sandbox is closed')
     const { clock } = this.options
@@ -55,6 +56,7 @@ export class DeliveryEngine {
       emittedAt: new Date(now).toISOString(),
       event,
       body: serializeEvent(event),
+      ...(createdAt === undefined ? {} : { createdAt }),
       deliveries: [],
     }
     this.entries.set(eventId, entry)

@@ -12,7 +12,7 @@ import type { ControlGuard } from './guard.js'
 import { createSandboxHandler, type SandboxCore } from './http.js'
 import { resolveOptions, type SandboxOptions } from './options.js'
 import { postSigned, serializeEvent } from './send.js'
-import { loadState, saveState } from './state.js'
+import { loadState, lockState, saveState } from './state.js'
 import {
   parseSubscriptionBody,
   RESELLER_SCOPED_EVENTS,
@@ -29,6 +29,9 @@ import type { Sandbox } from './types.js'
  * `future_event` on every attempt, and one left behind `stale_event` once 73 hours old. The sandbox's clock drives
  * only the retry schedule.
  */
+/** A `created_at` an emit may be given: ISO 8601 in UTC, with or without fractions of a second. */
+const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/
+
 function wallClockStamp(): string {
   return new Date(Date.now()).toISOString()
 }
@@ -83,15 +86,17 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     }
     hub.subscriptionsChanged()
   })
+  const unlockState = statePath === undefined ? undefined : lockState(statePath)
   if (statePath !== undefined) {
-    store.restore(loadState(statePath))
-    // Written once now, so an unwritable path fails at start rather than at the first subscription.
     try {
+      store.restore(loadState(statePath))
+      // Written once now, so an unwritable path fails at start rather than at the first subscription.
       saveState(statePath, store.all())
     } catch (error) {
-      throw new TypeError(
-        `createSandbox: cannot write statePath ${statePath} (${(error as { code?: string }).code ?? 'error'})`,
-      )
+      unlockState?.()
+      if (error instanceof TypeError) throw error
+      const code = (error as { code?: string }).code ?? 'error'
+      throw new TypeError(`createSandbox: cannot write statePath ${statePath} (${code})`)
     }
   }
   const engine = new DeliveryEngine({
@@ -128,13 +133,25 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     }
     if (eventId !== undefined && engine.has(eventId))
       throw new SandboxHttpError(409, `event ${eventId} was emitted already`)
+    const { createdAt } = emitOptions
+    if (
+      createdAt !== undefined &&
+      (typeof createdAt !== 'string' || !ISO_UTC.test(createdAt) || !(Date.parse(createdAt) >= 0))
+    ) {
+      throw new SandboxHttpError(400, 'created_at must be an ISO 8601 UTC time such as 2026-11-22T10:00:00Z')
+    }
     const event = sampleEvent(eventType, {
       merchantId,
-      createdAt: wallClockStamp(),
+      createdAt: createdAt ?? wallClockStamp(),
       ...(data ? { data } : {}),
       ...(eventId ? { eventId } : {}),
     })
-    const entry = await engine.dispatch(event, store.matching(eventType, merchantId, credentials.resellers), merchantId)
+    const entry = await engine.dispatch(
+      event,
+      store.matching(eventType, merchantId, credentials.resellers),
+      merchantId,
+      createdAt,
+    )
     if (entry.deliveries.length === 0) {
       logger?.(`! ${eventType} ${entry.eventId}: ${noDeliveryReason(credentials, eventType, merchantId)}`)
     }
@@ -269,6 +286,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
             running.closeAllConnections()
           })
         }
+        unlockState?.()
       })()
       return closing
     },

@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
 import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -105,5 +107,36 @@ describe('sandbox statePath', () => {
         signatureSecret: 'short',
       }),
     ).toThrow('subscribe: signatureSecret must be at least 16 characters, no whitespace')
+  })
+
+  it('refuses a second sandbox on the same file while the first runs, in this process or another', async () => {
+    const dir = await folder()
+    const statePath = join(dir, 'state.json')
+    const first = createSandbox({ statePath })
+    const kept = first.subscribe({ url: 'http://127.0.0.1:3000/webhooks', eventTypes: ['transaction_settled'] })
+
+    expect(() => createSandbox({ statePath })).toThrow(
+      `createSandbox: statePath ${statePath} is in use by another sandbox (pid ${process.pid} on `,
+    )
+    await first.close()
+    expect(await readdir(dir)).toEqual(['state.json'])
+
+    // Another process holds it: refused while that process runs; killed (no exit handler ran), its lock is stale.
+    const script = `import { createSandbox } from ${JSON.stringify(new URL('../dist/index.js', import.meta.url).href)}
+createSandbox({ statePath: ${JSON.stringify(statePath)} }); console.log('ready'); setInterval(() => {}, 1000)`
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
+    cleanup.push(async () => void child.kill('SIGKILL'))
+    await once(child.stdout, 'data')
+    expect(() => createSandbox({ statePath })).toThrow(`is in use by another sandbox (pid ${child.pid} on `)
+    child.kill('SIGKILL')
+    await once(child, 'exit')
+
+    const second = createSandbox({ statePath })
+    cleanup.push(() => second.close())
+    expect(second.subscriptions()).toEqual([kept])
+    const lock = JSON.parse(await readFile(`${statePath}.lock`, 'utf8')) as { pid: number }
+    expect(lock.pid).toBe(process.pid)
   })
 })

@@ -2,6 +2,7 @@
 // subscription's signature_secret keeps verifying after `payhooks sandbox` is stopped and started again.
 import { randomBytes } from 'node:crypto'
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { hostname } from 'node:os'
 import type { SandboxSubscription } from './types.js'
 
 const VERSION = 1
@@ -76,4 +77,61 @@ export function saveState(path: string, subscriptions: readonly SandboxSubscript
     rmSync(temporary, { force: true })
     throw error
   }
+}
+
+/** Whether process `pid` of this host runs (EPERM: it runs as another user). */
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as { code?: string }).code === 'EPERM'
+  }
+}
+
+/** The holder a lock file names, or `undefined` when it names none (left half-written by a crash). */
+function lockHolder(lockPath: string): { pid: number; host: string } | undefined {
+  try {
+    const { pid, host } = JSON.parse(readFileSync(lockPath, 'utf8')) as { pid?: unknown; host?: unknown }
+    return Number.isSafeInteger(pid) && typeof host === 'string' ? { pid: pid as number, host } : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Takes `<path>.lock` for this sandbox, so a second sandbox given the same state file is refused instead of
+ * overwriting the first one's subscriptions and secrets with its own (each rewrites the whole file). A lock left
+ * by a process of this host that no longer runs is taken over. Returns the release, also run at process exit.
+ */
+export function lockState(path: string): () => void {
+  const lockPath = `${path}.lock`
+  const mine = `${JSON.stringify({ pid: process.pid, host: hostname() })}\n`
+  for (let attempt = 0; ; attempt++) {
+    try {
+      writeFileSync(lockPath, mine, { mode: 0o600, flag: 'wx' })
+      break
+    } catch (error) {
+      const code = (error as { code?: string }).code
+      if (code !== 'EEXIST') throw new TypeError(`createSandbox: cannot write statePath ${path} (${code ?? 'error'})`)
+      const holder = lockHolder(lockPath)
+      const stale = holder === undefined || (holder.host === hostname() && !running(holder.pid))
+      if (!stale || attempt > 0) {
+        const by = holder ? ` (pid ${holder.pid} on ${holder.host})` : ''
+        throw new TypeError(
+          `createSandbox: statePath ${path} is in use by another sandbox${by}; stop it, or give this one another ` +
+            `state file (if none runs, delete ${lockPath})`,
+        )
+      }
+      rmSync(lockPath, { force: true })
+    }
+  }
+  const release = () => {
+    process.off('exit', release)
+    try {
+      if (readFileSync(lockPath, 'utf8') === mine) rmSync(lockPath, { force: true })
+    } catch {}
+  }
+  process.on('exit', release)
+  return release
 }

@@ -105,6 +105,8 @@ export interface SandboxLogEntry {
   event: Record<string, unknown>
   /** The exact JSON text POSTed and signed. */
   body: string
+  /** The `created_at` the emit was given (an event staged in the past); absent when it was stamped now. */
+  createdAt?: string
   /** One per subscription that got the event, in subscription creation order. */
   deliveries: SandboxDelivery[]
 }
@@ -164,6 +166,16 @@ export interface SandboxEmitOptions {
   merchantId?: number
   /** @default a fresh `evt_<uuid>` */
   eventId?: string
+  /**
+   * The event's `created_at` (ISO 8601 UTC), to stage an event sent long ago: one 75 hours old rehearses the
+   * outage recovery (a receiver answers 422 `stale_event`, or 200 `parked` with a durable dead-letter store, then
+   * `payhooks dead-letters replay`) without faking the receiver's clock. The log entry keeps it, and the
+   * dashboard marks the event.
+   * @default the wall clock's now
+   * @example
+   * await sandbox.emit('transaction_settled', undefined, { createdAt: new Date(Date.now() - 75 * 3_600_000).toISOString() })
+   */
+  createdAt?: string
 }
 
 /** Options of {@link Sandbox.subscribe}. */

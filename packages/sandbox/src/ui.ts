@@ -78,7 +78,7 @@ const PAGE = `<!doctype html>
       </select>
       <input id="filter-id" type="search" placeholder="event id" aria-label="event id" autocomplete="off" spellcheck="false">
     </form>
-    <p id="no-events" class="empty">No event yet: emit one here or with POST /_sandbox/emit.</p>
+    <p id="no-events" class="empty" hidden>No event yet: emit one here or with POST /_sandbox/emit.</p>
     <p id="no-match" class="empty" hidden>No event matches these filters.</p>
     <ol id="events"></ol>
   </section>
@@ -155,6 +155,7 @@ textarea { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12p
 .event .meta { color: var(--muted); font-size: 12.5px; }
 .event .resend { margin-left: auto; padding: 3px 10px; }
 .event-body { padding: 0 14px 12px; }
+.badge.backdated { background: #fff4d6; color: #7a5200; }
 .badge { font-size: 11.5px; font-weight: 600; padding: 1px 8px; border-radius: 999px; text-transform: uppercase; letter-spacing: .03em; }
 .state-delivered { background: var(--ok-bg); color: var(--ok); }
 .state-failed { background: var(--fail-bg); color: var(--fail); }

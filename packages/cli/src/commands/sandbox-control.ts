@@ -103,10 +103,16 @@ function attemptLines(attempt: RanAttempt): string {
   const lines = [
     `  ${attempt.at}  ${attempt.eventType} ${attempt.eventId} → ${attempt.url ?? attempt.subscriptionId}  ${name}: ${result} in ${attempt.latencyMs} ms`,
   ]
+  return [...lines, ...answerLines(attempt)].join('\n')
+}
+
+/** The start of an attempt's answer on one line, and what it means if known, indented under the attempt. */
+function answerLines(attempt: { response?: string; hint?: string }): string[] {
+  const lines: string[] = []
   const body = attempt.response?.replace(/\s+/g, ' ').trim()
   if (body) lines.push(`      ${body.length > ANSWER_CHARS ? `${body.slice(0, ANSWER_CHARS)}…` : body}`)
   if (attempt.hint) lines.push(`      means: ${attempt.hint}`)
-  return lines.join('\n')
+  return lines
 }
 
 const advance: CommandSpec = {
@@ -156,7 +162,7 @@ interface EmitAnswer {
     deliveries: {
       subscriptionId: string
       state: string
-      attempts: { status?: number; error?: string; latencyMs: number; hint?: string }[]
+      attempts: { status?: number; error?: string; latencyMs: number; response?: string; hint?: string }[]
     }[]
   }
   deliveries: number
@@ -165,21 +171,26 @@ interface EmitAnswer {
 
 const emit: CommandSpec = {
   name: ['sandbox', 'emit'],
-  usage: '<event-type> [--merchant <id>] [--data <json>] [--event-id <id>] [--base-url <url>]',
+  usage:
+    '<event-type> [--merchant <id>] [--data <json>] [--event-id <id>] [--created-at <time> | --age <duration>] [--base-url <url>]',
   summary: 'Make a running sandbox emit an event to its subscriptions',
   details: [
     'The sample message of the type, with --data merged over its data. Prints where it went; an',
     'event that no subscription gets is still logged, and a warning says why. A type the spec does not',
-    `name is refused with a suggestion unless --${ALLOW_UNKNOWN} is given.`,
+    `name is refused with a suggestion unless --${ALLOW_UNKNOWN} is given. --age 75h (or --created-at) stamps`,
+    'created_at in the past, to rehearse the outage recovery (stale_event, parked, replay) without faking a clock.',
   ],
   examples: [
     'payhooks sandbox emit transaction_settled',
     'payhooks sandbox emit transaction_settled --merchant 5678 --data \'{"settlement_amount": 12.5}\' --json',
+    'payhooks sandbox emit transaction_settled --age 75h   # older than a receiver accepts: stale_event or parked',
   ],
   options: {
     merchant: { type: 'string', arg: '<id>', help: "merchant of the event (default the sandbox's first)" },
     data: { type: 'string', arg: '<json>', help: "JSON object merged over the sample's data" },
     'event-id': { type: 'string', arg: '<id>', help: 'event_id to use (default a fresh evt_<uuid>)' },
+    'created-at': { type: 'string', arg: '<time>', help: 'created_at of the event, ISO 8601 UTC (default now)' },
+    age: { type: 'string', arg: '<duration>', help: 'created_at this long before now: 75h, 3d, 1h30m' },
     [ALLOW_UNKNOWN]: allowUnknownOption,
     ...controlOptions,
   },
@@ -200,11 +211,13 @@ const emit: CommandSpec = {
       }
     }
     const eventId = stringValue(ctx, 'event-id')
+    const createdAt = createdAtValue(ctx)
     const answer = (await control(ctx, 'POST', '/_sandbox/emit', {
       event_type: ctx.positionals[0],
       ...(merchantId === undefined ? {} : { merchant_id: merchantId }),
       ...(data === undefined ? {} : { data }),
       ...(eventId === undefined ? {} : { event_id: eventId }),
+      ...(createdAt === undefined ? {} : { created_at: createdAt }),
     })) as unknown as EmitAnswer
     if (answer.warning) warn(ctx, `warning: ${answer.warning}`)
     if (ctx.json) {
@@ -214,16 +227,27 @@ const emit: CommandSpec = {
     const entry = answer.data
     out(
       ctx,
-      `Emitted ${entry.eventType} ${entry.eventId} (merchant ${entry.merchantId}) to ${answer.deliveries} subscription(s)`,
+      `Emitted ${entry.eventType} ${entry.eventId} (merchant ${entry.merchantId}${createdAt ? `, created_at ${createdAt}` : ''}) to ${answer.deliveries} subscription(s)`,
     )
     for (const delivery of entry.deliveries) {
       const last = delivery.attempts.at(-1)
       const result = last ? `${last.status ?? last.error} in ${last.latencyMs} ms` : 'not sent yet'
       out(ctx, `  ${delivery.subscriptionId}  ${delivery.state}  ${result}`)
-      if (last?.hint) out(ctx, `      means: ${last.hint}`)
+      for (const line of last ? answerLines(last) : []) out(ctx, line)
     }
     return 0
   },
+}
+
+/** `--created-at` as given, or `--age` before now (the wall clock, which receivers age events by); not both. */
+function createdAtValue(ctx: Context): string | undefined {
+  const createdAt = stringValue(ctx, 'created-at')
+  const age = stringValue(ctx, 'age')
+  if (createdAt !== undefined && age !== undefined) throw new UsageError('give --created-at or --age, not both')
+  if (age === undefined) return createdAt
+  const ms = parseDuration(age)
+  if (ms === undefined) throw new UsageError(`--age "${age}" is not a duration such as 75h, 3d or 1h30m`)
+  return new Date(Date.now() - ms).toISOString()
 }
 
 export const sandboxControlCommands = [advance, emit]

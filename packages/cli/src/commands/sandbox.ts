@@ -1,3 +1,4 @@
+import { resolve } from 'node:path'
 import { createSandbox } from '@payhooks/sandbox'
 import { integerValue, out, stringValue, UsageError } from '../context.js'
 import type { CommandSpec } from '../spec.js'
@@ -111,7 +112,12 @@ const sandbox: CommandSpec = {
         : 'real clock'
       out(ctx, `Listening on ${url} (chaos ${chaos ? 'on' : 'off'}, ${clock}). Press Ctrl+C to stop.`)
       out(ctx, `Dashboard: ${dashboard}`)
-      if (statePath !== undefined) out(ctx, `State: ${statePath} (${kept} subscription(s) restored)`)
+      if (statePath !== undefined) {
+        out(
+          ctx,
+          `State: ${resolve(statePath)} (${kept} subscription(s) restored; it holds their secrets: keep it out of git)`,
+        )
+      }
       if (tokenRequired) {
         out(ctx, `Control token: ${instance.controlToken} (x-sandbox-token header; PAYHOOKS_SANDBOX_TOKEN for the CLI)`)
       }

@@ -5,7 +5,7 @@ import { ClosingError } from '../errors.js'
 import { createEventHandler, on, onAny, onError, report } from '../event-handler/index.js'
 import { createLog } from '../log.js'
 import { orderingTable, withOnOptions } from '../ordering/index.js'
-import { eventSchemas, type SchemaMap } from '../schemas.js'
+import { eventSchemas, type SchemaMap, type SchemaMapOption } from '../schemas.js'
 import { checkSecrets } from '../secrets.js'
 import { doctorBudget } from '../signature-doctor/index.js'
 import type { CloseOptions, EventMap, Handler, Webhooks } from '../types.js'
@@ -31,10 +31,10 @@ import { shutDown } from './shutdown.js'
  * // Any fetch-style runtime:
  * export default { fetch: (req: Request) => webhooks.handle(req) }
  */
-export function createWebhooks<S extends SchemaMap = {}, C extends object = {}>(
+export function createWebhooks<S extends SchemaMapOption = {}, C extends object = {}>(
   options: WebhooksOptions<S, C>,
 ): Webhooks<EventMap<S>, C> {
-  const checked = checkOptions(options as WebhooksOptions<SchemaMap, object>)
+  const checked = checkOptions(options as WebhooksOptions<SchemaMapOption, object>)
   const { deadlineMs, maxBodyBytes, leaseMs, store, maxEventAgeMs, maxClockSkewMs, maxConcurrentEvents } = checked
   const secretOption = options.secret
   const eventHandler = createEventHandler(createLog(options.logger), options.telemetry)
@@ -52,7 +52,7 @@ export function createWebhooks<S extends SchemaMap = {}, C extends object = {}>(
     maxBodyBytes,
     secrets,
     secretOption,
-    schemas: { ...eventSchemas, ...options.schemas },
+    schemas: withSchemas(options.schemas),
     maxEventAgeMs,
     maxClockSkewMs,
     onResolvedSecrets: secrets ? undefined : watchSecrets(eventHandler),
@@ -122,4 +122,14 @@ export function createWebhooks<S extends SchemaMap = {}, C extends object = {}>(
   }
   options.queue?.attach?.(webhooks as Webhooks<unknown>)
   return webhooks
+}
+
+/** The built-in schemas with the option's over them; a key set to `undefined` (a conditional's) keeps the built-in. */
+function withSchemas(given: SchemaMapOption | undefined): SchemaMap {
+  const schemas: SchemaMap = { ...eventSchemas }
+  for (const type in given) {
+    const schema = given[type]
+    if (schema !== undefined) schemas[type] = schema
+  }
+  return schemas
 }

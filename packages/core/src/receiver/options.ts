@@ -1,5 +1,5 @@
 import { DEFAULT_RETENTION_MS, memoryStore } from '../memory-store.js'
-import type { SchemaMap } from '../schemas.js'
+import type { SchemaMapOption } from '../schemas.js'
 import { ANSWER_LIMIT_MS, RETRY_WINDOW_MS } from '../service-contract.js'
 import type { WebhookStore } from '../store.js'
 import { check, inRange, positiveInteger } from '../validations.js'
@@ -18,7 +18,7 @@ export interface CheckedOptions {
 }
 
 /** Checks `createWebhooks`' options (a `RangeError` or `TypeError` naming the option) and fills in the defaults. */
-export function checkOptions(options: WebhooksOptions<SchemaMap, object>): CheckedOptions {
+export function checkOptions(options: WebhooksOptions<SchemaMapOption, object>): CheckedOptions {
   const where = 'createWebhooks'
   const deadlineMs = inRange(
     options.deadlineMs ?? 5000,

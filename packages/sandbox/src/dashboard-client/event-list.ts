@@ -77,6 +77,7 @@ function card(entry: SandboxLogEntry): HTMLElement {
         { class: 'meta' },
         `merchant ${entry.merchantId} · ${clockTime(entry.emittedTime, true)} UTC · ${entry.deliveries.length} deliver${entry.deliveries.length === 1 ? 'y' : 'ies'}`,
       ),
+      entry.createdAt !== undefined && backdated(entry.createdAt),
       resend,
     ),
     h(
@@ -95,11 +96,19 @@ function card(entry: SandboxLogEntry): HTMLElement {
   return h('li', { class: 'event', 'data-event-id': entry.eventId, 'data-state': entryStatus }, details)
 }
 
+/** The mark of an event emitted with a `created_at` of its own: how long before now, by the wall clock. */
+function backdated(createdAt: string): HTMLElement {
+  const hours = Math.round((Date.now() - Date.parse(createdAt)) / 3_600_000)
+  const ago = hours >= 1 ? `${hours} h ago` : hours <= -1 ? `${-hours} h ahead` : 'now'
+  return h('span', { class: 'badge backdated', title: `emitted with created_at ${createdAt}` }, `created_at ${ago}`)
+}
+
 export function renderCount(): void {
   const showing = byId('events').childElementCount
   const total = state.entries.size
   byId('event-count').textContent = showing === total ? String(total) : `${showing} of ${total}`
-  byId('no-events').hidden = total > 0
+  // Until the stream's first message the log is unknown, not empty ("connecting…" says so).
+  byId('no-events').hidden = !state.greeted || total > 0
   byId('no-match').hidden = total === 0 || showing > 0
 }
 
