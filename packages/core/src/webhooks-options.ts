@@ -66,8 +66,12 @@ export interface WebhooksOptions<S extends SchemaMap = {}, C extends object = {}
   /**
    * The most events this receiver handles at once (each from its claim to its done marker), so a burst cannot
    * take every connection of a pool the store shares with your handlers. A delivery beyond it waits for a slot,
-   * in arrival order, claiming nothing; if none frees before its deadline it is answered 503 `busy` with
-   * `retry-after`, nothing run. `dispatch` and `replay` wait for a slot too. `Infinity` sets no limit.
+   * claiming nothing, and is answered 503 `busy` with `retry-after`, nothing run, as soon as it can no longer
+   * finish before its deadline: when the deadline leaves less than 1.5 times the expected run (a moving average of
+   * recent ones), at arrival or when a slot frees, or at the deadline if no slot frees. Slots go in arrival order,
+   * or newest first once the oldest waiter has waited a quarter of its deadline (adaptive LIFO), so under overload
+   * the handlers that run are the ones whose answer still counts. `dispatch` and `replay` wait for a slot too, with
+   * no deadline. `Infinity` sets no limit.
    *
    * @example
    * // Pool of 20 shared with the rest of the app: at most 8 webhook events at once.
