@@ -64,6 +64,21 @@ export interface WebhooksOptions<S extends SchemaMap = {}, C extends object = {}
    */
   leaseMs?: number
   /**
+   * The longest an event's handlers may run, from its claim. Past it the receiver gives up on them: their
+   * `context.signal` is aborted with a `HandlerTimeoutError` (reported to `onError`, code `handler_timeout`),
+   * the claim stops being renewed and is released, with its `ordering` key, so the service's next retry runs the
+   * event again and later events of the key are no longer answered 409 behind it. A handler that ignores the signal
+   * keeps running, outside `maxConcurrentEvents`. On the service's last tries the event is parked (`deadLetters`),
+   * as for a failing handler. Longer than `deadlineMs`, at most 2_147_483_647 (a timer's limit); `Infinity` sets no
+   * limit, and a handler that never settles then holds its claim, its key and its slot until the process stops.
+   *
+   * @example
+   * // Handlers that call a slow ledger: allow them an hour.
+   * const webhooks = createWebhooks({ secret, store: memoryStore(), maxRunMs: 3_600_000 })
+   * @default 900_000 (15 minutes, the default leaseMs)
+   */
+  maxRunMs?: number
+  /**
    * The most events this receiver handles at once (each from its claim to its done marker), so a burst cannot
    * take every connection of a pool the store shares with your handlers. A delivery beyond it waits for a slot,
    * claiming nothing, and is answered 503 `busy` with `retry-after`, nothing run, as soon as it can no longer
