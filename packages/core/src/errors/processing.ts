@@ -100,8 +100,9 @@ export class ClosingError extends WebhookError {
 }
 
 /**
- * 503: the receiver was handling `maxConcurrentEvents` events already, and none finished before this delivery's
- * deadline. Nothing was claimed or run; the service retries later.
+ * 503: the receiver was handling `maxConcurrentEvents` events already, and no slot freed in time for this delivery
+ * to finish before its deadline (refused at once when its deadline left less than 1.5 times the expected run, else
+ * when it could no longer, or at the deadline). Nothing was claimed or run; the service retries later.
  */
 export class BusyError extends WebhookError {
   override name = 'BusyError'
