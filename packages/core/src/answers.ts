@@ -61,9 +61,9 @@ export function ok(eventId: string, status: 'processed' | 'duplicate' | 'queued'
 const MAX_KEY_CHARS = 64
 
 /**
- * 409 while another delivery holds the event's claim, with `retry-after` from its remaining lease when known. When
- * the store says another event holds the event's ordering key (`keyHeldSince`), the message names the key (cut to
- * 64 characters) and since when.
+ * 409 while another delivery holds the event's claim, with `retry-after` from its remaining lease when known. For an
+ * event with an ordering key the message names the key (cut to 64 characters), and since when another event holds
+ * it when the store says (`keyHeldSince`).
  */
 export function inProgress(
   eventId: string,
@@ -73,10 +73,14 @@ export function inProgress(
   const seconds = retryAfterMs === undefined ? RETRY_AFTER_SECONDS : String(Math.ceil(retryAfterMs / 1000))
   const key = held?.orderingKey
   const since = held?.keyHeldSince
+  const quoted =
+    key === undefined ? '' : JSON.stringify(key.length > MAX_KEY_CHARS ? `${key.slice(0, MAX_KEY_CHARS - 3)}...` : key)
   const message =
-    key === undefined || since === undefined
+    key === undefined
       ? `event ${eventId} is being handled by another delivery`
-      : `event ${eventId} waits for ordering key ${JSON.stringify(key.length > MAX_KEY_CHARS ? `${key.slice(0, MAX_KEY_CHARS - 3)}...` : key)}, held by another event since ${new Date(since).toISOString()}`
+      : since === undefined
+        ? `event ${eventId}, or its ordering key ${quoted}, is held by another delivery`
+        : `event ${eventId} waits for ordering key ${quoted}, held by another event since ${new Date(since).toISOString()}`
   return {
     status: 409,
     headers: { 'content-type': CONTENT_TYPE, 'retry-after': seconds },

@@ -128,6 +128,29 @@ describe('ordering fences', () => {
     expect(handled).toEqual([next.event_id])
   })
 
+  it('names the key in the 409 when the store does not say since when it is held', async () => {
+    const inner = memoryStore()
+    const store: WebhookStore = {
+      ...inner,
+      claim(id, lease, digest, position) {
+        const claim = inner.claim(id, lease, digest, position)
+        return claim.status === 'processing' ? { status: 'processing', retryAfterMs: claim.retryAfterMs } : claim
+      },
+    }
+    const webhooks = createWebhooks({ secret, store, ordering })
+    const held = gate()
+    webhooks.on('transaction_settled', () => held.promise)
+    const first = deliver(webhooks, event('transaction_settled', 'txn_k', '2026-11-03T08:00:00Z'))
+    await new Promise((resolve) => setTimeout(resolve, 10))
+    const next = event('transaction_settled', 'txn_k', '2026-11-04T08:00:00Z')
+    const blocked = await deliver(webhooks, next)
+    expect(JSON.parse(blocked.body).message).toBe(
+      `event ${next.event_id}, or its ordering key "txn_k", is held by another delivery`,
+    )
+    held.open()
+    expect((await first).status).toBe(200)
+  })
+
   it("parks an event held back by its key on the service's last tries, instead of a last 409", async () => {
     const store = memoryStore()
     const deadLetters = { ...memoryDeadLetterStore(), durable: true }

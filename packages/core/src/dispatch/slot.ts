@@ -1,3 +1,4 @@
+import { HandlerTimeoutError } from '../errors.js'
 import { isThenable } from '../thenable.js'
 import type { DispatchOutcome, VerifiedEvent } from '../types.js'
 import type { Attempt } from './attempt.js'
@@ -76,7 +77,8 @@ function inSlot(
       return done
     },
     (error: unknown) => {
-      slots.give(Date.now() - startedAt)
+      // A run given up on at maxRunMs says nothing about how long runs take: it would refuse every waiter for a while.
+      slots.give(error instanceof HandlerTimeoutError ? undefined : Date.now() - startedAt)
       throw error
     },
   )
