@@ -3,7 +3,7 @@
 import { createWebhooks, HandlerTimeoutError, type WebhookError } from '@payhooks/core'
 import { postgresStore } from '@payhooks/postgres'
 import { sampleEvent, signedDelivery } from '@payhooks/testing'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it, vi } from 'vitest'
 import { postgresHarness } from '../fixtures/postgres-harness.js'
 
 const secret = 'whsec_postgres_max_run'
@@ -40,17 +40,27 @@ describe('postgresStore and maxRunMs', () => {
     const hung = sampleEvent('transaction_settled', {
       data: { transaction_id: 'txn_max_run', settlement_date: '2026-11-03T08:00:00Z' },
     })
+    let started!: () => void
+    const hanging = new Promise<void>((resolve) => {
+      started = resolve
+    })
     webhooks.on('transaction_settled', async (e, context) => {
       await context.db.query(`INSERT INTO ${ledger} (event_id, status) VALUES ($1, 'settled')`, [e.event_id])
-      if (e.event_id === hung.event_id) await new Promise(() => {})
+      if (e.event_id !== hung.event_id) return
+      started()
+      await new Promise(() => {})
     })
-    expect(await deliver(webhooks, hung)).toBe(503) // deadline_exceeded; the handler goes on
+    const first = deliver(webhooks, hung)
+    await hanging // holds its claim and key now
+    expect(await first).toBe(503) // deadline_exceeded; the handler goes on
     const next = sampleEvent('transaction_settled', {
       data: { transaction_id: 'txn_max_run', settlement_date: '2026-11-04T08:00:00Z' },
     })
     expect(await deliver(webhooks, next)).toBe(409) // the key is held
-    await new Promise((resolve) => setTimeout(resolve, 700))
-    expect(errors.find((error) => error.code === 'handler_timeout')).toBeInstanceOf(HandlerTimeoutError)
+    await vi.waitFor(
+      () => expect(errors.find((error) => error.code === 'handler_timeout')).toBeInstanceOf(HandlerTimeoutError),
+      { timeout: 5000, interval: 50 },
+    )
     expect(await deliver(webhooks, next)).toBe(200)
     const { rows } = await admin.query(`SELECT event_id FROM ${ledger}`)
     expect(rows).toEqual([{ event_id: next.event_id }]) // the hung handler's write was rolled back
