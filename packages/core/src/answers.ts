@@ -21,6 +21,8 @@ const ANSWER_MESSAGES: Record<WebhookErrorCode, string> = {
   invalid_id: 'event_id and event_type must not hold control characters or lone surrogates',
   schema_mismatch: 'event does not match its schema',
   handler_failed: 'a handler failed; retry later',
+  handler_timeout: 'handlers did not finish within the longest run allowed; retry later',
+  key_held: 'ordering key held by another event; retry later',
   deadline_exceeded: 'not finished within the deadline; still running, retry later',
   store_unavailable: 'store unavailable; retry later',
   raw_body_unavailable: 'request body already consumed before payhooks saw it',
@@ -55,13 +57,34 @@ export function ok(eventId: string, status: 'processed' | 'duplicate' | 'queued'
   }
 }
 
-/** 409 while another delivery holds the event's claim, with `retry-after` from its remaining lease when known. */
-export function inProgress(eventId: string, retryAfterMs: number | undefined): WebhookResult {
+/** An ordering key as an answer quotes it: from event data, so kept short. */
+const MAX_KEY_CHARS = 64
+
+/**
+ * 409 while another delivery holds the event's claim, with `retry-after` from its remaining lease when known. For an
+ * event with an ordering key the message names the key (cut to 64 characters), and since when another event holds
+ * it when the store says (`keyHeldSince`).
+ */
+export function inProgress(
+  eventId: string,
+  retryAfterMs: number | undefined,
+  held?: { orderingKey?: string | undefined; keyHeldSince?: number | undefined },
+): WebhookResult {
   const seconds = retryAfterMs === undefined ? RETRY_AFTER_SECONDS : String(Math.ceil(retryAfterMs / 1000))
+  const key = held?.orderingKey
+  const since = held?.keyHeldSince
+  const quoted =
+    key === undefined ? '' : JSON.stringify(key.length > MAX_KEY_CHARS ? `${key.slice(0, MAX_KEY_CHARS - 3)}...` : key)
+  const message =
+    key === undefined
+      ? `event ${eventId} is being handled by another delivery`
+      : since === undefined
+        ? `event ${eventId}, or its ordering key ${quoted}, is held by another delivery`
+        : `event ${eventId} waits for ordering key ${quoted}, held by another event since ${new Date(since).toISOString()}`
   return {
     status: 409,
     headers: { 'content-type': CONTENT_TYPE, 'retry-after': seconds },
-    body: JSON.stringify({ error: 'in_progress', message: `event ${eventId} is being handled by another delivery` }),
+    body: JSON.stringify({ error: 'in_progress', message }),
   }
 }
 

@@ -1,5 +1,5 @@
-// maxConcurrentEvents: events beyond it wait for a slot in arrival order, claiming nothing, and are answered 503
-// `busy` if none frees before their deadline; the default comes from the store.
+// maxConcurrentEvents: events beyond it wait for a slot, claiming nothing, and are answered 503 `busy` if none
+// frees in time to finish before their deadline; the default comes from the store.
 import { sampleEvent } from '@payhooks/testing'
 import { describe, expect, it } from 'vitest'
 import { BusyError, ClosingError, type WebhookError } from './errors.js'
@@ -94,9 +94,35 @@ describe('maxConcurrentEvents', () => {
     expect(busyError?.message).toBe(
       'no free slot among maxConcurrentEvents (1) before the deadline for transaction_settled evt_waiting; nothing claimed or run',
     )
-    // The withdrawn wait gave nothing back twice: one slot, one event at a time still.
-    const after = await Promise.all([deliver(webhooks, 'evt_a'), deliver(webhooks, 'evt_b')])
-    expect(after.map((a) => a.status)).toEqual([200, 200])
+    // The withdrawn wait gave nothing back twice: one slot, one event at a time still. (Queue dispatches, which
+    // have no deadline: a delivery would now be refused at once, the held run having made runs look too long.)
+    const after = await Promise.all([webhooks.dispatch(queued('evt_a')), webhooks.dispatch(queued('evt_b'))])
+    expect(after.map((a) => a.status)).toEqual(['processed', 'processed'])
+    expect(started).toEqual(['evt_holding', 'evt_a', 'evt_b'])
+  })
+
+  it('under overload runs only what can finish in time: every run answered 200, the rest busy before the deadline', async () => {
+    const { webhooks, errors } = setup({ maxConcurrentEvents: 1, deadlineMs: 1000 })
+    const ran: string[] = []
+    webhooks.onAny(async (event) => {
+      ran.push(event.event_id)
+      await new Promise((resolve) => setTimeout(resolve, 300))
+    })
+    expect((await deliver(webhooks, 'evt_warm_up')).status).toBe(200) // a run takes 300 ms
+    const startedAt = Date.now()
+    const ids = Array.from({ length: 10 }, (_, i) => `evt_${i}`)
+    const answers = await Promise.all(
+      ids.map((id) => deliver(webhooks, id).then((answer) => ({ id, answer, after: Date.now() - startedAt }))),
+    )
+    const handled = answers.filter(({ id }) => ran.includes(id))
+    // In arrival order, evt_3 would start 900 ms in and be answered 503 at the deadline, its run wasted.
+    expect(handled.length).toBeGreaterThanOrEqual(2)
+    expect(handled.map(({ answer }) => answer.status)).toEqual(handled.map(() => 200))
+    expect(errors.filter((error) => error.code === 'deadline_exceeded')).toEqual([])
+    const refused = answers.filter(({ id }) => !ran.includes(id))
+    expect(refused.map(({ answer }) => JSON.parse(answer.body).error)).toEqual(refused.map(() => 'busy'))
+    // Refused once they could no longer finish (about 600 ms in), not at the deadline.
+    for (const { after } of refused) expect(after).toBeLessThan(900)
   })
 
   it('makes dispatch wait for a slot, without a deadline, and close() reject those still waiting', async () => {

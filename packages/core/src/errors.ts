@@ -12,7 +12,9 @@ export {
   ClosingError,
   DeadlineError,
   HandlerError,
+  HandlerTimeoutError,
   InternalError,
+  KeyHeldError,
   StoreError,
 } from './errors/processing.js'
 export {

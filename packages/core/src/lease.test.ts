@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest'
-import { HandlerError, StoreError, type WebhookError } from './errors.js'
+import { HandlerError, HandlerTimeoutError, StoreError, type WebhookError } from './errors.js'
 import { memoryStore } from './memory-store.js'
 import { createWebhooks } from './receiver/create.js'
 import type { TransactionOutcome, WebhookStore } from './store.js'
@@ -391,5 +391,58 @@ describe('close() and running handlers', () => {
     expect(JSON.parse(answer.body).error).toBe('closing')
     expect(handler).not.toHaveBeenCalled()
     expect(inner.claim('evt_late_claim', 60_000).status).toBe('claimed')
+  })
+})
+
+describe('maxRunMs', () => {
+  it('gives up on handlers that never settle: signal aborted, renewal stopped, claim released, reported', async () => {
+    const store = memoryStore()
+    const extend = vi.spyOn(store, 'extend')
+    const { webhooks, errors } = setup({ store, deadlineMs: 50, leaseMs: 90, maxRunMs: 300 })
+    let signal: AbortSignal | undefined
+    webhooks.onAny((_event, context) => {
+      signal = context.signal
+      return new Promise<void>(() => {}) // never settles
+    })
+    expect((await deliver(webhooks, 'evt_hung')).status).toBe(503) // deadline_exceeded; still running
+    await sleep(150)
+    expect(extend).toHaveBeenCalled() // renewed while within maxRunMs
+    expect(store.claim('evt_hung', 1000)).toMatchObject({ status: 'processing' })
+    await sleep(300)
+    expect(signal?.aborted).toBe(true)
+    expect(signal?.reason).toBeInstanceOf(HandlerTimeoutError)
+    const timedOut = errors.find((error) => error.code === 'handler_timeout')
+    expect(timedOut).toBeInstanceOf(HandlerTimeoutError)
+    expect(timedOut?.message).toBe(
+      'handler failed for transaction_settled evt_hung: handlers still running after maxRunMs (300 ms); signal aborted, claim released',
+    )
+    expect(timedOut).toMatchObject({ status: 500, afterResponse: true, maxRunMs: 300 })
+    const renewals = extend.mock.calls.length
+    await sleep(100)
+    expect(extend.mock.calls.length).toBe(renewals) // renewal stopped
+    // Released: the service's retry runs the event again.
+    expect(store.claim('evt_hung', 1000)).toMatchObject({ status: 'claimed' })
+  })
+
+  it("rejects a queue worker's dispatch with HandlerTimeoutError and frees its slot", async () => {
+    const { webhooks } = setup({ deadlineMs: 50, maxRunMs: 100, maxConcurrentEvents: 1 })
+    const ran: string[] = []
+    webhooks.onAny((event) => {
+      ran.push(event.event_id)
+      return event.event_id === 'evt_stuck' ? new Promise<void>(() => {}) : undefined
+    })
+    const stuck = webhooks.dispatch({ event_type: 'test_event', event_id: 'evt_stuck' })
+    const next = webhooks.dispatch({ event_type: 'test_event', event_id: 'evt_next' })
+    await expect(stuck).rejects.toBeInstanceOf(HandlerTimeoutError)
+    await expect(next).resolves.toEqual({ status: 'processed' })
+    expect(ran).toEqual(['evt_stuck', 'evt_next'])
+  })
+
+  it('is refused when not longer than deadlineMs, and Infinity sets no limit', () => {
+    expect(() => setup({ deadlineMs: 1000, maxRunMs: 1000 })).toThrow(
+      'createWebhooks: maxRunMs must be above 1000 and at most 2147483647 (longer than deadlineMs, or Infinity)',
+    )
+    expect(() => setup({ maxRunMs: 3_000_000_000 })).toThrow(RangeError)
+    expect(() => setup({ maxRunMs: Number.POSITIVE_INFINITY })).not.toThrow()
   })
 })

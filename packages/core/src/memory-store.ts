@@ -178,7 +178,9 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
         return { status: 'claimed', token }
       }
       const entry = fences.enter(position.key, token, at, expiresAt)
-      if ('busyForMs' in entry) return { status: 'processing', retryAfterMs: entry.busyForMs }
+      if ('busyForMs' in entry) {
+        return { status: 'processing', retryAfterMs: entry.busyForMs, keyHeldSince: entry.heldSince }
+      }
       claims.set(eventId, { token, expiresAt, digest, position })
       return entry.newest === undefined
         ? { status: 'claimed', token }

@@ -1,5 +1,6 @@
 import { sampleEvent, signedDelivery } from '@payhooks/testing'
 import { describe, expect, it } from 'vitest'
+import { memoryDeadLetterStore } from './dead-letters/index.js'
 import type { WebhookError } from './errors.js'
 import { memoryStore } from './memory-store.js'
 import type { Ordering } from './ordering/index.js'
@@ -97,6 +98,82 @@ describe('ordering fences', () => {
     expect((await first).status).toBe(200)
     expect((await deliver(webhooks, returned)).status).toBe(200)
     expect(seen.map((o) => o.newest?.eventId)).toEqual([undefined, settled.event_id])
+  })
+
+  it('frees the key of a handler that never settles at maxRunMs; meanwhile the 409 names the key and since when', async () => {
+    const store = memoryStore()
+    const webhooks = createWebhooks({ secret, store, ordering, deadlineMs: 50, maxRunMs: 300 })
+    const errors: WebhookError[] = []
+    webhooks.onError((error) => void errors.push(error))
+    const hung = event('transaction_settled', 'txn_h', '2026-11-03T08:00:00Z')
+    const handled: string[] = []
+    webhooks.on('transaction_settled', (e) =>
+      e.event_id === hung.event_id ? new Promise<void>(() => {}) : void handled.push(e.event_id),
+    )
+    const before = Date.now()
+    expect((await deliver(webhooks, hung)).status).toBe(503) // deadline_exceeded; the handler goes on
+    const next = event('transaction_settled', 'txn_h', '2026-11-04T08:00:00Z')
+    const blocked = await deliver(webhooks, next)
+    expect(blocked.status).toBe(409)
+    const { error, message } = JSON.parse(blocked.body)
+    expect(error).toBe('in_progress')
+    const since = /^event (\S+) waits for ordering key "txn_h", held by another event since (\S+)$/.exec(message)
+    expect(since?.[1]).toBe(next.event_id)
+    const heldAt = Date.parse(since?.[2] ?? '')
+    expect(heldAt).toBeGreaterThanOrEqual(before)
+    expect(heldAt).toBeLessThanOrEqual(Date.now())
+    await new Promise((resolve) => setTimeout(resolve, 400))
+    expect(errors.map((e) => e.code)).toContain('handler_timeout')
+    expect((await deliver(webhooks, next)).status).toBe(200)
+    expect(handled).toEqual([next.event_id])
+  })
+
+  it('names the key in the 409 when the store does not say since when it is held', async () => {
+    const inner = memoryStore()
+    const store: WebhookStore = {
+      ...inner,
+      claim(id, lease, digest, position) {
+        const claim = inner.claim(id, lease, digest, position)
+        return claim.status === 'processing' ? { status: 'processing', retryAfterMs: claim.retryAfterMs } : claim
+      },
+    }
+    const webhooks = createWebhooks({ secret, store, ordering })
+    const held = gate()
+    webhooks.on('transaction_settled', () => held.promise)
+    const first = deliver(webhooks, event('transaction_settled', 'txn_k', '2026-11-03T08:00:00Z'))
+    await new Promise((resolve) => setTimeout(resolve, 10))
+    const next = event('transaction_settled', 'txn_k', '2026-11-04T08:00:00Z')
+    const blocked = await deliver(webhooks, next)
+    expect(JSON.parse(blocked.body).message).toBe(
+      `event ${next.event_id}, or its ordering key "txn_k", is held by another delivery`,
+    )
+    held.open()
+    expect((await first).status).toBe(200)
+  })
+
+  it("parks an event held back by its key on the service's last tries, instead of a last 409", async () => {
+    const store = memoryStore()
+    const deadLetters = { ...memoryDeadLetterStore(), durable: true }
+    const webhooks = createWebhooks({ secret, store, ordering, deadLetters })
+    const errors: WebhookError[] = []
+    webhooks.onError((error) => void errors.push(error))
+    const held = gate()
+    webhooks.on('transaction_settled', () => held.promise)
+    const first = deliver(webhooks, event('transaction_settled', 'txn_l', '2026-11-03T08:00:00Z'))
+    await new Promise((resolve) => setTimeout(resolve, 10))
+    const old = event('transaction_settled', 'txn_l', '2026-11-04T08:00:00Z')
+    old.created_at = new Date(Date.now() - 71.5 * 3_600_000).toISOString() // on the service's last tries
+    const parked = await deliver(webhooks, old)
+    expect(parked.status).toBe(200)
+    expect(JSON.parse(parked.body)).toMatchObject({ status: 'parked' })
+    const letter = await deadLetters.get(old.event_id as string)
+    expect(letter).toMatchObject({ code: 'handler_failed', status: 'parked' })
+    expect(letter?.reason).toContain('ordering key "txn_l"')
+    expect(errors.map((e) => e.code)).toEqual(['key_held'])
+    // A fresh event of the key is not on its last tries: 409, the service retries it.
+    expect((await deliver(webhooks, event('transaction_settled', 'txn_l', '2026-11-05T08:00:00Z'))).status).toBe(409)
+    held.open()
+    expect((await first).status).toBe(200)
   })
 
   it('frees the key when the handlers fail, leaving the mark where it was', async () => {

@@ -13,8 +13,12 @@ export type ClaimResult =
   | { status: 'claimed'; token: string; newest?: OrderingMark }
   /** The event was handled already: answer 2XX without running handlers. */
   | { status: 'done'; digest?: string }
-  /** Another delivery holds a live claim; `retryAfterMs` is how long its lease still runs, when known. */
-  | { status: 'processing'; retryAfterMs?: number; digest?: string }
+  /**
+   * Another delivery holds a live claim; `retryAfterMs` is how long its lease still runs, when known. With an
+   * ordering `position`, `keyHeldSince` says the event waits for its ordering key, held by another event's claim
+   * since then (milliseconds since the epoch), rather than being handled itself: its 409 names the key.
+   */
+  | { status: 'processing'; retryAfterMs?: number; digest?: string; keyHeldSince?: number }
 
 type MaybePromise<T> = T | Promise<T>
 

@@ -65,8 +65,12 @@ export interface WebhookQueue {
 /** What {@link Webhooks.dispatch} did with an event. */
 export type DispatchOutcome =
   | { status: 'processed' | 'duplicate' }
-  /** Another delivery or worker holds the claim; try again after `retryAfterMs`. */
-  | { status: 'in_progress'; retryAfterMs?: number }
+  /**
+   * Another delivery or worker holds the claim; try again after `retryAfterMs`. For an event with an ordering
+   * rule, `orderingKey` is its key, and `keyHeldSince` (milliseconds since the epoch), when the store says so, is
+   * since when another event's claim holds that key: the event waits for the key rather than being handled.
+   */
+  | { status: 'in_progress'; retryAfterMs?: number; orderingKey?: string; keyHeldSince?: number }
 
 /** What the receiver answers: adapters write this out as the HTTP response. */
 export interface WebhookResult {

@@ -64,10 +64,29 @@ export interface WebhooksOptions<S extends SchemaMapOption = {}, C extends objec
    */
   leaseMs?: number
   /**
+   * The longest an event's handlers may run, from its claim. Past it the receiver gives up on them: their
+   * `context.signal` is aborted with a `HandlerTimeoutError` (reported to `onError`, code `handler_timeout`),
+   * the claim stops being renewed and is released, with its `ordering` key, so the service's next retry runs the
+   * event again and later events of the key are no longer answered 409 behind it. A handler that ignores the signal
+   * keeps running, outside `maxConcurrentEvents`. On the service's last tries the event is parked (`deadLetters`),
+   * as for a failing handler. Longer than `deadlineMs`, at most 2_147_483_647 (a timer's limit); `Infinity` sets no
+   * limit, and a handler that never settles then holds its claim, its key and its slot until the process stops.
+   *
+   * @example
+   * // Handlers that call a slow ledger: allow them an hour.
+   * const webhooks = createWebhooks({ secret, store: memoryStore(), maxRunMs: 3_600_000 })
+   * @default 900_000 (15 minutes, the default leaseMs)
+   */
+  maxRunMs?: number
+  /**
    * The most events this receiver handles at once (each from its claim to its done marker), so a burst cannot
    * take every connection of a pool the store shares with your handlers. A delivery beyond it waits for a slot,
-   * in arrival order, claiming nothing; if none frees before its deadline it is answered 503 `busy` with
-   * `retry-after`, nothing run. `dispatch` and `replay` wait for a slot too. `Infinity` sets no limit.
+   * claiming nothing, and is answered 503 `busy` with `retry-after`, nothing run, as soon as it can no longer
+   * finish before its deadline: when the deadline leaves less than 1.5 times the expected run (a moving average of
+   * recent ones), at arrival or when a slot frees, or at the deadline if no slot frees. Slots go in arrival order,
+   * or newest first once the oldest waiter has waited a quarter of its deadline (adaptive LIFO), so under overload
+   * the handlers that run are the ones whose answer still counts. `dispatch` and `replay` wait for a slot too, with
+   * no deadline. `Infinity` sets no limit.
    *
    * @example
    * // Pool of 20 shared with the rest of the app: at most 8 webhook events at once.
@@ -83,10 +102,11 @@ export interface WebhooksOptions<S extends SchemaMapOption = {}, C extends objec
   queue?: WebhookQueue
   /**
    * Where signed events that cannot be handled are parked instead of disappearing once the service stops
-   * retrying: one whose schema refuses it, and one whose handlers fail when it was signed over 71 hours ago (the
-   * service's last tries). With a durable store (`redisDeadLetterStore` from `@payhooks/redis`) the event is
+   * retrying: one whose schema refuses it, one whose handlers fail (or overrun `maxRunMs`) when it was signed over
+   * 71 hours ago (the service's last tries), and, with `ordering`, one then held back by its key (another event's
+   * claim holds it: a `KeyHeldError`, kept as a `handler_failed` letter). With a durable store (`redisDeadLetterStore` from `@payhooks/redis`) the event is
    * answered 200 `parked` once stored; with `memoryDeadLetterStore()` it is kept for inspection but answered as
-   * before (422, 500), since a restart loses it. Either way the failure is reported to `onError`. Replay with
+   * before (422, 500, 409), since a restart loses it. Either way the failure is reported to `onError`. Replay with
    * {@link Webhooks.replay}.
    *
    * @example

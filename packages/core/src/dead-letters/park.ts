@@ -1,5 +1,5 @@
 import { errorAnswer, ok } from '../answers.js'
-import { type HandlerError, type SchemaError, type StaleEventError, StoreError } from '../errors.js'
+import { type HandlerError, type KeyHeldError, type SchemaError, type StaleEventError, StoreError } from '../errors.js'
 import { type EventHandler, report } from '../event-handler/index.js'
 import { LAST_TRIES_AFTER_MS } from '../service-contract.js'
 import { type RawBody, SIGNATURE_HEADER } from '../signature.js'
@@ -74,7 +74,10 @@ export function onLastTries(event: VerifiedEvent, now = Date.now()): boolean {
 type Received = Pick<RawDelivery, 'getHeader'> & { body: RawBody }
 
 /** An error whose event may be parked. */
-export type ParkableError = SchemaError | HandlerError | StaleEventError
+export type ParkableError = SchemaError | HandlerError | StaleEventError | KeyHeldError
+
+/** The codes a dead letter keeps; an event parked for another reason is kept as `handler_failed`. */
+const DEAD_LETTER_CODES: ReadonlySet<string> = new Set(['schema_mismatch', 'handler_failed', 'stale_event'])
 
 function parkedEvent(raw: Received, error: ParkableError, event: VerifiedEvent | undefined): ParkedEvent {
   const body = typeof raw.body === 'string' ? encoder.encode(raw.body) : new Uint8Array(raw.body)
@@ -94,7 +97,9 @@ function parkedEvent(raw: Received, error: ParkableError, event: VerifiedEvent |
     eventType: error.eventType as string,
     body,
     headers,
-    code: error.code as ParkedEvent['code'],
+    // A hung handler or a held ordering key counts as a handler failure (a code of its own would need every store's
+    // check widened); the reason says what happened.
+    code: (DEAD_LETTER_CODES.has(error.code) ? error.code : 'handler_failed') as ParkedEvent['code'],
     reason: error.message,
     createdAt: createdAtOf(message),
     parkedAt: new Date(),

@@ -9,7 +9,7 @@ import type { Attempt } from './attempt.js'
 import { SignalContext } from './handler-context.js'
 import { holdLease } from './lease.js'
 import { claimedRun, complete, stopped } from './outcome.js'
-import { type DispatchState, initStore } from './store-calls.js'
+import { type DispatchState, initStore, releaseClaim } from './store-calls.js'
 import { dispatchInTransaction } from './transactional.js'
 
 /**
@@ -62,7 +62,7 @@ function afterClaim(
   claimedAt: number,
   position: OrderingPosition | undefined,
 ): DispatchOutcome | Promise<DispatchOutcome> {
-  const run = claimedRun(state, event, attempt, claim)
+  const run = claimedRun(state, event, attempt, claim, position)
   if ('status' in run) return run
   const scope = attempt.scope
   const claims = state.claims
@@ -73,19 +73,39 @@ function afterClaim(
   if (!isThenable(errors)) return complete(state, run, attempt, errors)
   // The handlers went asynchronous: from now on the claim needs renewing, and `close` may have to abort them.
   claims.hold(run)
-  const lease = holdLease(state, run, claimedAt, scope)
-  return errors.then(
-    (failures) => {
-      lease.stop()
+  return new Promise<DispatchOutcome>((resolve, reject) => {
+    // Whichever comes first: the handlers settle, or they overrun `maxRunMs` (then whatever they do later is
+    // ignored: the claim is released, and a retry runs the event again).
+    let settled = false
+    const lease = holdLease(state, run, claimedAt, attempt, (error) => {
+      if (settled) return
+      settled = true
       claims.drop(run)
-      return complete(state, run, attempt, failures)
-    },
-    (error: unknown) => {
-      lease.stop()
-      claims.drop(run)
-      throw error
-    },
-  )
+      const released = releaseClaim(state, run, scope)
+      if (released === undefined) reject(error)
+      else released.then(() => reject(error))
+    })
+    errors.then(
+      (failures) => {
+        if (settled) return
+        settled = true
+        lease.stop()
+        claims.drop(run)
+        try {
+          resolve(complete(state, run, attempt, failures))
+        } catch (error) {
+          reject(error)
+        }
+      },
+      (error: unknown) => {
+        if (settled) return
+        settled = true
+        lease.stop()
+        claims.drop(run)
+        reject(error)
+      },
+    )
+  })
 }
 
 /**

@@ -1,8 +1,8 @@
-import { StoreError } from '../errors.js'
+import { HandlerTimeoutError, StoreError } from '../errors.js'
 import { type EventHandler, report } from '../event-handler/index.js'
 import type { WebhookStore } from '../store.js'
-import type { TelemetryScope } from '../telemetry.js'
 import { isThenable } from '../thenable.js'
+import type { Attempt } from './attempt.js'
 import type { Run } from './claims.js'
 import { storeCall } from './store-calls.js'
 
@@ -16,18 +16,55 @@ export interface Lease {
  * When the claim is lost, renewal keeps failing until the lease would run out before the next try, or a
  * renewal hangs until the lease has a sixth left, the handlers' signal is aborted with the {@link StoreError}
  * (also reported). A store without `extend` cannot renew: the signal is aborted when the lease runs out.
+ *
+ * `maxRunMs` after the claim, handlers still running are given up on: renewal stops, the signal is aborted with a
+ * {@link HandlerTimeoutError}, and `overrun` gets it (to release the claim and end the dispatch with it). Without
+ * that limit a handler that never settles would hold the claim, and its ordering key, for good.
  */
 export function holdLease(
-  state: { readonly store: WebhookStore<object>; readonly leaseMs: number; readonly eventHandler: EventHandler },
+  state: {
+    readonly store: WebhookStore<object>
+    readonly leaseMs: number
+    readonly maxRunMs: number
+    readonly eventHandler: EventHandler
+  },
   run: Run,
   claimedAt: number,
-  scope: TelemetryScope | undefined,
+  attempt: Attempt,
+  overrun: (error: HandlerTimeoutError) => void,
 ): Lease {
-  const { store, leaseMs, eventHandler } = state
+  const { store, leaseMs, maxRunMs, eventHandler } = state
   const { eventId, eventType, token, controller } = run
+  const scope = attempt.scope
   let timer: ReturnType<typeof setTimeout> | undefined
   let watchdog: ReturnType<typeof setTimeout> | undefined
+  let limit: ReturnType<typeof setTimeout> | undefined
+  // `stopped`: renewal ended (the claim lost, or the run over); `ended`: the dispatch stopped the lease.
   let stopped = false
+  let ended = false
+  const stop = () => {
+    stopped = true
+    ended = true
+    if (timer !== undefined) clearTimeout(timer)
+    if (watchdog !== undefined) clearTimeout(watchdog)
+    if (limit !== undefined) clearTimeout(limit)
+    timer = watchdog = limit = undefined
+  }
+  if (maxRunMs !== Number.POSITIVE_INFINITY) {
+    limit = setTimeout(
+      () => {
+        limit = undefined
+        if (ended) return
+        // Even after the claim was lost: the dispatch (and its slot) must still end.
+        stop()
+        const error = new HandlerTimeoutError(maxRunMs, eventId, eventType, attempt.answered)
+        controller.abort(error)
+        overrun(error)
+      },
+      claimedAt + maxRunMs - Date.now(),
+    )
+    limit.unref?.()
+  }
   const schedule = (delay: number, callback: () => void) => {
     timer = setTimeout(callback, delay)
     timer.unref?.()
@@ -74,13 +111,5 @@ export function holdLease(
     }
     schedule(interval, renew)
   }
-  return {
-    stop() {
-      stopped = true
-      if (timer !== undefined) clearTimeout(timer)
-      if (watchdog !== undefined) clearTimeout(watchdog)
-      timer = undefined
-      watchdog = undefined
-    },
-  }
+  return { stop }
 }

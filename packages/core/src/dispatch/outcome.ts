@@ -1,5 +1,6 @@
 import { ClosingError, EventConflictError, HandlerError, StoreError } from '../errors.js'
 import { report } from '../event-handler/index.js'
+import type { OrderingPosition } from '../ordering/index.js'
 import type { ClaimResult } from '../store.js'
 import type { TelemetryScope } from '../telemetry.js'
 import { isThenable } from '../thenable.js'
@@ -18,6 +19,7 @@ export function claimedRun(
   event: VerifiedEvent,
   attempt: Attempt,
   claim: ClaimResult,
+  position?: OrderingPosition,
 ): DispatchOutcome | Run {
   if (claim.status !== 'claimed') {
     const { digest: handled } = claim
@@ -28,7 +30,10 @@ export function claimedRun(
       attempt.scope?.conflict?.(conflict)
       report(state.eventHandler, conflict)
     }
-    return inProgress ? { status: 'in_progress', retryAfterMs: claim.retryAfterMs } : { status: 'duplicate' }
+    if (!inProgress) return { status: 'duplicate' }
+    if (position === undefined) return { status: 'in_progress', retryAfterMs: claim.retryAfterMs }
+    const { retryAfterMs, keyHeldSince } = claim
+    return { status: 'in_progress', retryAfterMs, orderingKey: position.key, keyHeldSince }
   }
   return {
     eventId: event.event_id,

@@ -1,3 +1,4 @@
+import { HandlerTimeoutError } from '../errors.js'
 import { isThenable } from '../thenable.js'
 import type { DispatchOutcome, VerifiedEvent } from '../types.js'
 import type { Attempt } from './attempt.js'
@@ -13,12 +14,15 @@ export interface SlotState extends DispatchState {
 /** An attempt that may wait for a slot: `waiting` is set while it does, so its deadline can withdraw it. */
 export interface SlotAttempt extends Attempt {
   waiting?: SlotWaiter | undefined
+  /** When the attempt must be answered (`Date.now()` clock): a delivery's deadline; none for a queue worker's. */
+  readonly due?: number
 }
 
 /**
  * {@link dispatch} once the event has one of the receiver's slots: at once (and synchronously, as `dispatch` may
- * be) while one is free, else after the dispatches already waiting. The slot is given back when the dispatch
- * settles. Nothing is claimed while waiting; a withdrawn wait rejects with `BusyError`.
+ * be) while one is free, else when {@link Slots} grants one. The slot is given back when the dispatch settles,
+ * with how long it was held. Nothing is claimed while waiting; a wait refused or withdrawn rejects (or, refused
+ * at once, throws) with `BusyError`.
  */
 export function dispatchInSlot(
   state: SlotState,
@@ -28,7 +32,7 @@ export function dispatchInSlot(
   const slots = state.slots
   if (slots === undefined) return dispatch(state, event, attempt)
   if (slots.take()) return inSlot(slots, state, event, attempt)
-  const waiter = slots.wait(event)
+  const waiter = slots.wait(event, attempt.due || undefined)
   attempt.waiting = waiter
   return waiter.granted.then(() => {
     attempt.waiting = undefined
@@ -55,24 +59,26 @@ function inSlot(
   event: VerifiedEvent,
   attempt: Attempt,
 ): DispatchOutcome | Promise<DispatchOutcome> {
+  const startedAt = Date.now()
   let outcome: DispatchOutcome | Promise<DispatchOutcome>
   try {
     outcome = dispatch(state, event, attempt)
   } catch (error) {
-    slots.give()
+    slots.give(Date.now() - startedAt)
     throw error
   }
   if (!isThenable(outcome)) {
-    slots.give()
+    slots.give(Date.now() - startedAt)
     return outcome
   }
   return outcome.then(
     (done) => {
-      slots.give()
+      slots.give(Date.now() - startedAt)
       return done
     },
     (error: unknown) => {
-      slots.give()
+      // A run given up on at maxRunMs says nothing about how long runs take: it would refuse every waiter for a while.
+      slots.give(error instanceof HandlerTimeoutError ? undefined : Date.now() - startedAt)
       throw error
     },
   )

@@ -1,36 +1,87 @@
 import { BusyError } from '../errors.js'
 import type { VerifiedEvent } from '../types.js'
 
-/** A dispatch waiting for a slot: granted in arrival order, or withdrawn. */
+/** A dispatch waiting for a slot: granted, refused as `busy`, or withdrawn. */
 export interface SlotWaiter {
-  /** Resolves once the slot is this dispatch's; rejects when withdrawn or the receiver stops. */
+  /** Resolves once the slot is this dispatch's; rejects when refused, withdrawn or the receiver stops. */
   readonly granted: Promise<void>
   /**
-   * Withdraws the wait (the delivery's deadline passed): the promise rejects with a {@link BusyError}. False when
-   * the slot was granted already, and the dispatch goes on.
+   * Withdraws the wait (the delivery's deadline passed): it leaves the list and the promise rejects with a
+   * {@link BusyError}. False when the wait was settled already (granted, refused), and nothing changes.
    */
   withdraw(): boolean
 }
 
-interface Waiter {
-  resolve(): void
-  reject(error: Error): void
-  settled: boolean
+/**
+ * A dispatch may only take a slot while its deadline leaves this many times the expected run: the estimate is an
+ * average, and a run that ends after its deadline is wasted work (answered 503, so the service retries it).
+ */
+const RUN_MARGIN = 1.5
+/** Weight of the newest run in the expected run time (EWMA). */
+const RUN_WEIGHT = 0.2
+/** The list is served newest first once its oldest waiter has waited this share of its deadline (CoDel's bound). */
+const QUEUE_SHARE = 0.25
+
+class Waiter implements SlotWaiter {
+  readonly granted: Promise<void>
+  resolve!: () => void
+  reject!: (error: Error) => void
+  settled = false
+  prev: Waiter | undefined = undefined
+  next: Waiter | undefined = undefined
+
+  constructor(
+    readonly slots: Slots,
+    readonly event: VerifiedEvent,
+    /** When the dispatch must be answered (`Date.now()` clock); `Infinity` without a deadline. */
+    readonly due: number,
+    readonly since: number,
+  ) {
+    this.granted = new Promise<void>((resolve, reject) => {
+      this.resolve = resolve
+      this.reject = reject
+    })
+  }
+
+  withdraw(): boolean {
+    if (this.settled) return false
+    this.slots.refuse(this)
+    return true
+  }
 }
 
 /**
  * The receiver's `maxConcurrentEvents`: slots for dispatches (claim, handlers, done marker), taken synchronously
- * while one is free, else waited for in arrival order. Counting only: no promise or timer while slots are free.
+ * while one is free, else waited for. Counting only: no promise or timer while slots are free.
+ *
+ * Under overload a slot goes where its work still counts (adaptive LIFO, as CoDel bounds queue time): in arrival
+ * order while the oldest waiter has waited less than a quarter of its deadline, else to the newest waiter, which
+ * has the most time left. A waiter whose deadline leaves less than the expected run (a moving average of recent
+ * runs) is refused `busy` at once, when it comes and whenever a slot is given back, instead of running handlers
+ * whose answer would come too late. A refused or withdrawn waiter leaves the list (a doubly linked one).
  */
 export class Slots {
   #free: number
-  readonly #waiters: Waiter[] = []
-  #head = 0
   readonly #max: number
+  #head: Waiter | undefined
+  #tail: Waiter | undefined
+  #waiting = 0
+  /** Expected run time in ms (EWMA of how long recent dispatches held their slot); 0 before the first. */
+  #expectedMs = 0
 
   constructor(max: number) {
     this.#max = max
     this.#free = max
+  }
+
+  /** How many dispatches wait for a slot now. */
+  get waiting(): number {
+    return this.#waiting
+  }
+
+  /** The expected run time (ms) waiters are measured against. */
+  get expectedMs(): number {
+    return this.#expectedMs
   }
 
   /** Takes a slot if one is free. */
@@ -40,58 +91,89 @@ export class Slots {
     return true
   }
 
-  /** Waits for the next free slot, after those already waiting; `event` names the {@link BusyError} of a withdrawal. */
-  wait(event: VerifiedEvent): SlotWaiter {
-    let waiter!: Waiter
-    const granted = new Promise<void>((resolve, reject) => {
-      waiter = { resolve, reject, settled: false }
-    })
-    this.#waiters.push(waiter)
-    const max = this.#max
-    return {
-      granted,
-      withdraw() {
-        if (waiter.settled) return false
-        waiter.settled = true
-        waiter.reject(new BusyError(max, event.event_id, event.event_type))
-        return true
-      },
-    }
+  /**
+   * Waits for a free slot, or throws a {@link BusyError} at once when `due` (the dispatch's deadline, `Date.now()`
+   * clock) leaves too little time for a run; `event` names the error.
+   */
+  wait(event: VerifiedEvent, due = Number.POSITIVE_INFINITY): SlotWaiter {
+    const now = Date.now()
+    this.#shed(now)
+    if (!this.#fits(due, now)) throw this.#busy(event)
+    const waiter = new Waiter(this, event, due, now)
+    waiter.prev = this.#tail
+    if (this.#tail) this.#tail.next = waiter
+    else this.#head = waiter
+    this.#tail = waiter
+    this.#waiting++
+    return waiter
   }
 
-  /** Gives a slot back: to the first dispatch still waiting, else to the free ones. */
-  give(): void {
-    while (this.#head < this.#waiters.length) {
-      const waiter = this.#waiters[this.#head++] as Waiter
-      if (waiter.settled) continue
-      waiter.settled = true
-      this.#compact()
-      waiter.resolve()
+  /** Gives a slot back after holding it `heldMs`: to a waiter that can still finish in time, else to the free ones. */
+  give(heldMs?: number): void {
+    if (heldMs !== undefined) {
+      this.#expectedMs = this.#expectedMs === 0 ? heldMs : this.#expectedMs + RUN_WEIGHT * (heldMs - this.#expectedMs)
+    }
+    if (this.#head === undefined) {
+      this.#free++
       return
     }
-    this.#compact()
-    this.#free++
+    const now = Date.now()
+    this.#shed(now)
+    const oldest = this.#head
+    if (oldest === undefined) {
+      this.#free++
+      return
+    }
+    const waiter = now - oldest.since > (oldest.due - oldest.since) * QUEUE_SHARE ? (this.#tail as Waiter) : oldest
+    this.#unlink(waiter)
+    waiter.resolve()
+  }
+
+  /** Refuses `waiter` as busy: it leaves the list. */
+  refuse(waiter: Waiter): void {
+    this.#unlink(waiter)
+    waiter.reject(this.#busy(waiter.event))
   }
 
   /** Rejects every dispatch still waiting with `error` (the receiver is closing). */
   stop(error: Error): void {
-    for (let i = this.#head; i < this.#waiters.length; i++) {
-      const waiter = this.#waiters[i] as Waiter
-      if (waiter.settled) continue
-      waiter.settled = true
+    while (this.#head !== undefined) {
+      const waiter = this.#head
+      this.#unlink(waiter)
       waiter.reject(error)
     }
-    this.#waiters.length = 0
-    this.#head = 0
   }
 
-  #compact() {
-    if (this.#head === this.#waiters.length) {
-      this.#waiters.length = 0
-      this.#head = 0
-    } else if (this.#head > 1024 && this.#head * 2 > this.#waiters.length) {
-      this.#waiters.splice(0, this.#head)
-      this.#head = 0
+  #fits(due: number, now: number): boolean {
+    return due - now >= this.#expectedMs * RUN_MARGIN
+  }
+
+  /**
+   * Refuses the oldest waiters that can no longer finish in time, up to the first that can and has a deadline:
+   * deliveries share one `deadlineMs`, so arrival order is deadline order (a queue worker's dispatch has none).
+   */
+  #shed(now: number): void {
+    let waiter = this.#head
+    while (waiter !== undefined) {
+      const next = waiter.next
+      if (!this.#fits(waiter.due, now)) this.refuse(waiter)
+      else if (waiter.due !== Number.POSITIVE_INFINITY) return
+      waiter = next
     }
+  }
+
+  #unlink(waiter: Waiter): void {
+    waiter.settled = true
+    const { prev, next } = waiter
+    if (prev) prev.next = next
+    else this.#head = next
+    if (next) next.prev = prev
+    else this.#tail = prev
+    waiter.prev = waiter.next = undefined
+    this.#waiting--
+  }
+
+  #busy(event: VerifiedEvent): BusyError {
+    return new BusyError(this.#max, event.event_id, event.event_type)
   }
 }

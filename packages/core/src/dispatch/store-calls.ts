@@ -11,6 +11,8 @@ import type { Claims, Run } from './claims.js'
 export interface DispatchState {
   readonly store: WebhookStore<object>
   readonly leaseMs: number
+  /** The longest a run's handlers may hold its claim (`Infinity`: no limit). */
+  readonly maxRunMs: number
   readonly eventHandler: EventHandler
   storeReady: Promise<void> | undefined
   initialized: boolean

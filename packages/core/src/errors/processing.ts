@@ -1,5 +1,5 @@
 import type { StoreErrorOperation } from '../store-operations.js'
-import { WebhookError } from './webhook-error.js'
+import { WebhookError, type WebhookErrorCode } from './webhook-error.js'
 
 /** 500: a handler threw or rejected. The claim is released so the service's retry runs the handlers again. */
 export class HandlerError extends WebhookError {
@@ -20,6 +20,31 @@ export class HandlerError extends WebhookError {
       eventId,
       eventType,
       { cause: first },
+    )
+  }
+}
+
+/**
+ * 500: the event's handlers were still running `maxRunMs` after its claim (a handler that never settles). Their
+ * `context.signal` was aborted with this error, the claim's renewal stopped, and the claim (with its ordering key)
+ * released, so the service's retry, or the key's next event, is not blocked behind it. A `HandlerError` with its
+ * own code: on the service's last tries the event is parked like any handler failure.
+ */
+export class HandlerTimeoutError extends HandlerError {
+  override name = 'HandlerTimeoutError'
+  override readonly code: WebhookErrorCode = 'handler_timeout'
+  constructor(
+    /** The receiver's `maxRunMs`. */
+    readonly maxRunMs: number,
+    eventId: string,
+    eventType: string,
+    afterResponse = false,
+  ) {
+    super(
+      eventId,
+      eventType,
+      [new Error(`handlers still running after maxRunMs (${maxRunMs} ms); signal aborted, claim released`)],
+      afterResponse,
     )
   }
 }
@@ -75,8 +100,9 @@ export class ClosingError extends WebhookError {
 }
 
 /**
- * 503: the receiver was handling `maxConcurrentEvents` events already, and none finished before this delivery's
- * deadline. Nothing was claimed or run; the service retries later.
+ * 503: the receiver was handling `maxConcurrentEvents` events already, and no slot freed in time for this delivery
+ * to finish before its deadline (refused at once when its deadline left less than 1.5 times the expected run, else
+ * when it could no longer, or at the deadline). Nothing was claimed or run; the service retries later.
  */
 export class BusyError extends WebhookError {
   override name = 'BusyError'
@@ -90,6 +116,33 @@ export class BusyError extends WebhookError {
       'busy',
       503,
       `no free slot among maxConcurrentEvents (${maxConcurrentEvents}) before the deadline${eventId ? ` for ${eventType} ${eventId}` : ''}; nothing claimed or run`,
+      eventId,
+      eventType,
+    )
+  }
+}
+
+/**
+ * 409: an event with an ordering rule came on the service's last tries (signed over 71 hours ago) while another
+ * event's claim held its ordering key (or another delivery the event itself), so it could not run before the
+ * service stops retrying. Reported when it is parked in `deadLetters` (as a `handler_failed` dead letter, this
+ * error's message as its reason); replay it once the key is free.
+ */
+export class KeyHeldError extends WebhookError {
+  override name = 'KeyHeldError'
+  constructor(
+    /** The event's ordering key. */
+    readonly orderingKey: string,
+    /** Since when another event's claim holds the key (ms since the epoch), when the store says. */
+    readonly heldSince: number | undefined,
+    eventId: string,
+    eventType: string,
+  ) {
+    const since = heldSince === undefined ? '' : ` since ${new Date(heldSince).toISOString()}`
+    super(
+      'key_held',
+      409,
+      `ordering key ${JSON.stringify(orderingKey)} of ${eventType} ${eventId} held by another delivery${since} on the service's last tries`,
       eventId,
       eventType,
     )

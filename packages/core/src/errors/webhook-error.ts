@@ -10,6 +10,8 @@ export type WebhookErrorCode =
   | 'invalid_id'
   | 'schema_mismatch'
   | 'handler_failed'
+  | 'handler_timeout'
+  | 'key_held'
   | 'deadline_exceeded'
   | 'store_unavailable'
   | 'raw_body_unavailable'

@@ -9,10 +9,12 @@ interface Fence {
   /** The claim (token) handling an event of the key now, and until when its lease runs. */
   holder: string | undefined
   heldUntil: number
+  /** When the holder took the key. */
+  heldSince: number
 }
 
 /** What {@link MemoryFences.enter} answers: the key's mark, or how long another claim still holds the key. */
-export type FenceEntry = { newest: OrderingMark | undefined } | { busyForMs: number }
+export type FenceEntry = { newest: OrderingMark | undefined } | { busyForMs: number; heldSince: number }
 
 /**
  * The memory store's ordering fences: per ordering key, the newest event handled (kept for the store's retention)
@@ -39,14 +41,15 @@ export class MemoryFences {
     let fence = this.#fences.get(key)
     if (fence === undefined) {
       if (this.#fences.size >= this.#sweepAt) this.#sweep(at)
-      fence = { mark: undefined, keepUntil: 0, holder: undefined, heldUntil: 0 }
+      fence = { mark: undefined, keepUntil: 0, holder: undefined, heldUntil: 0, heldSince: 0 }
       this.#fences.set(key, fence)
     } else if (fence.holder !== undefined && fence.heldUntil > at) {
-      return { busyForMs: fence.heldUntil - at }
+      return { busyForMs: fence.heldUntil - at, heldSince: fence.heldSince }
     }
     if (fence.mark !== undefined && fence.keepUntil <= at) fence.mark = undefined
     fence.holder = token
     fence.heldUntil = heldUntil
+    fence.heldSince = at
     return { newest: fence.mark }
   }
 

@@ -35,7 +35,8 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
   options: WebhooksOptions<S, C>,
 ): Webhooks<EventMap<S>, C> {
   const checked = checkOptions(options as WebhooksOptions<SchemaMapOption, object>)
-  const { deadlineMs, maxBodyBytes, leaseMs, store, maxEventAgeMs, maxClockSkewMs, maxConcurrentEvents } = checked
+  const { deadlineMs, maxBodyBytes, leaseMs, maxRunMs, store, maxEventAgeMs, maxClockSkewMs, maxConcurrentEvents } =
+    checked
   const secretOption = options.secret
   const eventHandler = createEventHandler(createLog(options.logger), options.telemetry)
   // Ordering rules need a store that keeps ordering fences.
@@ -59,6 +60,7 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
     doctor: doctorBudget(),
     store,
     leaseMs,
+    maxRunMs,
     eventHandler,
     slots: maxConcurrentEvents === Number.POSITIVE_INFINITY ? undefined : new Slots(maxConcurrentEvents),
     storeReady: undefined,

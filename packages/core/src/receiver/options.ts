@@ -5,11 +5,16 @@ import type { WebhookStore } from '../store.js'
 import { check, inRange, positiveInteger } from '../validations.js'
 import type { WebhooksOptions } from '../webhooks-options.js'
 
+/** The longest delay a Node timer takes; a longer one fires at once. */
+const MAX_TIMER_MS = 2_147_483_647
+
 /** `createWebhooks`' options, checked, with their defaults. */
 export interface CheckedOptions {
   readonly deadlineMs: number
   readonly maxBodyBytes: number
   readonly leaseMs: number
+  /** `Infinity` when unbounded. */
+  readonly maxRunMs: number
   readonly store: WebhookStore<object>
   readonly maxEventAgeMs: number
   readonly maxClockSkewMs: number
@@ -31,6 +36,16 @@ export function checkOptions(options: WebhooksOptions<SchemaMapOption, object>):
   check(maxBodyBytes > 0, where, 'maxBodyBytes', 'be positive')
   const leaseMs = options.leaseMs ?? 900_000
   check(leaseMs > deadlineMs, where, 'leaseMs', 'be longer than deadlineMs')
+  const maxRunMs = options.maxRunMs ?? 900_000
+  if (maxRunMs !== Number.POSITIVE_INFINITY) {
+    inRange(
+      maxRunMs,
+      where,
+      'maxRunMs',
+      { above: deadlineMs, max: MAX_TIMER_MS },
+      'longer than deadlineMs, or Infinity',
+    )
+  }
   const store: WebhookStore<object> = options.store ?? memoryStore({ logger: options.logger })
   const maxEventAgeMs = inRange(
     options.maxEventAgeMs ?? store.retentionMs ?? DEFAULT_RETENTION_MS,
@@ -43,5 +58,5 @@ export function checkOptions(options: WebhooksOptions<SchemaMapOption, object>):
   const maxConcurrentEvents = options.maxConcurrentEvents ?? store.maxConcurrentEvents ?? Number.POSITIVE_INFINITY
   if (maxConcurrentEvents !== Number.POSITIVE_INFINITY)
     positiveInteger(maxConcurrentEvents, where, 'maxConcurrentEvents')
-  return { deadlineMs, maxBodyBytes, leaseMs, store, maxEventAgeMs, maxClockSkewMs, maxConcurrentEvents }
+  return { deadlineMs, maxBodyBytes, leaseMs, maxRunMs, store, maxEventAgeMs, maxClockSkewMs, maxConcurrentEvents }
 }

@@ -1,7 +1,15 @@
 import { inProgress, ok } from '../answers.js'
 import { onLastTries, park } from '../dead-letters/index.js'
 import { dispatchInSlot } from '../dispatch/index.js'
-import { HandlerError, InternalError, SchemaError, StaleEventError, StoreError, WebhookError } from '../errors.js'
+import {
+  HandlerError,
+  InternalError,
+  KeyHeldError,
+  SchemaError,
+  StaleEventError,
+  StoreError,
+  WebhookError,
+} from '../errors.js'
 import { logVerifiedWith } from '../event-handler/index.js'
 import { cryptoProvider, type RawBody } from '../signature.js'
 import { staleAnswer } from '../stale.js'
@@ -108,17 +116,46 @@ function dispatchInline(
   }
   if (isThenable(outcome)) {
     return outcome.then(
-      (done) => answerOutcome(delivery, event, done),
+      (done) => answerOutcome(engine, body, delivery, event, done),
       (error: unknown) => dispatchFailed(engine, body, delivery, event, error),
     )
   }
-  return answerOutcome(delivery, event, outcome)
+  return answerOutcome(engine, body, delivery, event, outcome)
 }
 
-function answerOutcome(delivery: IncomingDelivery, event: VerifiedEvent, outcome: DispatchOutcome): WebhookResult {
+function answerOutcome(
+  engine: Engine,
+  body: RawBody,
+  delivery: IncomingDelivery,
+  event: VerifiedEvent,
+  outcome: DispatchOutcome,
+): WebhookResult | Promise<WebhookResult> {
   delivery.outcome = outcome.status
   if (outcome.status !== 'in_progress') return ok(event.event_id, outcome.status)
-  return inProgress(event.event_id, outcome.retryAfterMs)
+  if (outcome.orderingKey !== undefined && engine.deadLetters && onLastTries(event)) {
+    return parkHeld(engine, body, delivery, event, outcome)
+  }
+  return inProgress(event.event_id, outcome.retryAfterMs, outcome)
+}
+
+/**
+ * An ordered event held back (its key, or itself, claimed by another delivery) on the service's last tries: a 409
+ * now would be the last answer it gets, so it is parked; 200 `parked` once a durable store holds it, else the 409.
+ */
+async function parkHeld(
+  engine: Engine,
+  body: RawBody,
+  delivery: IncomingDelivery,
+  event: VerifiedEvent,
+  outcome: DispatchOutcome & { status: 'in_progress' },
+): Promise<WebhookResult> {
+  const { event_id: eventId, event_type: eventType } = event
+  const error = new KeyHeldError(outcome.orderingKey as string, outcome.keyHeldSince, eventId, eventType)
+  const result = await park(engine, { body, getHeader: delivery.raw.getHeader }, error, event, delivery.scope)
+  if (result.status !== 200) return inProgress(eventId, outcome.retryAfterMs, outcome)
+  delivery.outcome = 'parked'
+  delivery.error = error
+  return result
 }
 
 /** An old event: a duplicate when the store knows it as handled, else parked or refused (never run, never lost). */

@@ -60,6 +60,8 @@ function start(engine: Engine, raw: RawDelivery, answer: (result: WebhookResult)
     engine.eventHandler.telemetry?.receive(),
     reading ? 'reading' : 'processing',
   )
+  // Set before processing, so a dispatch that must wait for a slot knows how much time it has left.
+  delivery.due = arrivedAt + engine.deadlineMs
   engine.claims.start()
   if (reading) {
     waitFor(engine, delivery, arrivedAt, answer, body, bodyArrived)

@@ -1,0 +1,69 @@
+// maxRunMs on postgresStore, whose handlers run inside the store's transaction: a handler that never settles is given
+// up on, its writes rolled back, its claim and ordering key released, so the key's next event runs.
+import { createWebhooks, HandlerTimeoutError, type WebhookError } from '@payhooks/core'
+import { postgresStore } from '@payhooks/postgres'
+import { sampleEvent, signedDelivery } from '@payhooks/testing'
+import { afterAll, describe, expect, it, vi } from 'vitest'
+import { postgresHarness } from '../fixtures/postgres-harness.js'
+
+const secret = 'whsec_postgres_max_run'
+const { admin, newPool, tablesOfTest } = postgresHarness()
+const dropped: string[] = []
+afterAll(async () => {
+  for (const name of dropped) await admin.query(`DROP TABLE IF EXISTS ${name}`)
+})
+
+const byTransaction = {
+  key: (e: { data: { transaction_id: string } }) => e.data.transaction_id,
+  at: (e: { data: { settlement_date: string } }) => e.data.settlement_date,
+}
+
+async function deliver(webhooks: { receive: (d: never) => Promise<{ status: number }> }, message: object) {
+  const { body, headers } = await signedDelivery(JSON.stringify(message), secret)
+  const getHeader = (name: string) => (headers as Record<string, string>)[name]
+  return (await webhooks.receive({ method: 'POST', body, getHeader } as never)).status
+}
+
+describe('postgresStore and maxRunMs', () => {
+  it('rolls back a handler that never settles, and releases its claim and ordering key', async () => {
+    const { store: table, ledger } = await tablesOfTest('event_id text NOT NULL, status text')
+    dropped.push(`${table}_fences`)
+    const webhooks = createWebhooks({
+      secret,
+      store: postgresStore(newPool(), { table }),
+      ordering: { transaction_settled: byTransaction },
+      deadlineMs: 100,
+      maxRunMs: 500,
+    })
+    const errors: WebhookError[] = []
+    webhooks.onError((error) => void errors.push(error))
+    const hung = sampleEvent('transaction_settled', {
+      data: { transaction_id: 'txn_max_run', settlement_date: '2026-11-03T08:00:00Z' },
+    })
+    let started!: () => void
+    const hanging = new Promise<void>((resolve) => {
+      started = resolve
+    })
+    webhooks.on('transaction_settled', async (e, context) => {
+      await context.db.query(`INSERT INTO ${ledger} (event_id, status) VALUES ($1, 'settled')`, [e.event_id])
+      if (e.event_id !== hung.event_id) return
+      started()
+      await new Promise(() => {})
+    })
+    const first = deliver(webhooks, hung)
+    await hanging // holds its claim and key now
+    expect(await first).toBe(503) // deadline_exceeded; the handler goes on
+    const next = sampleEvent('transaction_settled', {
+      data: { transaction_id: 'txn_max_run', settlement_date: '2026-11-04T08:00:00Z' },
+    })
+    expect(await deliver(webhooks, next)).toBe(409) // the key is held
+    await vi.waitFor(
+      () => expect(errors.find((error) => error.code === 'handler_timeout')).toBeInstanceOf(HandlerTimeoutError),
+      { timeout: 5000, interval: 50 },
+    )
+    expect(await deliver(webhooks, next)).toBe(200)
+    const { rows } = await admin.query(`SELECT event_id FROM ${ledger}`)
+    expect(rows).toEqual([{ event_id: next.event_id }]) // the hung handler's write was rolled back
+    await webhooks.close({ timeoutMs: 100 })
+  })
+})
