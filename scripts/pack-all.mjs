@@ -1,10 +1,13 @@
 #!/usr/bin/env node
-// `pnpm pack:all [folder]`: builds every published package (ES modules and CommonJS), then writes one tarball per
-// package into folder (default packs/), named without its version (packs/payhooks-core.tgz). `pnpm pack` writes
-// the package.json that `pnpm publish` would: catalog: and workspace: ranges resolved to real ones.
+// `pnpm pack:all [folder] [--for express,redis]`: builds every published package (ES modules and CommonJS), then
+// writes one tarball per package into folder (default packs/), named without its version (packs/payhooks-core.tgz).
+// `pnpm pack` writes the package.json that `pnpm publish` would: catalog: and workspace: ranges resolved to real ones.
+// With --for, it then prints the `npm install` line for an app using those packages (scripts/install-line.mjs).
 import { spawn, spawnSync } from 'node:child_process'
 import { mkdirSync, renameSync, rmSync } from 'node:fs'
 import { join, resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import { installArgs } from './install-line.mjs'
 import { publishedPackages, root } from './packages.mjs'
 
 export async function packAll(folder) {
@@ -45,6 +48,13 @@ function pack({ dir, name, version, file }, folder) {
 }
 
 if (process.argv[1] === import.meta.filename) {
-  const packed = await packAll(resolve(process.argv[2] ?? join(root, 'packs')))
-  for (const { tarball } of packed) console.log(tarball)
+  const { values, positionals } = parseArgs({ options: { for: { type: 'string' } }, allowPositionals: true })
+  const folder = resolve(positionals[0] ?? join(root, 'packs'))
+  const wanted = values.for?.split(',').filter(Boolean)
+  if (wanted) installArgs(wanted, folder) // an unknown name fails before the build
+  const packed = await packAll(folder)
+  if (wanted) {
+    console.log('\nIn your app, install them with:\n')
+    console.log(`npm install ${installArgs(wanted, folder).join(' ')}`)
+  } else for (const { tarball } of packed) console.log(tarball)
 }
