@@ -19,9 +19,9 @@ const signature = 'A1'.repeat(32)
 /**
  * The most bytes one failed check and its diagnosis HMAC per secret: the check itself, the byte candidates (seven
  * bodies' worth at most: a BOM added, line endings and latin-1 doubling the length), the sandbox secret and the
- * re-formatted JSON forms (at most 16 bodies' worth and 64 KiB, only for bodies up to 8 KiB).
+ * re-formatted JSON forms (at most 8 bodies' worth and 16 KiB, only for bodies up to 4 KiB).
  */
-const hashedBound = (length: number) => 26 * length + 65_536
+const hashedBound = (length: number) => 18 * length + 16_384
 
 afterEach(() => {
   vi.restoreAllMocks()

@@ -3,7 +3,7 @@
 // once its length, counted first, is known to fit.
 
 /** JSON bodies longer than this are not re-formatted: the service's messages are a few hundred bytes (spec 2.2). */
-export const JSON_MAX_BYTES = 8192
+export const JSON_MAX_BYTES = 4096
 
 /** JSON nested deeper than this is not re-formatted: the service's messages nest three deep (spec 2.2). */
 export const JSON_MAX_DEPTH = 32
@@ -13,13 +13,13 @@ export const JSON_MAX_DEPTH = 32
  * sorting and writing objects of thousands of keys costs far more than their bytes. The service's messages hold a
  * few dozen.
  */
-export const JSON_MAX_VALUES = 512
+export const JSON_MAX_VALUES = 256
 
 /** The longest form written for a body of `length` bytes: indentation, spaces and `\u` escapes make it longer. */
 export const jsonFormLimit = (length: number) => 3 * length + 4096
 
 /** The most bytes written in all forms of a body of `length` bytes together. */
-export const jsonFormsLimit = (length: number) => 16 * length + 65_536
+export const jsonFormsLimit = (length: number) => 8 * length + 16_384
 
 const encoder = new TextEncoder()
 const decoder = new TextDecoder()
