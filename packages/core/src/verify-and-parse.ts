@@ -14,7 +14,7 @@ import { compileCheck } from './schema-check.js'
 import type { SchemaMap } from './schemas.js'
 import { checkSecrets, type SecretEntry, type SecretList, type VerifiedSecret, verifiedSecret } from './secrets.js'
 import { cryptoProvider, isSignatureShaped, type RawBody, SIGNATURE_HEADER } from './signature.js'
-import { bareDigest, type DoctorBudget, diagnoseSignature, HINTS, takeDiagnosis } from './signature-doctor/index.js'
+import { bareDigest, type DoctorBudget, diagnoseSignature, HINTS, withinBudget } from './signature-doctor/index.js'
 import { isThenable } from './thenable.js'
 import { parseCreatedAt } from './time.js'
 import type { RawDelivery, SecretOption, VerifiedEvent } from './types.js'
@@ -32,7 +32,7 @@ export interface VerifyState {
   readonly maxClockSkewMs: number
   /** Sees each secret resolver's answer (the receiver warns once about a secret with whitespace around it). */
   readonly onResolvedSecrets?: (secrets: readonly string[]) => void
-  /** How many failed checks the signature doctor examined this second. */
+  /** The signature doctor's time left. */
   readonly doctor: DoctorBudget
 }
 
@@ -127,9 +127,9 @@ async function refused(
   message: string,
 ): Promise<never> {
   let hint = HINTS.not_diagnosed
-  if (secrets && takeDiagnosis(state.doctor)) {
+  if (secrets) {
     try {
-      hint = await diagnoseSignature({ secrets, body, signature: header })
+      hint = (await withinBudget(state.doctor, () => diagnoseSignature({ secrets, body, signature: header }))) ?? hint
     } catch {
       // The doctor only ever adds a hint: whatever it throws, the answer stays the 401.
     }

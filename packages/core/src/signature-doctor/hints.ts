@@ -46,7 +46,7 @@ const MESSAGES: Record<SignatureHintCode, string> = {
   malformed_header:
     'the service-hmac-sha256 header is not 64 hex characters, even with a prefix, quotes or spaces removed: it is not a signature the service sends.',
   not_diagnosed:
-    'not diagnosed: the body is larger than the doctor examines, or too many failed checks arrived this second.',
+    'not diagnosed: the body is larger than the doctor examines (64 KiB; JSON is re-formatted up to 4 KiB, 32 deep, 256 values), or failed checks used up the time the doctor may spend.',
 }
 
 /** `unheld_secret` for one of the other secrets the caller gave the doctor. */

@@ -1,4 +1,4 @@
-export { DIAGNOSES_PER_SECOND, type DoctorBudget, doctorBudget, takeDiagnosis } from './budget.js'
+export { DOCTOR_BURST_MS, DOCTOR_MS_PER_SECOND, type DoctorBudget, doctorBudget, withinBudget } from './budget.js'
 export {
   bareDigest,
   DOCTOR_MAX_BODY_BYTES,

@@ -1,5 +1,5 @@
 // The signature doctor inside a receiver: the hint reaches onError and the log, never the answer, and the doctor
-// runs only after a failed check, within its budget.
+// runs only after a failed check, within its budget of time.
 import { sampleEvent, signedDelivery } from '@payhooks/testing'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { SignatureError, type WebhookError } from '../errors.js'
@@ -7,7 +7,7 @@ import { createWebhooks } from '../receiver/create.js'
 import { cryptoProvider, sign } from '../signature.js'
 import type { RawDelivery } from '../types.js'
 import type { WebhooksOptions } from '../webhooks-options.js'
-import { DIAGNOSES_PER_SECOND } from './budget.js'
+import { DOCTOR_BURST_MS, DOCTOR_MS_PER_SECOND } from './budget.js'
 import { HINTS } from './hints.js'
 
 const secret = 'whsec_doctor_receiver'
@@ -80,17 +80,51 @@ describe('the signature doctor in a receiver', () => {
     expect(match.mock.calls.length).toBeGreaterThan(1)
   })
 
-  it(`diagnoses at most ${DIAGNOSES_PER_SECOND} failed checks a second; the rest get not_diagnosed`, async () => {
-    vi.useFakeTimers({ toFake: ['Date'] })
-    vi.setSystemTime(new Date('2026-11-24T12:00:00.000Z'))
+  it('charges the doctor the time its diagnoses take, not their count: cheap ones are never cut off', async () => {
+    // HMACs that take no time on a clock that stands still: 200 failed checks a second are all diagnosed.
+    vi.spyOn(performance, 'now').mockReturnValue(1_000)
     const { webhooks, errors } = receiver()
     const signature = await sign(secret, compact)
-    const flood = `${compact}\n`
-    for (let i = 0; i <= DIAGNOSES_PER_SECOND; i++) await webhooks.receive(delivery(flood, signature))
+    for (let i = 0; i < 200; i++) await webhooks.receive(delivery(`${compact}\n`, signature))
+    expect(errors.map((error) => (error as SignatureError).hint?.code)).toEqual(Array(200).fill('trailing_newline'))
+  })
+
+  it(`stops diagnosing once diagnoses took ${DOCTOR_BURST_MS} ms, and refills at ${DOCTOR_MS_PER_SECOND} ms a second`, async () => {
+    // Every HMAC takes 1 ms: a trailing newline is found by the second candidate, 2 ms of doctor time.
+    let now = 1_000
+    vi.spyOn(performance, 'now').mockImplementation(() => now)
+    const { webhooks, errors } = receiver()
+    const signature = await sign(secret, compact)
+    const match = cryptoProvider.match.bind(cryptoProvider)
+    const hmacs = vi.spyOn(cryptoProvider, 'match').mockImplementation((secrets, body, header) => {
+      now += 1
+      return match(secrets, body, header)
+    })
+    for (let i = 0; i < 20; i++) await webhooks.receive(delivery(`${compact}\n`, signature))
     const hints = errors.map((error) => (error as SignatureError).hint?.code)
-    expect(hints).toEqual([...Array(DIAGNOSES_PER_SECOND).fill('trailing_newline'), 'not_diagnosed'])
-    vi.setSystemTime(new Date('2026-11-24T12:00:01.000Z'))
-    await webhooks.receive(delivery(flood, signature))
+    const diagnosed = hints.indexOf('not_diagnosed')
+    // Each diagnosis cost 2 ms and the clock refilled a little meanwhile: a few more than 10 / 2.
+    expect(diagnosed).toBeGreaterThanOrEqual(DOCTOR_BURST_MS / 2)
+    expect(diagnosed).toBeLessThanOrEqual(DOCTOR_BURST_MS / 2 + 2)
+    expect(hints).toEqual([
+      ...Array(diagnosed).fill('trailing_newline'),
+      ...Array(20 - diagnosed).fill('not_diagnosed'),
+    ])
+    // Past the budget, a failed check costs its one HMAC and no more.
+    hmacs.mockClear()
+    await webhooks.receive(delivery(`${compact}\n`, signature))
+    expect(hmacs).toHaveBeenCalledTimes(1)
+    now += 1_000
+    await webhooks.receive(delivery(`${compact}\n`, signature))
     expect((errors.at(-1) as SignatureError).hint?.code).toBe('trailing_newline')
+  })
+
+  it('diagnoses one failed check at a time: those arriving meanwhile get not_diagnosed', async () => {
+    const { webhooks, errors } = receiver()
+    const signature = await sign(secret, compact)
+    const answers = await Promise.all([1, 2].map(() => webhooks.receive(delivery(`${compact}\n`, signature))))
+    expect(answers.map((answer) => answer.status)).toEqual([401, 401])
+    const hints = errors.map((error) => (error as SignatureError).hint?.code)
+    expect(hints.sort()).toEqual(['not_diagnosed', 'trailing_newline'])
   })
 })
