@@ -278,7 +278,7 @@ describe('stores with transaction', () => {
     expect((await deliver(webhooks, 'evt_lost')).status).toBe(503)
     expect(released).toEqual([])
     expect(errors[0]?.message).toBe(
-      "store complete failed for evt_lost: claim lost before commit (its renewal failed, or close() released it); the handlers' writes were rolled back and a retry runs them again",
+      "store complete failed for evt_lost: claim lost before commit (its lease ran out, as for a process frozen past it, and another delivery may have taken its event or ordering key; or close() released it); the handlers' writes were rolled back and a retry runs them again",
     )
   })
 

@@ -182,9 +182,10 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
         return { status: 'processing', retryAfterMs: entry.busyForMs, keyHeldSince: entry.heldSince }
       }
       claims.set(eventId, { token, expiresAt, digest, position })
-      return entry.newest === undefined
-        ? { status: 'claimed', token }
-        : { status: 'claimed', token, newest: entry.newest }
+      const { newest, fencingToken } = entry
+      return newest === undefined
+        ? { status: 'claimed', token, fencingToken }
+        : { status: 'claimed', token, newest, fencingToken }
     },
     extend(eventId, token, leaseMs) {
       const at = now()

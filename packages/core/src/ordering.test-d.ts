@@ -1,6 +1,7 @@
 import { describe, expectTypeOf, it } from 'vitest'
 import type { Ordering } from './ordering/index.js'
 import { createWebhooks } from './receiver/create.js'
+import type { ClaimResult } from './store.js'
 
 describe('ordering rules are typed from the schemas', () => {
   it('types each rule with its event, and context.ordering', () => {
@@ -24,6 +25,9 @@ describe('ordering rules are typed from the schemas', () => {
       'transaction_returned',
       (_event, context) => {
         expectTypeOf(context.ordering).toEqualTypeOf<Ordering | undefined>()
+        expectTypeOf(context.ordering!.token).toEqualTypeOf<number>()
+        // @ts-expect-error the fencing token is read-only
+        context.ordering!.token = 1
       },
       { skipSuperseded: true },
     )
@@ -47,5 +51,15 @@ describe('ordering rules are typed from the schemas', () => {
         },
       },
     })
+  })
+})
+
+describe('fencing tokens', () => {
+  it('a claim of an ordered event may answer its fencing token, a number', () => {
+    const claimed: ClaimResult = { status: 'claimed', token: 't', fencingToken: 1_764_000_000_000_000 }
+    if (claimed.status === 'claimed') expectTypeOf(claimed.fencingToken).toEqualTypeOf<number | undefined>()
+    // @ts-expect-error a fencing token is a number, not a string
+    const wrong: ClaimResult = { status: 'claimed', token: 't', fencingToken: '1' }
+    void wrong
   })
 })

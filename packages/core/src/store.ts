@@ -9,8 +9,10 @@ export type ClaimResult =
   /**
    * This delivery owns the event until `complete`, `release` or the lease runs out. `newest`: with an ordering
    * `position`, the key's high-water mark when claimed (absent when no event of the key was handled yet).
+   * `fencingToken`: with a `position`, a whole number greater than that of every earlier claim of the key, in every
+   * instance sharing the store (`context.ordering.token`).
    */
-  | { status: 'claimed'; token: string; newest?: OrderingMark }
+  | { status: 'claimed'; token: string; newest?: OrderingMark; fencingToken?: number }
   /** The event was handled already: answer 2XX without running handlers. */
   | { status: 'done'; digest?: string }
   /**
@@ -72,9 +74,11 @@ export interface WebhookStore<Context extends object = {}> {
    * Whether the store keeps ordering fences, so a receiver may declare `ordering` rules. Such a store, given a
    * `position` with `claim`: holds the position's key for the claim (another claim of an event of the same key is
    * answered `processing` with the rest of that lease, so two events of one key never run at once), answers the
-   * key's high-water mark as `newest`, renews the key with `extend`, frees it with `release`, and on `complete` (or
-   * in `transaction`, with the done marker) moves the mark to this event when it is newer (by `at`, then event
-   * type, then event id), then frees the key. A mark is kept at least the store's retention.
+   * key's high-water mark as `newest` and a fencing token that only grows per key as `fencingToken`, renews the key
+   * with `extend`, frees it with `release`, and on `complete` (or in `transaction`, with the done marker) moves the
+   * mark to this event when it is newer (by `at`, then event type, then event id), then frees the key. A mark is
+   * kept at least the store's retention. A claim whose lease ran out neither renews, completes nor moves the mark,
+   * whether or not another claim took the key since.
    * @default false: a receiver with `ordering` rules refuses the store at start
    */
   readonly ordering?: boolean

@@ -1,7 +1,8 @@
 import { checkTable, quoteTable } from './sql.js'
 
 // Ordering fences (issue 24): one row per ordering key, beside the store's table. `holder` is the token of the claim
-// handling an event of the key, until `held_until`; `mark_*` the newest event handled, kept until `keep_until`.
+// handling an event of the key, until `held_until`; `mark_*` the newest event handled, kept until `keep_until`;
+// `fence_token` the fencing token of the key's last holder (migration 007).
 
 /** The fence table of the store table `table`: `<table>_fences`, or undefined when that name would be too long. */
 export function fenceTableOf(table: string): string | undefined {
@@ -36,10 +37,32 @@ export function createFenceTableSql(table: string): string {
 )`
 }
 
+/**
+ * The statement adding the `fence_token` column to a fence table made before it (what the store runs on first use
+ * when the column is missing and `sql/007_payhooks_events_fence_token.sql` holds for the default name): the fencing
+ * token of the key's last holder, `context.ordering.token`.
+ *
+ * @example
+ * import { fenceTokenColumnSql } from '@payhooks/postgres'
+ *
+ * await migrationClient.query(fenceTokenColumnSql('billing.webhook_events')) // on billing.webhook_events_fences
+ */
+export function fenceTokenColumnSql(table: string): string {
+  const fences = fenceTableOf(checkTable(table, 'fenceTokenColumnSql'))
+  if (fences === undefined) throw new TypeError(`fenceTokenColumnSql: table must leave room for a _fences suffix`)
+  return `ALTER TABLE ${quoteTable(fences)} ADD COLUMN IF NOT EXISTS fence_token bigint NOT NULL DEFAULT 0`
+}
+
+/** The database's clock in microseconds since the epoch: a fencing token never below it. */
+const MICROS = `(extract(epoch FROM clock_timestamp()) * 1000000)::bigint`
+
 const later = (param: string) => `clock_timestamp() + ${param}::float8 * interval '1 millisecond'`
 
 export interface FenceStatements {
-  /** $1 key, $2 token, $3 lease ms: one row (the live mark, or nulls) when the key was free and is now held. */
+  /**
+   * $1 key, $2 token, $3 lease ms: one row (the live mark, or nulls, and the new fencing token) when the key was free
+   * and is now held.
+   */
   enter: string
   /** $1 key: `remaining_ms` of the holder's lease. */
   holder: string
@@ -47,9 +70,12 @@ export interface FenceStatements {
    * The store's claim statements with the fence's step joined to each, as one statement (so one commit): `$1`
    * event id and `$2` token as in the store's statement, then the fence's parameters.
    */
-  /** $1 event id, $2 token, $3 lease ms, $4 key. */
+  /** $1 event id, $2 token, $3 lease ms, $4 key: no row when the lease ran out or the key is not the token's. */
   extend: string
-  /** $1 event id, $2 token, $3 retention ms, $4 key, $5 at, $6 event type. */
+  /**
+   * $1 event id, $2 token, $3 retention ms, $4 key, $5 at, $6 event type: no row (and nothing changed) when the lease
+   * ran out or another claim took the key, so a holder frozen past its lease never commits.
+   */
   complete: string
   /** $1 event id, $2 token, $3 key. */
   release: string
@@ -66,24 +92,27 @@ export function fenceStatements(table: string, fences: string): FenceStatements 
   const live = 'f.keep_until > clock_timestamp()'
   const newer = `(f.mark_at IS NULL OR NOT (${live}) OR ROW(f.mark_at, f.mark_type COLLATE "C", f.mark_id COLLATE "C") < ROW($5::float8, $6::text COLLATE "C", $1::text COLLATE "C"))`
   return {
-    enter: `INSERT INTO ${f} AS f (ordering_key, holder, held_until, keep_until) VALUES ($1, $2, ${later('$3')}, ${later('$3')})
+    enter: `INSERT INTO ${f} AS f (ordering_key, holder, held_until, keep_until, fence_token)
+VALUES ($1, $2, ${later('$3')}, ${later('$3')}, ${MICROS})
 ON CONFLICT (ordering_key) DO UPDATE SET holder = EXCLUDED.holder, held_until = EXCLUDED.held_until,
-keep_until = GREATEST(f.keep_until, EXCLUDED.keep_until)
+keep_until = GREATEST(f.keep_until, EXCLUDED.keep_until), fence_token = GREATEST(f.fence_token + 1, EXCLUDED.fence_token)
 WHERE f.holder IS NULL OR f.held_until <= clock_timestamp()
 RETURNING CASE WHEN ${live} THEN f.mark_at END AS mark_at, CASE WHEN ${live} THEN f.mark_type END AS mark_type,
-CASE WHEN ${live} THEN f.mark_id END AS mark_id`,
+CASE WHEN ${live} THEN f.mark_id END AS mark_id, f.fence_token::float8 AS fence_token`,
     holder: `SELECT extract(epoch FROM held_until - clock_timestamp())::float8 * 1000 AS remaining_ms FROM ${f}
 WHERE ordering_key = $1 AND holder IS NOT NULL`,
     extend: `WITH fence AS (UPDATE ${f} SET held_until = ${later('$3')}, keep_until = GREATEST(keep_until, ${later('$3')})
-WHERE ordering_key = $4 AND holder = $2)
-UPDATE ${t} SET expires_at = ${later('$3')} WHERE event_id = $1 AND token = $2`,
-    complete: `WITH fence AS (UPDATE ${f} AS f SET holder = CASE WHEN f.holder = $2 THEN NULL ELSE f.holder END,
+WHERE ordering_key = $4 AND holder = $2 AND held_until > clock_timestamp() RETURNING 1)
+UPDATE ${t} SET expires_at = ${later('$3')} WHERE event_id = $1 AND token = $2 AND expires_at > clock_timestamp()
+AND EXISTS (SELECT 1 FROM fence)`,
+    complete: `WITH fence AS (UPDATE ${f} AS f SET holder = NULL,
 mark_at = CASE WHEN ${newer} THEN $5::float8 ELSE f.mark_at END,
 mark_type = CASE WHEN ${newer} THEN $6::text ELSE f.mark_type END,
 mark_id = CASE WHEN ${newer} THEN $1::text ELSE f.mark_id END,
 keep_until = CASE WHEN ${newer} THEN GREATEST(f.keep_until, ${later('$3')}) ELSE f.keep_until END
-WHERE f.ordering_key = $4)
-UPDATE ${t} SET token = NULL, expires_at = ${later('$3')} WHERE event_id = $1 AND token = $2`,
+WHERE f.ordering_key = $4 AND f.holder = $2 AND f.held_until > clock_timestamp() RETURNING 1)
+UPDATE ${t} SET token = NULL, expires_at = ${later('$3')} WHERE event_id = $1 AND token = $2
+AND expires_at > clock_timestamp() AND EXISTS (SELECT 1 FROM fence)`,
     release: `WITH fence AS (UPDATE ${f} SET holder = NULL WHERE ordering_key = $3 AND holder = $2)
 DELETE FROM ${t} WHERE event_id = $1 AND token = $2`,
     sweep: `DELETE FROM ${f} WHERE keep_until < clock_timestamp() AND (holder IS NULL OR held_until < clock_timestamp())`,

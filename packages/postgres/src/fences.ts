@@ -1,12 +1,38 @@
 import type { ClaimResult, OrderingPosition } from '@payhooks/core'
 import type { Pool } from 'pg'
-import { createFenceTableSql, type FenceStatements, fenceStatements } from './fence-sql.js'
+import { createFenceTableSql, type FenceStatements, fenceStatements, fenceTokenColumnSql } from './fence-sql.js'
 import { createOnce } from './maintenance.js'
+import { quoteTable } from './sql.js'
 
 interface MarkRow {
   mark_at: number | null
   mark_type: string | null
   mark_id: string | null
+  fence_token: number
+}
+
+/** Whether the fence table has the fence_token column (false when the query fails on it: 42703, undefined column). */
+async function hasTokenColumn(pool: Pool, fenceTable: string): Promise<boolean> {
+  try {
+    await pool.query(`SELECT fence_token FROM ${quoteTable(fenceTable)} LIMIT 0`)
+    return true
+  } catch (error) {
+    if ((error as { code?: unknown }).code === '42703') return false
+    throw error
+  }
+}
+
+/** The fence table, created when `createTable`, with the fence_token column (added, or asked for when missing). */
+async function prepareTable(pool: Pool, table: string, fenceTable: string, createTable: boolean): Promise<void> {
+  if (createTable) await createOnce(pool, fenceTable, createFenceTableSql(table))
+  // Checked before altering: ALTER TABLE locks the table, waiting on the other instances' transactions.
+  if (await hasTokenColumn(pool, fenceTable)) return
+  if (!createTable) {
+    throw new Error(
+      `postgresStore: ${fenceTable} has no fence_token column: apply sql/007_payhooks_events_fence_token.sql (or fenceTokenColumnSql)`,
+    )
+  }
+  await createOnce(pool, fenceTable, fenceTokenColumnSql(table))
 }
 
 /**
@@ -21,7 +47,7 @@ export function postgresFences(pool: Pool, table: string, fenceTable: string, cr
   let ready: Promise<void> | undefined
   /** The fence table, created on first use (a store never given a position creates nothing). */
   const prepare = () => {
-    ready ??= createTable ? createOnce(pool, fenceTable, createFenceTableSql(table)) : Promise.resolve()
+    ready ??= prepareTable(pool, table, fenceTable, createTable)
     ready.catch(() => {
       ready = undefined
     })
@@ -37,9 +63,10 @@ export function postgresFences(pool: Pool, table: string, fenceTable: string, cr
         const row = entered.rows[0]
         if (row) {
           held.set(token, position)
-          if (row.mark_at === null) return { status: 'claimed', token }
+          const fencingToken = row.fence_token
+          if (row.mark_at === null) return { status: 'claimed', token, fencingToken }
           const newest = { at: row.mark_at, eventType: row.mark_type as string, eventId: row.mark_id as string }
-          return { status: 'claimed', token, newest }
+          return { status: 'claimed', token, newest, fencingToken }
         }
         const holder = await pool.query<{ remaining_ms: number }>(sql.holder, [position.key])
         const remaining = holder.rows[0]?.remaining_ms

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { createDeadLetterTableSql, widenDeadLetterCodeSql } from './dead-letter-sql.js'
-import { createFenceTableSql } from './fence-sql.js'
+import { createFenceTableSql, fenceTokenColumnSql } from './fence-sql.js'
 import { bodyDigestColumnSql, createTableSql } from './sql.js'
 
 /** The statements without comments, quotes around names, or layout. */
@@ -32,6 +32,12 @@ describe('the shipped migrations', () => {
   it('005 creates what createFenceTableSql writes for the default table', () => {
     expect(statements(shipped('005_payhooks_events_fences.sql'))).toBe(
       statements(createFenceTableSql('payhooks_events')),
+    )
+  })
+
+  it('007 adds what fenceTokenColumnSql writes for the default table', () => {
+    expect(statements(shipped('007_payhooks_events_fence_token.sql'))).toBe(
+      statements(fenceTokenColumnSql('payhooks_events')),
     )
   })
 

@@ -66,9 +66,9 @@ export interface Statements {
   claim: string
   /** $1 event id: `done`, `remaining_ms` and `body_digest` (null without digests) of the row holding it, if any. */
   state: string
-  /** $1 event id, $2 token, $3 lease ms. */
+  /** $1 event id, $2 token, $3 lease ms: no row once the lease ran out. */
   extend: string
-  /** $1 event id, $2 token, $3 retention ms. */
+  /** $1 event id, $2 token, $3 retention ms: no row once the lease ran out. */
   complete: string
   /** $1 event id, $2 token. */
   release: string
@@ -93,8 +93,10 @@ WHERE e.expires_at <= clock_timestamp()
 RETURNING 1`,
     state: `SELECT token IS NULL AS done, extract(epoch FROM expires_at - clock_timestamp())::float8 * 1000 AS remaining_ms,
 ${digests ? 'body_digest' : 'NULL::text AS body_digest'} FROM ${t} WHERE event_id = $1`,
-    extend: `UPDATE ${t} SET expires_at = ${later('$3')} WHERE event_id = $1 AND token = $2`,
-    complete: `UPDATE ${t} SET token = NULL, expires_at = ${later('$3')} WHERE event_id = $1 AND token = $2`,
+    // A lease that ran out is not the token's any more, even before another claim takes the event.
+    extend: `UPDATE ${t} SET expires_at = ${later('$3')} WHERE event_id = $1 AND token = $2 AND expires_at > clock_timestamp()`,
+    complete: `UPDATE ${t} SET token = NULL, expires_at = ${later('$3')} WHERE event_id = $1 AND token = $2
+AND expires_at > clock_timestamp()`,
     release: `DELETE FROM ${t} WHERE event_id = $1 AND token = $2`,
     sweep: `DELETE FROM ${t} WHERE expires_at < clock_timestamp()`,
   }

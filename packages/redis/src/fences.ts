@@ -2,18 +2,28 @@ import type { OrderingMark, OrderingPosition } from '@payhooks/core'
 import type { Cluster, Redis } from 'ioredis'
 import type { ConnectionDeadline } from './connection.js'
 
-// Ordering fences (issue 24). Each ordering key has two keys, `<prefix>{fence:<key>}:lock` (the token of the claim
-// handling an event of the key, expiring with its lease) and `:mark` (the newest event handled: `at|type|id`). They
-// differ only after the hash tag's closing brace, so a Cluster keeps them in one slot whatever the prefix or key,
+// Ordering fences (issue 24). Each ordering key has three keys, `<prefix>{fence:<key>}:lock` (the token of the claim
+// handling an event of the key, expiring with its lease), `:mark` (the newest event handled: `at|type|id`) and
+// `:token` (the last fencing token given for the key, kept for the retention). They differ only after the hash tag's closing brace, so a Cluster keeps them in one slot whatever the prefix or key,
 // and one script may touch both. The event's own claim key lives elsewhere (its slot follows the event id), so the
 // fence is a step of its own, next to the claim's: taken right after the claim (a crash between leaves two leases
 // that run out), and moved on complete before the done marker (a crash between makes the retry run the event again,
 // finding the mark at itself: not superseded). Ties on time compare bytes, as JavaScript does for ASCII, not
 // Redis's collation.
 
-/** Takes the lock for the token unless another holds it: the mark (or false), else the holder's remaining lease. */
+/**
+ * Takes the lock for the token unless another holds it: {fencing token, mark (or false)}, else {the holder's
+ * remaining lease}. The fencing token is one more than the key's last, or Redis's clock in microseconds when that is
+ * greater (so a key whose last token expired with its retention still gets a greater one); exact in Lua's doubles.
+ */
 const ENTER_SCRIPT = `
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return redis.call('GET', KEYS[2]) or false end
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  local now = redis.call('TIME')
+  local last = tonumber(redis.call('GET', KEYS[3]) or '0') or 0
+  local n = math.max(last + 1, tonumber(now[1]) * 1000000 + tonumber(now[2]))
+  redis.call('SET', KEYS[3], string.format('%.0f', n), 'PX', ARGV[3])
+  return {n, redis.call('GET', KEYS[2]) or false}
+end
 return {redis.call('PTTL', KEYS[1])}`
 
 /**
@@ -50,7 +60,14 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[
 return 0`
 
 interface FenceCommands {
-  payhooksFenceEnter(lock: string, mark: string, token: string, leaseMs: number): Promise<string | null | [number]>
+  payhooksFenceEnter(
+    lock: string,
+    mark: string,
+    counter: string,
+    token: string,
+    leaseMs: number,
+    retentionMs: number,
+  ): Promise<[number] | [number, string | null]>
   payhooksFenceLeave(
     lock: string,
     mark: string,
@@ -71,7 +88,7 @@ interface Held {
   readonly mark: string
 }
 
-export type FenceEntry = { newest: OrderingMark | undefined } | { busyForMs: number | undefined }
+export type FenceEntry = { newest: OrderingMark | undefined; fencingToken: number } | { busyForMs: number | undefined }
 
 function parseMark(value: string): OrderingMark | undefined {
   const match = /^([^|]*)\|([^|]*)\|(.*)$/s.exec(value)
@@ -86,7 +103,7 @@ export function redisFences(
   retentionMs: number,
   deadline: ConnectionDeadline,
 ) {
-  client.defineCommand('payhooksFenceEnter', { numberOfKeys: 2, lua: ENTER_SCRIPT })
+  client.defineCommand('payhooksFenceEnter', { numberOfKeys: 3, lua: ENTER_SCRIPT })
   client.defineCommand('payhooksFenceLeave', { numberOfKeys: 2, lua: LEAVE_SCRIPT })
   client.defineCommand('payhooksFenceExtend', { numberOfKeys: 1, lua: EXTEND_SCRIPT })
   const commands = client as unknown as FenceCommands
@@ -114,15 +131,16 @@ export function redisFences(
       const base = `${keyPrefix}{fence:${position.key}}`
       const fence: Held = { eventId, position, lock: `${base}:lock`, mark: `${base}:mark` }
       const reply = await call(
-        () => commands.payhooksFenceEnter(fence.lock, fence.mark, token, leaseMs),
+        () => commands.payhooksFenceEnter(fence.lock, fence.mark, `${base}:token`, token, leaseMs, retentionMs),
         'fence got no reply from Redis',
         () => {
           commands.payhooksFenceLeave(fence.lock, fence.mark, token, '', '', '', retentionMs).catch(() => {})
         },
       )
-      if (Array.isArray(reply)) return { busyForMs: reply[0] >= 0 ? reply[0] : undefined }
+      if (reply.length === 1) return { busyForMs: reply[0] >= 0 ? reply[0] : undefined }
       held.set(token, fence)
-      return { newest: reply === null ? undefined : parseMark(reply) }
+      const [fencingToken, mark] = reply
+      return { newest: mark === null ? undefined : parseMark(mark), fencingToken: Number(fencingToken) }
     },
     async extend(token: string, leaseMs: number): Promise<void> {
       const fence = held.get(token)

@@ -141,9 +141,10 @@ export function redisStore(
             ? { status: 'processing' }
             : { status: 'processing', retryAfterMs: entry.busyForMs }
         }
-        return entry.newest === undefined
-          ? { status: 'claimed', token }
-          : { status: 'claimed', token, newest: entry.newest }
+        const { newest, fencingToken } = entry
+        return newest === undefined
+          ? { status: 'claimed', token, fencingToken }
+          : { status: 'claimed', token, newest, fencingToken }
       }
       if (typeof reply === 'string') {
         return reply.length > DONE.length

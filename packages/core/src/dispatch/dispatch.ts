@@ -67,7 +67,8 @@ function afterClaim(
   const scope = attempt.scope
   const claims = state.claims
   if (claims.stopped) return stopped(state, run, scope)
-  const ordering = position && orderingOf(position, run.eventId, (claim as { newest?: OrderingMark }).newest)
+  const ordering =
+    position && orderingOf(position, run.eventId, claim as { newest?: OrderingMark; fencingToken?: number })
   const context = new SignalContext(run.controller, attempt.verifiedWith, ordering) as unknown as HandlerContext
   const errors = runHandlers(state.eventHandler, event, context, scope)
   if (!isThenable(errors)) return complete(state, run, attempt, errors)

@@ -31,7 +31,7 @@ export async function dispatchInTransaction(
   const run = claimedRun(state, event, attempt, claim, position)
   if ('status' in run) return run
   if (claims.stopped) return stopped(state, run, scope)
-  const ordering = position && orderingOf(position, eventId, (claim as { newest?: OrderingMark }).newest)
+  const ordering = position && orderingOf(position, eventId, claim as { newest?: OrderingMark; fencingToken?: number })
   claims.hold(run)
   const limit: RunLimit = { overran: undefined, onOverrun: undefined }
   const lease = holdLease(state, run, claimedAt, attempt, (error) => {
@@ -107,7 +107,7 @@ async function runInTransaction(
     throw new HandlerError(eventId, eventType, errors ?? [], attempt.answered)
   }
   const lost = new Error(
-    "claim lost before commit (its renewal failed, or close() released it); the handlers' writes were rolled back and a retry runs them again",
+    "claim lost before commit (its lease ran out, as for a process frozen past it, and another delivery may have taken its event or ordering key; or close() released it); the handlers' writes were rolled back and a retry runs them again",
   )
   throw new StoreError('complete', lost, eventId, eventType)
 }

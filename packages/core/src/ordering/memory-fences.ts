@@ -14,7 +14,9 @@ interface Fence {
 }
 
 /** What {@link MemoryFences.enter} answers: the key's mark, or how long another claim still holds the key. */
-export type FenceEntry = { newest: OrderingMark | undefined } | { busyForMs: number; heldSince: number }
+export type FenceEntry =
+  | { newest: OrderingMark | undefined; fencingToken: number }
+  | { busyForMs: number; heldSince: number }
 
 /**
  * The memory store's ordering fences: per ordering key, the newest event handled (kept for the store's retention)
@@ -24,6 +26,12 @@ export type FenceEntry = { newest: OrderingMark | undefined } | { busyForMs: num
 export class MemoryFences {
   readonly #fences = new Map<string, Fence>()
   #sweepAt: number
+  /**
+   * The last fencing token given, for any key: one counter for the store (one process) grows for every key, so a
+   * fence dropped and made again never gives a token back. Starts from the clock in microseconds, as Redis and
+   * PostgreSQL do, so tokens stay greater across a restart too.
+   */
+  #lastToken = 0
 
   constructor(
     readonly retentionMs: number,
@@ -50,7 +58,8 @@ export class MemoryFences {
     fence.holder = token
     fence.heldUntil = heldUntil
     fence.heldSince = at
-    return { newest: fence.mark }
+    this.#lastToken = Math.max(this.#lastToken + 1, at * 1000)
+    return { newest: fence.mark, fencingToken: this.#lastToken }
   }
 
   extend(key: string, token: string, heldUntil: number): void {

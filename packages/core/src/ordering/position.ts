@@ -45,8 +45,13 @@ export function positionOf(table: OrderingTable | undefined, event: VerifiedEven
   return { key, at, eventType: event.event_type }
 }
 
-/** `context.ordering` for the event at `position`, given the key's mark when it was claimed. */
-export function orderingOf(position: OrderingPosition, eventId: string, newest: OrderingMark | undefined): Ordering {
+/** `context.ordering` for the event at `position`, given the key's mark and the fencing token of its claim. */
+export function orderingOf(
+  position: OrderingPosition,
+  eventId: string,
+  claim: { newest?: OrderingMark; fencingToken?: number },
+): Ordering {
+  const { newest } = claim
   const superseded = newest !== undefined && compareMarks(newest, markOf(position, eventId)) > 0
-  return { key: position.key, at: position.at, superseded, newest }
+  return { key: position.key, at: position.at, superseded, newest, token: claim.fencingToken ?? 0 }
 }

@@ -31,6 +31,18 @@ export interface Ordering {
   readonly superseded: boolean
   /** The newest event handled for the key before this one, if any (superseded or not). */
   readonly newest: OrderingMark | undefined
+  /**
+   * The fencing token of this claim on the key: a whole number greater than that of every earlier claim of the same
+   * key, in every process sharing the store (safe as a JavaScript number until the year 2255). A holder may lose the
+   * key (frozen past its lease) while a later claim handles a newer event: give the token with every write to a
+   * system outside the store's transaction, and have that system refuse a write whose token is lower than the last
+   * one it took for the key. 0 only from a custom store that keeps no tokens (`storeContract` requires them).
+   *
+   * @example
+   * // In the ledger: UPDATE ... SET status = $2, fence = $3 WHERE id = $1 AND fence < $3
+   * await ledger.setStatus(event.data.transaction_id, 'settled', { fence: context.ordering!.token })
+   */
+  readonly token: number
 }
 
 /**

@@ -98,4 +98,14 @@ export function leaseTests(context: ContractContext): void {
 
     expect(await first.complete('evt_extend_owned', token)).toBe(true)
   })
+
+  it('refuses extend, complete and a transaction once the lease ran out, even when no other claim took the event', async () => {
+    const store = await fleet()()
+    const lapsed = await claimed(store, 'evt_lapsed', shortLeaseMs)
+    await sleep(shortLeaseMs + 100)
+    expect(await extend(store, 'evt_lapsed', lapsed, LEASE_MS)).toBe(false)
+    if (store.transaction) expect(await store.transaction('evt_lapsed', lapsed, async () => true)).toBe('lost')
+    expect(await store.complete('evt_lapsed', lapsed)).toBe(false)
+    expect(await claimed(store, 'evt_lapsed')).not.toBe(lapsed)
+  })
 }

@@ -14,7 +14,13 @@ const position = (key: string, at: number, eventType = 'transaction_settled'): O
 async function claimAt(store: WebhookStore, eventId: string, at: OrderingPosition, leaseMs: number) {
   const result = await store.claim(eventId, leaseMs, undefined, at)
   if (result.status !== 'claimed') throw new Error(`expected ${eventId} to be claimed, got ${result.status}`)
-  return { token: result.token, newest: result.newest }
+  const { fencingToken } = result
+  if (typeof fencingToken !== 'number' || !Number.isSafeInteger(fencingToken) || fencingToken <= 0) {
+    throw new Error(
+      `expected the claim of ${eventId} to give a fencingToken (a positive whole number), got ${fencingToken}`,
+    )
+  }
+  return { token: result.token, newest: result.newest, fencingToken }
 }
 
 /** Completes `eventId` at `at` of `key` in one go, as a receiver whose handlers succeeded does. */
@@ -29,7 +35,7 @@ async function handle(store: WebhookStore, eventId: string, at: OrderingPosition
  * only for a store that says it keeps them.
  */
 export function orderingTests(context: ContractContext): void {
-  const { fleet, leaseMs: LEASE_MS, shortLeaseMs } = context
+  const { fleet, extend, leaseMs: LEASE_MS, shortLeaseMs } = context
 
   it('ordering: answers the key high-water mark with the claim, moved by complete, across instances', async () => {
     const instance = fleet()
@@ -86,5 +92,54 @@ export function orderingTests(context: ContractContext): void {
     expect(await store.extend('evt_l2', after.token, LEASE_MS)).toBe(true)
     await sleep(shortLeaseMs + 100)
     expect((await store.claim('evt_l3', LEASE_MS, undefined, position('txn_l', T0 + 2))).status).toBe('processing')
+  })
+
+  it('ordering: each claim of a key gets a greater fencing token, across instances, releases and lapsed leases', async () => {
+    const instance = fleet()
+    const [one, two] = [await instance(0), await instance(1)]
+    const tokens: number[] = []
+    const first = await claimAt(one, 'evt_t1', position('txn_t', T0), LEASE_MS)
+    tokens.push(first.fencingToken)
+    expect(await one.release('evt_t1', first.token)).toBe(true)
+    const second = await claimAt(two, 'evt_t1', position('txn_t', T0), shortLeaseMs)
+    tokens.push(second.fencingToken)
+    await sleep(shortLeaseMs + 100)
+    const third = await claimAt(one, 'evt_t2', position('txn_t', T0 + 1), LEASE_MS)
+    tokens.push(third.fencingToken)
+    expect(await one.complete('evt_t2', third.token)).toBe(true)
+    tokens.push((await claimAt(two, 'evt_t3', position('txn_t', T0 + 2), LEASE_MS)).fencingToken)
+    for (let i = 1; i < tokens.length; i++) expect(tokens[i]).toBeGreaterThan(tokens[i - 1] as number)
+  })
+
+  it('ordering: a holder frozen past its lease, once a newer event of its key was handled, can neither renew nor mark its event done; its retry is superseded', async () => {
+    const instance = fleet()
+    const [frozen, other] = [await instance(0), await instance(1)]
+    const stale = await claimAt(frozen, 'evt_f1', position('txn_f', T0), shortLeaseMs)
+    await sleep(shortLeaseMs + 100)
+    const newer = await claimAt(other, 'evt_f2', position('txn_f', T0 + 1000, 'transaction_returned'), LEASE_MS)
+    expect(newer.fencingToken).toBeGreaterThan(stale.fencingToken)
+    expect(await other.complete('evt_f2', newer.token)).toBe(true)
+    // The frozen holder wakes: its renewal, its transaction's commit and its done marker are all refused.
+    expect(await extend(frozen, 'evt_f1', stale.token, LEASE_MS)).toBe(false)
+    if (frozen.transaction) expect(await frozen.transaction('evt_f1', stale.token, async () => true)).toBe('lost')
+    expect(await frozen.complete('evt_f1', stale.token)).toBe(false)
+    const retry = await claimAt(other, 'evt_f1', position('txn_f', T0), LEASE_MS)
+    expect(retry.newest?.eventId).toBe('evt_f2')
+    expect(retry.fencingToken).toBeGreaterThan(newer.fencingToken)
+    expect(await other.complete('evt_f1', retry.token)).toBe(true)
+    expect((await claimAt(frozen, 'evt_f3', position('txn_f', T0 - 1), LEASE_MS)).newest?.eventId).toBe('evt_f2')
+  })
+
+  it('ordering: a holder whose lease ran out cannot mark its event done even when no other claim took its key', async () => {
+    const store = await fleet()()
+    const lapsed = await claimAt(store, 'evt_g1', position('txn_g', T0), shortLeaseMs)
+    await sleep(shortLeaseMs + 100)
+    expect(await extend(store, 'evt_g1', lapsed.token, LEASE_MS)).toBe(false)
+    if (store.transaction) expect(await store.transaction('evt_g1', lapsed.token, async () => true)).toBe('lost')
+    expect(await store.complete('evt_g1', lapsed.token)).toBe(false)
+    // Its retry runs it again, under a greater fencing token.
+    const retry = await claimAt(store, 'evt_g1', position('txn_g', T0), LEASE_MS)
+    expect(retry.fencingToken).toBeGreaterThan(lapsed.fencingToken)
+    expect(await store.complete('evt_g1', retry.token)).toBe(true)
   })
 }
