@@ -106,6 +106,7 @@ export type {
   StoreOperation,
   Telemetry,
   TelemetryEvent,
+  TelemetryGauges,
   TelemetryOutcome,
   TelemetryScope,
   TraceCarrier,

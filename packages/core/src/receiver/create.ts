@@ -133,6 +133,10 @@ export function createWebhooks<S extends SchemaMap = {}, C extends object = {}>(
     maxBodyBytes,
     deadlineMs,
   }
+  options.telemetry?.watch?.({
+    inFlight: () => engine.claims.running - (engine.slots?.usage().waiting ?? 0),
+    waiting: () => engine.slots?.usage().waiting ?? 0,
+  })
   if (options.checkAtStart !== false) {
     checkAtStart(
       eventHandler,
