@@ -14,6 +14,7 @@ export interface Instruments {
   readonly secretVerified: Counter
   readonly answerDuration: Histogram
   readonly eventAge: Histogram
+  readonly leaseRenewals: Counter
 }
 
 /** Seconds, from 1 ms to a minute: store calls take milliseconds, handlers up to the lease. */
@@ -83,6 +84,11 @@ export function instrumentsOf(meter: Meter): Instruments {
       description: 'Time from the first byte of a delivery (the receive call) to its answer, by outcome and status.',
       unit: 's',
       advice,
+    }),
+    leaseRenewals: meter.createCounter('payhooks.lease.renewals', {
+      description:
+        'Claims renewed while handlers run (extend), by payhooks.lease.lost: true when the claim was gone (the handler may run twice).',
+      unit: '{renewal}',
     }),
     eventAge: meter.createHistogram('payhooks.event.age', {
       description:

@@ -531,4 +531,21 @@ describe('openTelemetry(): what an operator alerts on', () => {
     open()
     await Promise.all([first, second])
   })
+
+  it('counts lease renewals, and the ones that found the claim lost', async () => {
+    const base = memoryStore()
+    let calls = 0
+    const store: WebhookStore = {
+      ...base,
+      extend: (id, token, ms) => (++calls === 2 ? false : base.extend(id, token, ms)),
+    }
+    const webhooks = receiver({ store, deadlineMs: 100, leaseMs: 150 })
+    webhooks.on('transaction_settled', () => new Promise((resolve) => setTimeout(resolve, 180)))
+    const renewed = await count('payhooks.lease.renewals', { 'payhooks.lease.lost': false })
+    const lost = await count('payhooks.lease.renewals', { 'payhooks.lease.lost': true })
+    await deliver(webhooks, sampleEvent('transaction_settled'))
+    await new Promise((resolve) => setTimeout(resolve, 250))
+    expect(await count('payhooks.lease.renewals', { 'payhooks.lease.lost': false })).toBeGreaterThan(renewed)
+    expect(await count('payhooks.lease.renewals', { 'payhooks.lease.lost': true })).toBe(lost + 1)
+  })
 })

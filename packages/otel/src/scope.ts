@@ -77,7 +77,9 @@ export class Scope implements TelemetryScope {
       span = this.tracer.startSpan(name, { kind, attributes }, this.context)
     }
     const started = performance.now()
-    return observe(span ? trace.setSpan(this.context, span) : this.context, call, (failure) => {
+    return observe(span ? trace.setSpan(this.context, span) : this.context, call, (failure, value) => {
+      if (operation === 'extend' && !failure)
+        this.meters.leaseRenewals.add(1, { 'payhooks.lease.lost': value === false })
       const ms = performance.now() - started
       this.storeMs[operation] = (this.storeMs[operation] ?? 0) + ms
       const measured: Attributes = { 'payhooks.store.operation': operation }
