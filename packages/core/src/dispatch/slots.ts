@@ -108,6 +108,11 @@ export class Slots {
     return waiter
   }
 
+  /** Slots taken and dispatches waiting for one, for `webhooks.health()` and the telemetry. */
+  usage(): { max: number; running: number; waiting: number } {
+    return { max: this.#max, running: this.#max - this.#free, waiting: this.#waiting }
+  }
+
   /** Gives a slot back after holding it `heldMs`: to a waiter that can still finish in time, else to the free ones. */
   give(heldMs?: number): void {
     if (heldMs !== undefined) {
