@@ -169,7 +169,7 @@ function dispatchFailed(
   throw error
 }
 
-/** Parks the event; 200 `parked` once a durable store holds it. */
+/** Parks the event; 200 `parked` once a durable store holds it, 200 `duplicate` when it holds it replayed. */
 async function parkAnswer(
   engine: Engine,
   body: RawBody,
@@ -177,7 +177,14 @@ async function parkAnswer(
   error: SchemaError | HandlerError,
   event: VerifiedEvent | undefined,
 ): Promise<WebhookResult> {
-  const result = await park(engine, { body, getHeader: delivery.raw.getHeader }, error, event, delivery.scope)
-  if (result.status === 200) delivery.outcome = 'parked'
+  const { result, outcome } = await park(
+    engine,
+    { body, getHeader: delivery.raw.getHeader },
+    error,
+    event,
+    delivery.scope,
+  )
+  delivery.outcome = outcome
+  if (outcome === 'duplicate') delivery.error = undefined
   return result
 }
