@@ -111,16 +111,19 @@ function flattenIssues(issues: readonly v.BaseIssue<unknown>[]): SchemaIssue[] {
  * clock is not refused (that date is the processor's, not the sender's clock).
  */
 function checkAge(state: VerifyState, event: VerifiedEvent): VerifiedEvent {
-  const signed = signedEventTime(event)
-  if (signed === undefined) return event
-  const time = parseCreatedAt(signed.text)
+  const createdAt = event.created_at
+  // Nearly every delivery has a created_at: read it without building the pair signedEventTime returns.
+  const signed = typeof createdAt === 'string' ? undefined : signedEventTime(event)
+  const text = typeof createdAt === 'string' ? createdAt : signed?.text
+  if (text === undefined) return event
+  const time = parseCreatedAt(text)
   if (Number.isNaN(time)) return event
   const ageMs = Date.now() - time
   if (ageMs > state.maxEventAgeMs) {
-    throw new StaleEventError(event.event_id, event.event_type, signed.text, ageMs, event, signed.field)
+    throw new StaleEventError(event.event_id, event.event_type, text, ageMs, event, signed?.field ?? 'created_at')
   }
-  if (signed.field === 'created_at' && -ageMs > state.maxClockSkewMs) {
-    throw new FutureEventError(event.event_id, event.event_type, signed.text, -ageMs)
+  if (signed === undefined && -ageMs > state.maxClockSkewMs) {
+    throw new FutureEventError(event.event_id, event.event_type, text, -ageMs)
   }
   return event
 }
