@@ -70,12 +70,22 @@ async function parkedLetters() {
       createdAt: new Date(Date.now() - 71.5 * HOUR).toISOString(),
     }),
   )
-  const tamperedBody = await deliver(
+  // Parked with its bytes altered as if in the store (a park of other bytes keeps the first ones), under the
+  // signature of the original.
+  const tampered = await signedDelivery(
     sampleEvent('transaction_settled', { eventId: 'evt_cli_tampered', data: amountAsString }),
+    SECRET,
   )
-  const letter = await deadLetters.get('evt_cli_tampered')
-  if (!letter) throw new Error('evt_cli_tampered was not parked')
-  await deadLetters.park({ ...letter, body: new TextEncoder().encode(tamperedBody.replace('10.30', '99999.30')) })
+  await deadLetters.park({
+    eventId: 'evt_cli_tampered',
+    eventType: 'transaction_settled',
+    body: new TextEncoder().encode(tampered.body.replace('10.30', '99999.30')),
+    headers: { ...tampered.headers },
+    code: 'schema_mismatch',
+    reason: 'transaction_settled evt_cli_tampered does not match its schema: data.settlement_amount: invalid',
+    createdAt: undefined,
+    parkedAt: new Date(),
+  })
 
   const env = { REDIS_URL: REDIS_URL as string, SECRET, KEY_PREFIX: prefix, COUNTS_KEY: countsKey }
   return {

@@ -277,13 +277,14 @@ describe('postgresDeadLetterStore: retention', () => {
     expect(await store.markReplayed('evt_replayed_long_ago', new Date(Date.now() - 120_000))).toBe(true)
     expect(await store.markReplayed('evt_replayed_now', new Date())).toBe(true)
     expect(await store.markReplayed('evt_parked_again', new Date(Date.now() - 120_000))).toBe(true)
+    // Parking a replayed letter again leaves it replayed (the event was handled), so it is swept as one.
     await store.park(parked('evt_parked_again', { parkedAt: new Date() }))
 
-    expect(await store.sweep()).toBe(1)
+    expect(await store.sweep()).toBe(2)
     expect(await store.get('evt_replayed_long_ago')).toBeUndefined()
+    expect(await store.get('evt_parked_again')).toBeUndefined()
     const left = (await store.list({ status: 'all' })).map((letter) => [letter.eventId, letter.status]).sort()
     expect(left).toEqual([
-      ['evt_parked_again', 'parked'],
       ['evt_parked_long_ago', 'parked'],
       ['evt_replayed_now', 'replayed'],
     ])

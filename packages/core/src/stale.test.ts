@@ -1,7 +1,7 @@
 import { sampleEvent, signedDelivery } from '@payhooks/testing'
 import { describe, expect, it } from 'vitest'
 import { type DeadLetterStore, memoryDeadLetterStore } from './dead-letters/index.js'
-import { StaleEventError, type WebhookError } from './errors.js'
+import { EventConflictError, StaleEventError, type WebhookError } from './errors.js'
 import { memoryStore } from './memory-store.js'
 import { createWebhooks } from './receiver/create.js'
 import type { WebhookStore } from './store.js'
@@ -69,10 +69,11 @@ describe('an event older than maxEventAgeMs', () => {
     const store = memoryStore()
     // Handled by a receiver that checks no age (the first delivery, as far as the store is concerned).
     const first = receiver({ store, maxEventAgeMs: Number.POSITIVE_INFINITY })
-    expect(body(await first.webhooks.receive(await resend('evt_known', 75 * HOUR))).status).toBe('processed')
+    const delivery = await resend('evt_known', 75 * HOUR)
+    expect(body(await first.webhooks.receive(delivery)).status).toBe('processed')
     const { webhooks, errors, runs } = receiver({ store })
 
-    const answer = await webhooks.receive(await resend('evt_known', 75 * HOUR))
+    const answer = await webhooks.receive(delivery)
 
     expect(answer.status).toBe(200)
     expect(body(answer)).toEqual({ ok: true, event_id: 'evt_known', status: 'duplicate' })
@@ -174,6 +175,86 @@ describe('an event older than maxEventAgeMs', () => {
     parking.open()
     expect((await first).status).toBe(200)
     expect(runs).toEqual([])
+  })
+})
+
+describe('an old copy with other bytes', () => {
+  it('of a handled event is a duplicate reported as an EventConflictError, as on the fresh path', async () => {
+    const store = memoryStore()
+    const first = receiver({ store, maxEventAgeMs: Number.POSITIVE_INFINITY })
+    const handled = await resend('evt_old_copy', 75 * HOUR)
+    expect(body(await first.webhooks.receive(handled)).status).toBe('processed')
+    const { webhooks, errors, runs } = receiver({ store })
+
+    // Signed a millisecond later: other bytes under the same event_id.
+    const other = await resend('evt_old_copy', 75 * HOUR - 1)
+    const answer = await webhooks.receive(other)
+
+    expect(answer.status).toBe(200)
+    expect(body(answer)).toEqual({ ok: true, event_id: 'evt_old_copy', status: 'duplicate' })
+    expect(runs).toEqual([])
+    expect(errors).toEqual([expect.any(EventConflictError)])
+    expect(errors[0]).toMatchObject({ code: 'event_conflict', status: 200, inProgress: false, parked: false })
+    expect((errors[0] as EventConflictError).handledDigest).not.toBe((errors[0] as EventConflictError).receivedDigest)
+  })
+
+  it('of a parked letter leaves the first bytes parked: a duplicate, reported as an EventConflictError', async () => {
+    const deadLetters = durableLetters()
+    const { webhooks, errors, runs } = receiver({ deadLetters })
+    const first = await resend('evt_old_parked', 75 * HOUR)
+    expect(body(await webhooks.receive(first)).status).toBe('parked')
+    const parked = deadLetters.memory.get('evt_old_parked')
+
+    const answer = await webhooks.receive(await resend('evt_old_parked', 75 * HOUR - 1))
+
+    expect(body(answer)).toEqual({ ok: true, event_id: 'evt_old_parked', status: 'duplicate' })
+    expect(new TextDecoder().decode(deadLetters.memory.get('evt_old_parked')?.body)).toBe(first.body)
+    expect(deadLetters.memory.get('evt_old_parked')).toEqual(parked)
+    expect(errors.map((e) => e.constructor)).toEqual([StaleEventError, EventConflictError])
+    expect(errors[1]).toMatchObject({ status: 200, parked: true })
+    expect(errors[1]?.message).toMatch(/other than the one parked .*the parked bytes kept/)
+    expect(runs).toEqual([])
+  })
+})
+
+describe('a transaction_returned, which has no created_at', () => {
+  async function returned(eventId: string, settlementDate: string) {
+    const event = sampleEvent('transaction_returned', { eventId, createdAt: settlementDate })
+    expect(event).not.toHaveProperty('created_at')
+    const { body, headers } = await signedDelivery(event, secret)
+    return { method: 'POST', body, getHeader: (name: string) => (headers as Record<string, string>)[name] }
+  }
+
+  it('is aged by its signed settlement_date: a captured copy past the retention is not run again', async () => {
+    const { webhooks, errors } = receiver()
+    const runs: string[] = []
+    webhooks.on('transaction_returned', (event) => {
+      runs.push(event.event_id)
+    })
+    const fresh = await returned('evt_returned_fresh', new Date(Date.now() - HOUR).toISOString())
+    expect(body(await webhooks.receive(fresh)).status).toBe('processed')
+
+    // Replayed after the store forgot it (a fresh receiver and store): refused, not run a second time.
+    const captured = await returned('evt_returned_old', new Date(Date.now() - 75 * HOUR).toISOString())
+    const later = receiver()
+    later.webhooks.on('transaction_returned', (event) => {
+      runs.push(event.event_id)
+    })
+    const answer = await later.webhooks.receive(captured)
+    expect(answer.status).toBe(422)
+    expect(body(answer).error).toBe('stale_event')
+    expect(later.errors).toEqual([expect.any(StaleEventError)])
+    expect(later.errors[0]).toMatchObject({ timeField: 'settlement_date' })
+    expect(later.errors[0]?.message).toMatch(/^transaction_returned evt_returned_old with settlement_date /)
+    expect(runs).toEqual(['evt_returned_fresh'])
+    expect(errors).toEqual([])
+  })
+
+  it('dated ahead of the clock is not refused: the date is the processor’s, not the sender’s clock', async () => {
+    const { webhooks, errors } = receiver()
+    const ahead = await returned('evt_returned_ahead', new Date(Date.now() + 2 * HOUR).toISOString())
+    expect(body(await webhooks.receive(ahead)).status).toBe('processed')
+    expect(errors).toEqual([])
   })
 })
 

@@ -87,3 +87,16 @@ export function parseCreatedAt(createdAt: string): number {
   const zone = z || zoneHours === undefined ? 'Z' : `${zoneHours}:${zoneMinutes ?? '00'}`
   return Date.parse(`${date}T${time}${zone}`)
 }
+
+/**
+ * The signed time an event's age is read from, as sent: its `created_at`; for a `transaction_returned` without
+ * one (spec 6.7: its envelope shows none), its `settlement_date`, the time of return (top-level, as in the spec's
+ * example, else the one in `data`). Undefined when the event carries neither as a string.
+ */
+export function signedEventTime(event: unknown): { field: 'created_at' | 'settlement_date'; text: string } | undefined {
+  const message = event as { created_at?: unknown; event_type?: unknown; settlement_date?: unknown; data?: unknown }
+  if (typeof message?.created_at === 'string') return { field: 'created_at', text: message.created_at }
+  if (message?.event_type !== 'transaction_returned') return undefined
+  const settled = message.settlement_date ?? (message.data as { settlement_date?: unknown } | null)?.settlement_date
+  return typeof settled === 'string' ? { field: 'settlement_date', text: settled } : undefined
+}

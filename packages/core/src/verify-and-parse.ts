@@ -16,7 +16,7 @@ import { checkSecrets, type SecretEntry, type SecretList, type VerifiedSecret, v
 import { cryptoProvider, isSignatureShaped, type RawBody, SIGNATURE_HEADER } from './signature.js'
 import { bareDigest, type DoctorBudget, diagnoseSignature, HINTS, withinBudget } from './signature-doctor/index.js'
 import { isThenable } from './thenable.js'
-import { parseCreatedAt } from './time.js'
+import { parseCreatedAt, signedEventTime } from './time.js'
 import type { RawDelivery, SecretOption, VerifiedEvent } from './types.js'
 
 /** What verify-and-parse needs from the receiver. */
@@ -104,17 +104,27 @@ function flattenIssues(issues: readonly v.BaseIssue<unknown>[]): SchemaIssue[] {
   }))
 }
 
-/** `event` itself; throws why its `created_at` is refused: older than `maxEventAgeMs`, or too far in the future. */
+/**
+ * `event` itself; throws why its signed time is refused: older than `maxEventAgeMs`, or (`created_at` only) too far
+ * in the future. A `transaction_returned` has no `created_at`: its `settlement_date` (the time of return) gives its
+ * age, so a captured copy replayed after the store's retention is not run again; a return dated ahead of the
+ * clock is not refused (that date is the processor's, not the sender's clock).
+ */
 function checkAge(state: VerifyState, event: VerifiedEvent): VerifiedEvent {
   const createdAt = event.created_at
-  if (typeof createdAt !== 'string') return event
-  const time = parseCreatedAt(createdAt)
+  // Nearly every delivery has a created_at: read it without building the pair signedEventTime returns.
+  const signed = typeof createdAt === 'string' ? undefined : signedEventTime(event)
+  const text = typeof createdAt === 'string' ? createdAt : signed?.text
+  if (text === undefined) return event
+  const time = parseCreatedAt(text)
   if (Number.isNaN(time)) return event
   const ageMs = Date.now() - time
   if (ageMs > state.maxEventAgeMs) {
-    throw new StaleEventError(event.event_id, event.event_type, createdAt, ageMs, event)
+    throw new StaleEventError(event.event_id, event.event_type, text, ageMs, event, signed?.field ?? 'created_at')
   }
-  if (-ageMs > state.maxClockSkewMs) throw new FutureEventError(event.event_id, event.event_type, createdAt, -ageMs)
+  if (signed === undefined && -ageMs > state.maxClockSkewMs) {
+    throw new FutureEventError(event.event_id, event.event_type, text, -ageMs)
+  }
   return event
 }
 

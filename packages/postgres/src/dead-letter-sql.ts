@@ -95,7 +95,11 @@ export interface DeadLetterRow {
 export interface DeadLetterStatements {
   /** Reads every column and nothing else: what `init()` runs when it does not create the table. */
   probe: string
-  /** $1 event id, $2 event type, $3 body, $4 headers (JSON text), $5 code, $6 reason, $7 created at, $8 parked at. */
+  /**
+   * $1 event id, $2 event type, $3 body, $4 headers (JSON text), $5 code, $6 reason, $7 created at, $8 parked at.
+   * Returns the row when it was inserted or parked again; none when a replayed letter, or a parked one of other
+   * bytes, was left as it is (read it with `get`).
+   */
   park: string
   /** $1 event id. */
   get: string
@@ -113,9 +117,11 @@ export function deadLetterStatements(table: string): DeadLetterStatements {
     probe: `SELECT ${COLUMNS} FROM ${t} LIMIT 0`,
     park: `INSERT INTO ${t} AS d (${COLUMNS})
 VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7, $8, $8, 1, 'parked', NULL)
-ON CONFLICT (event_id) DO UPDATE SET event_type = EXCLUDED.event_type, body = EXCLUDED.body,
+ON CONFLICT (event_id) DO UPDATE SET event_type = EXCLUDED.event_type,
   headers = EXCLUDED.headers, code = EXCLUDED.code, reason = EXCLUDED.reason, created_at = EXCLUDED.created_at,
-  parked_at = EXCLUDED.parked_at, park_count = d.park_count + 1, status = 'parked', replayed_at = NULL`,
+  parked_at = EXCLUDED.parked_at, park_count = d.park_count + 1
+WHERE d.status = 'parked' AND d.body = EXCLUDED.body
+RETURNING ${COLUMNS}`,
     get: `SELECT ${COLUMNS} FROM ${t} WHERE event_id = $1`,
     markReplayed: `UPDATE ${t} SET status = 'replayed', replayed_at = $2 WHERE event_id = $1`,
     sweep: `DELETE FROM ${t}

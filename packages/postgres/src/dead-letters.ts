@@ -34,8 +34,8 @@ function toLetter(row: DeadLetterRow): DeadLetter {
 /**
  * Dead letters on PostgreSQL (node-postgres), shared by every receiver instance on the database: one row per
  * `event_id` in one table, the exact bytes received in a `bytea` column, the headers as `jsonb`. `park` is one
- * atomic `INSERT ... ON CONFLICT (event_id) DO UPDATE` (a letter parked again keeps `firstParkedAt`, counts up
- * `parkCount` and is `parked` again); `list` one indexed `SELECT ... ORDER BY parked_at DESC, event_id DESC`.
+ * atomic `INSERT ... ON CONFLICT (event_id) DO UPDATE` (a letter parked again with the same bytes keeps
+ * `firstParkedAt` and counts up `parkCount`; a replayed one, or one of other bytes, is left as it is); `list` one indexed `SELECT ... ORDER BY parked_at DESC, event_id DESC`.
  * `durable`, so a receiver answers 200 `parked` once the row is committed. Replayed letters are kept
  * `replayedRetentionMs`, then swept; parked letters are kept until replayed.
  *
@@ -89,7 +89,7 @@ export function postgresDeadLetterStore(
     },
 
     async park(event) {
-      await pool.query(sql.park, [
+      const values = [
         event.eventId,
         event.eventType,
         Buffer.from(event.body.buffer, event.body.byteOffset, event.body.byteLength),
@@ -99,7 +99,15 @@ export function postgresDeadLetterStore(
         event.reason.replaceAll('\u0000', '\uFFFD'),
         event.createdAt ?? null,
         event.parkedAt,
-      ])
+      ]
+      // The row left as it is (replayed, or other bytes) is read; swept in between (a replayed letter past its
+      // retention), the event is parked anew.
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const parked = await pool.query<DeadLetterRow>(sql.park, values)
+        const row = parked.rows[0] ?? (await pool.query<DeadLetterRow>(sql.get, [event.eventId])).rows[0]
+        if (row) return toLetter(row)
+      }
+      throw new Error(`${where}: the letter of ${event.eventId} vanished while parking`)
     },
 
     async get(eventId) {

@@ -134,7 +134,7 @@ export interface PostgresDeadLetterStore extends DeadLetterStore {
   readonly durable: true
   /** Creates the table and index if missing (or checks them, with `createTable: false`), starts the sweep. */
   init(): Promise<void>
-  park(event: ParkedEvent): Promise<void>
+  park(event: ParkedEvent): Promise<DeadLetter>
   get(eventId: string): Promise<DeadLetter | undefined>
   list(query?: DeadLetterQuery): Promise<DeadLetter[]>
   markReplayed(eventId: string, at: Date): Promise<boolean>

@@ -13,7 +13,11 @@ import { deadLetterStoreOptions } from './validations.js'
 
 // Two keys per prefix, an index and one hash per letter, both under the prefix's hash tag: on a Cluster they
 // share a slot, so a script may touch both.
+// A replayed letter, or a parked one of other bytes, is left as it is; either way the letter as it stands is
+// returned, so the receiver tells which.
 const PARK_SCRIPT = `
+local kept = redis.call('HMGET', KEYS[1], 'status', 'body')
+if kept[1] == 'replayed' or (kept[1] and kept[2] ~= ARGV[3]) then return redis.call('HGETALL', KEYS[1]) end
 local first = redis.call('HGET', KEYS[1], 'firstParkedAt') or ARGV[8]
 redis.call('HSET', KEYS[1], 'eventId', ARGV[1], 'eventType', ARGV[2], 'body', ARGV[3], 'headers', ARGV[4],
   'code', ARGV[5], 'reason', ARGV[6], 'createdAt', ARGV[7], 'parkedAt', ARGV[8], 'firstParkedAt', first,
@@ -21,7 +25,7 @@ redis.call('HSET', KEYS[1], 'eventId', ARGV[1], 'eventType', ARGV[2], 'body', AR
 redis.call('HINCRBY', KEYS[1], 'parkCount', 1)
 redis.call('PERSIST', KEYS[1])
 redis.call('ZADD', KEYS[2], ARGV[8], ARGV[1])
-return 1`
+return redis.call('HGETALL', KEYS[1])`
 
 const REPLAYED_SCRIPT = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
@@ -30,7 +34,7 @@ redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1`
 
 interface DeadLetterCommands {
-  payhooksDeadLetterPark(letterKey: string, indexKey: string, ...args: (string | Buffer)[]): Promise<number>
+  payhooksDeadLetterParkBuffer(letterKey: string, indexKey: string, ...args: (string | Buffer)[]): Promise<Buffer[]>
   payhooksDeadLetterReplayed(letterKey: string, at: string, retentionMs: number): Promise<number>
 }
 
@@ -63,7 +67,8 @@ function toLetter(hash: Record<string, Buffer>): DeadLetter | undefined {
 
 /**
  * Dead letters on Redis, shared by every receiver instance: each parked event is one hash (its exact bytes,
- * headers, reason and times) plus an entry in a sorted index by parking time; `park` is one atomic script.
+ * headers, reason and times) plus an entry in a sorted index by parking time; `park` is one atomic script, which
+ * leaves a replayed letter (or a parked one of other bytes) as it is.
  * `durable`, so a receiver answers 200 once an event is parked here: give Redis persistence (AOF) and
  * `maxmemory-policy noeviction`, since parked letters carry no TTL and are kept until replayed. Replayed
  * letters are kept `replayedRetentionMs`, then expire.
@@ -142,9 +147,9 @@ export function redisDeadLetterStore(
     durable: true,
     health: () => redisHealth(client, deadline, 'dead_letter_redis', 'the dead-letter store'),
     async park(event) {
-      await call(
+      const fields = await call(
         () =>
-          commands.payhooksDeadLetterPark(
+          commands.payhooksDeadLetterParkBuffer(
             letterKey(event.eventId),
             indexKey,
             event.eventId,
@@ -158,6 +163,10 @@ export function redisDeadLetterStore(
           ),
         'park got no reply from Redis',
       )
+      const hash: Record<string, Buffer> = {}
+      for (let i = 0; i + 1 < fields.length; i += 2)
+        hash[(fields[i] as Buffer).toString('utf8')] = fields[i + 1] as Buffer
+      return toLetter(hash)
     },
     async get(eventId) {
       const hash = await call(() => client.hgetallBuffer(letterKey(eventId)), 'get got no reply from Redis')

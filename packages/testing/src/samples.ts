@@ -96,7 +96,11 @@ export interface SampleEventOptions {
   merchantId?: number
   /** Fields merged over the sample's `data`. */
   data?: Record<string, unknown>
-  /** @default now, where the sample has a `created_at` */
+  /**
+   * The message's signed time: its `created_at`, or the top-level `settlement_date` of a `transaction_returned`
+   * (which has no `created_at`, so the receiver ages it by that date).
+   * @default now
+   */
   createdAt?: string
 }
 
@@ -118,6 +122,7 @@ export function sampleEvent(eventType: string, options: SampleEventOptions = {})
   event.event_id = options.eventId ?? `evt_${randomUUID()}`
   freshIds(event.data as Record<string, unknown>)
   if ('created_at' in event) event.created_at = options.createdAt ?? new Date().toISOString()
+  else if ('settlement_date' in event) event.settlement_date = options.createdAt ?? new Date().toISOString()
   if (options.merchantId !== undefined) {
     event.merchant_id = options.merchantId
     if (typeof event.client_id === 'number') event.client_id = options.merchantId

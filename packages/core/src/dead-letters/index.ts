@@ -3,6 +3,7 @@ export {
   checkDeadLetterStore,
   LAST_TRIES_AFTER_MS,
   onLastTries,
+  type ParkAnswer,
   type ParkState,
   park,
   readyDeadLetters,

@@ -1,14 +1,22 @@
 import { errorAnswer, ok } from '../answers.js'
-import { type HandlerError, type KeyHeldError, type SchemaError, type StaleEventError, StoreError } from '../errors.js'
+import {
+  EventConflictError,
+  type HandlerError,
+  type KeyHeldError,
+  type SchemaError,
+  type StaleEventError,
+  StoreError,
+} from '../errors.js'
 import { type EventHandler, report } from '../event-handler/index.js'
 import { LAST_TRIES_AFTER_MS } from '../service-contract.js'
-import { type RawBody, SIGNATURE_HEADER } from '../signature.js'
+import { cryptoProvider, type RawBody, SIGNATURE_HEADER } from '../signature.js'
 import type { TelemetryScope } from '../telemetry.js'
 import { isThenable } from '../thenable.js'
-import { parseCreatedAt } from '../time.js'
+import { parseCreatedAt, signedEventTime } from '../time.js'
 import type { RawDelivery, VerifiedEvent, WebhookResult } from '../types.js'
 import { check } from '../validations.js'
-import type { DeadLetterStore, ParkedEvent } from './types.js'
+import { sameBytes } from './memory.js'
+import type { DeadLetter, DeadLetterStore, ParkedEvent } from './types.js'
 
 /** What parking and replaying need from the receiver; `deadLettersReady` tracks the store's one-time `init`. */
 export interface ParkState {
@@ -64,10 +72,14 @@ function createdAtOf(message: unknown): Date | undefined {
   return Number.isNaN(time) ? undefined : new Date(time)
 }
 
-/** Whether a handler failure of `event` comes on the service's last tries: signed over 71 hours ago. */
+/**
+ * Whether a handler failure of `event` comes on the service's last tries: signed over 71 hours ago (by its
+ * `created_at`, or a `transaction_returned`'s `settlement_date`).
+ */
 export function onLastTries(event: VerifiedEvent, now = Date.now()): boolean {
-  const createdAt = createdAtOf(event)
-  return createdAt !== undefined && now - createdAt.getTime() > LAST_TRIES_AFTER_MS
+  const signed = signedEventTime(event)
+  const time = signed === undefined ? Number.NaN : parseCreatedAt(signed.text)
+  return !Number.isNaN(time) && now - time > LAST_TRIES_AFTER_MS
 }
 
 /** A delivery whose body has arrived. */
@@ -106,12 +118,18 @@ function parkedEvent(raw: Received, error: ParkableError, event: VerifiedEvent |
   }
 }
 
+/** The answer to a delivery handed to {@link park}, and how it ended when not in failure. */
+export interface ParkAnswer {
+  result: WebhookResult
+  outcome: 'parked' | 'duplicate' | undefined
+}
+
 /**
- * Reports `error` (a signed event refused by its schema, whose handlers failed on the service's last tries, or too
- * old to run and not known as handled),
- * then parks the event in the dead-letter store. Answers 200 `parked` once a durable store holds it; otherwise
- * (a store that is not durable, or parking failed: a {@link StoreError} is reported too) the error's own answer,
- * so the service retries.
+ * Parks the event of `error` (a signed event refused by its schema, whose handlers failed on the service's last
+ * tries, or too old to run and not known as handled) in the dead-letter store, then reports `error`. Answers 200
+ * `parked` once a durable store holds it; otherwise (a store that is not durable, or parking failed: a
+ * {@link StoreError} is reported too) the error's own answer, so the service retries. When the store kept a letter
+ * it had (see {@link alreadyKept}), the delivery is a duplicate instead.
  */
 export async function park(
   state: ParkState,
@@ -119,20 +137,56 @@ export async function park(
   error: ParkableError,
   event?: VerifiedEvent,
   scope?: TelemetryScope,
-): Promise<WebhookResult> {
-  report(state.eventHandler, error)
+): Promise<ParkAnswer> {
+  let store: DeadLetterStore
+  let letter: ParkedEvent
+  let kept: DeadLetter | undefined
   try {
-    const store = await readyDeadLetters(state)
-    const letter = parkedEvent(raw, error, event)
-    const parked = scope ? scope.store('park', () => store.park(letter)) : store.park(letter)
-    if (isThenable(parked)) await parked
-    const { eventId, eventType, code } = letter
-    state.eventHandler.telemetry?.parked?.({ eventId, eventType, code, durable: store.durable })
-    return store.durable ? ok(error.eventId as string, 'parked') : errorAnswer(error)
+    store = await readyDeadLetters(state)
+    letter = parkedEvent(raw, error, event)
+    const current = letter
+    const parked = scope ? scope.store('park', () => store.park(current)) : store.park(current)
+    kept = (isThenable(parked) ? await parked : parked) ?? undefined
   } catch (cause) {
+    report(state.eventHandler, error)
     const failure =
       cause instanceof StoreError ? cause : new StoreError('dead-letter park', cause, error.eventId, error.eventType)
     report(state.eventHandler, failure)
-    return errorAnswer(error)
+    return { result: errorAnswer(error), outcome: undefined }
   }
+  if (kept && (kept.status === 'replayed' || !sameBytes(kept.body, letter.body))) {
+    return alreadyKept(state, store, letter, kept, error, scope)
+  }
+  report(state.eventHandler, error)
+  const { eventId, eventType, code } = letter
+  state.eventHandler.telemetry?.parked?.({ eventId, eventType, code, durable: store.durable })
+  return store.durable
+    ? { result: ok(eventId, 'parked'), outcome: 'parked' }
+    : { result: errorAnswer(error), outcome: undefined }
+}
+
+/**
+ * The store kept the letter it had for the event: a `replayed` one (the event was handled, so this delivery is a
+ * duplicate, 200) or a `parked` one of other bytes (a duplicate of the parked event: 200 with a durable store, the
+ * error's answer otherwise). A copy of other bytes than the letter's is reported as an {@link EventConflictError}.
+ */
+async function alreadyKept(
+  state: ParkState,
+  store: DeadLetterStore,
+  letter: ParkedEvent,
+  kept: DeadLetter,
+  error: ParkableError,
+  scope: TelemetryScope | undefined,
+): Promise<ParkAnswer> {
+  const handled = kept.status === 'replayed'
+  if (!sameBytes(kept.body, letter.body)) {
+    const received = await cryptoProvider.digest(letter.body)
+    const first = await cryptoProvider.digest(kept.body)
+    const conflict = new EventConflictError(letter.eventId, letter.eventType, received, first, false, !handled)
+    scope?.conflict?.(conflict)
+    report(state.eventHandler, conflict)
+  }
+  if (handled || store.durable) return { result: ok(letter.eventId, 'duplicate'), outcome: 'duplicate' }
+  report(state.eventHandler, error)
+  return { result: errorAnswer(error), outcome: undefined }
 }

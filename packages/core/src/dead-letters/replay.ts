@@ -76,12 +76,14 @@ async function replayLetter(state: ReplayState, store: DeadLetterStore, letter: 
   return { eventId, status: outcome.status }
 }
 
-/** Replays the letter of `eventId`: `not_found` when there is none. */
+/** Replays the letter of `eventId`: `not_found` when there is none, `duplicate` when it was replayed already. */
 export async function replay(state: ReplayState, eventId: string): Promise<ReplayOutcome> {
   if (typeof eventId !== 'string' || eventId === '') throw new TypeError('replay: eventId must be a non-empty string')
   const store = await readyDeadLetters(state)
   const letter = await stored('get', eventId, () => store.get(eventId))
   if (!letter) return { eventId, status: 'not_found' }
+  // Handled already: the letter says so even once the dedupe store has forgotten the event.
+  if (letter.status === 'replayed') return { eventId, status: 'duplicate' }
   return replayLetter(state, store, letter)
 }
 

@@ -76,12 +76,14 @@ export interface DeadLetterQuery extends DeadLetterFilter {
  * One letter per `event_id`, so the interface maps onto one SQL table keyed by it (columns `event_id` primary
  * key, `event_type`, `body` bytea, `headers` jsonb, `code`, `reason`, `created_at`, `first_parked_at`,
  * `parked_at`, `park_count`, `status`, `replayed_at`): `park` is an `INSERT ... ON CONFLICT (event_id) DO
- * UPDATE`, `list` a `WHERE ... ORDER BY parked_at DESC, event_id DESC LIMIT ... OFFSET ...`.
+ * UPDATE ... WHERE status = 'parked' AND body = EXCLUDED.body RETURNING *` (reading the row when it returns
+ * none), `list` a `WHERE ... ORDER BY parked_at DESC, event_id DESC LIMIT ... OFFSET ...`.
  *
  * A letter must be stored when `park` resolves: the receiver then answers the service 2XX (when `durable`),
  * and the service never sends that event again. Any method may throw or reject when the backing service is
  * unavailable; a failed `park` leaves the answer non-2XX, so the service retries. Parked letters are kept
- * until replayed; a store may forget replayed ones after a while.
+ * until replayed; a store may forget replayed ones after a while (after which a delivery of that event, older
+ * than the dedupe store's retention too, is parked anew).
  *
  * @example
  * const webhooks = createWebhooks({ secret, store: redisStore(redis), deadLetters: redisDeadLetterStore(redis) })
@@ -96,11 +98,19 @@ export interface DeadLetterStore {
   /** Optional set-up, called once before the first other call (again after a failure). */
   init?(): MaybePromise<void>
   /**
-   * Stores `event` under its `eventId`. If a letter exists for it, its body, headers, code, reason, `createdAt`
-   * and `parkedAt` are replaced, `parkCount` goes up by one, `firstParkedAt` stays, and it is `parked` again
-   * (`replayedAt` cleared).
+   * Stores `event` under its `eventId`, atomically, and returns the letter as it stands after the call. With no
+   * letter for the id, a new one (`parked`, `parkCount` 1). With a `parked` letter of the same body bytes, its
+   * headers, code, reason, `createdAt` and `parkedAt` are replaced, `parkCount` goes up by one and
+   * `firstParkedAt` stays. Any other existing letter is left exactly as it is: a `replayed` one (the event was
+   * handled: the letter is the durable evidence of it, so it never becomes `parked`, nor replayable, again), and a
+   * `parked` one of other body bytes (the first bytes parked are kept; the receiver reports the copy as an
+   * `EventConflictError`). The receiver tells these apart from the returned letter: `status` `replayed`, or a
+   * `body` other than the one given.
+   *
+   * A store written before this returned nothing; the receiver then takes the event as parked.
    */
-  park(event: ParkedEvent): MaybePromise<void>
+  // biome-ignore lint/suspicious/noConfusingVoidType: a store whose park returns Promise<void> must still fit
+  park(event: ParkedEvent): MaybePromise<DeadLetter | void>
   /** The letter of `eventId`, whatever its status, or undefined. */
   get(eventId: string): MaybePromise<DeadLetter | undefined>
   /** Letters matching `query`, newest `parkedAt` first (ties: `eventId` descending). */
@@ -151,7 +161,10 @@ export interface DeadLetters {
   list(query?: DeadLetterQuery): Promise<DeadLetter[]>
   /** The letter of `eventId`, or undefined. */
   get(eventId: string): Promise<DeadLetter | undefined>
-  /** Replays one letter. Resolves with what happened; rejects only when the letters cannot be read at all. */
+  /**
+   * Replays one letter. Resolves with what happened (`duplicate`, running nothing, for a letter already
+   * `replayed`); rejects only when the letters cannot be read at all.
+   */
   replay(eventId: string): Promise<ReplayOutcome>
   /** Replays every parked letter matching `filter`, one after the other, oldest first. */
   replayAll(filter?: DeadLetterFilter): Promise<ReplayOutcome[]>

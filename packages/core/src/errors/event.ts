@@ -42,25 +42,31 @@ export class SchemaError extends WebhookError {
  * so an event this old is a manual resend after a long outage, or a replay of a captured delivery: the receiver
  * cannot tell which, so it runs no handler. With a durable dead-letter store the event is parked (200 `parked`,
  * code `stale_event`) for `webhooks.deadLetters.replay`; without one it is answered 422, so the service keeps it and retries.
- * One the store knows as handled is a `duplicate` (200) instead. Events without `created_at` are never refused on
- * age.
+ * One the store knows as handled is a `duplicate` (200) instead. A `transaction_returned`, which has no
+ * `created_at`, is aged by its signed `settlement_date` (`timeField`); other events without `created_at` are never
+ * refused on age.
  */
 export class StaleEventError extends WebhookError {
   override name = 'StaleEventError'
   constructor(
     eventId: string,
     eventType: string,
-    /** The event's `created_at`, as sent. */
+    /** The event's `created_at` (or `settlement_date`, see `timeField`), as sent. */
     readonly createdAt: string,
     /** How old the event was when it arrived. */
     readonly ageMs: number,
     /** The verified event, so it can still be acted on (with `webhooks.dispatch`, say) if it is genuine. */
     readonly event: { event_id: string; event_type: string; [field: string]: unknown },
+    /**
+     * The signed field `createdAt` holds: `settlement_date` for a `transaction_returned`, which has no `created_at`.
+     * @default 'created_at'
+     */
+    readonly timeField: 'created_at' | 'settlement_date' = 'created_at',
   ) {
     super(
       'stale_event',
       422,
-      `${eventType} ${eventId} created at ${createdAt} is ${Math.round(ageMs / 60_000)} min old, older than maxEventAgeMs, and not handled before; handlers not run (a resend after an outage, or a replay)`,
+      `${eventType} ${eventId} ${timeField === 'created_at' ? 'created at' : 'with settlement_date'} ${createdAt} is ${Math.round(ageMs / 60_000)} min old, older than maxEventAgeMs, and not handled before; handlers not run (a resend after an outage, or a replay)`,
       eventId,
       eventType,
     )
@@ -112,11 +118,18 @@ export class EventConflictError extends WebhookError {
     readonly handledDigest: string,
     /** True when the first body's handlers were still running (answered 409), false when they were done (200). */
     readonly inProgress: boolean,
+    /**
+     * True when the first body is not handled yet but parked in the dead-letter store (`handledDigest` is then the
+     * parked bytes' digest): those stay parked, this copy is not.
+     * @default false
+     */
+    readonly parked = false,
   ) {
+    const first = parked ? 'parked' : inProgress ? 'being handled' : 'handled'
     super(
       'event_conflict',
       inProgress ? 409 : 200,
-      `${eventType} ${eventId} received with a body (sha256 ${receivedDigest}) other than the one ${inProgress ? 'being handled' : 'handled'} (sha256 ${handledDigest}); answered as a duplicate, handlers not run`,
+      `${eventType} ${eventId} received with a body (sha256 ${receivedDigest}) other than the one ${first} (sha256 ${handledDigest}); answered as a duplicate, handlers not run${parked ? ', the parked bytes kept' : ''}`,
       eventId,
       eventType,
     )

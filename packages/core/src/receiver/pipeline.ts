@@ -164,11 +164,12 @@ async function parkHeld(
 ): Promise<WebhookResult> {
   const { event_id: eventId, event_type: eventType } = event
   const error = new KeyHeldError(outcome.orderingKey as string, outcome.keyHeldSince, eventId, eventType)
-  const result = await park(engine, { body, getHeader: delivery.raw.getHeader }, error, event, delivery.scope)
-  if (result.status !== 200) return inProgress(eventId, outcome.retryAfterMs, outcome)
-  delivery.outcome = 'parked'
-  delivery.error = error
-  return result
+  const parked = await park(engine, { body, getHeader: delivery.raw.getHeader }, error, event, delivery.scope)
+  if (parked.outcome === undefined) return inProgress(eventId, outcome.retryAfterMs, outcome)
+  delivery.outcome = parked.outcome
+  // A letter of it replayed already: handled, a duplicate.
+  delivery.error = parked.outcome === 'parked' ? error : undefined
+  return parked.result
 }
 
 /** An old event: a duplicate when the store knows it as handled, else parked or refused (never run, never lost). */
@@ -219,7 +220,7 @@ function dispatchFailed(
   throw error
 }
 
-/** Parks the event; 200 `parked` once a durable store holds it. */
+/** Parks the event; 200 `parked` once a durable store holds it, 200 `duplicate` when it holds it replayed. */
 async function parkAnswer(
   engine: Engine,
   body: RawBody,
@@ -227,7 +228,14 @@ async function parkAnswer(
   error: SchemaError | HandlerError,
   event: VerifiedEvent | undefined,
 ): Promise<WebhookResult> {
-  const result = await park(engine, { body, getHeader: delivery.raw.getHeader }, error, event, delivery.scope)
-  if (result.status === 200) delivery.outcome = 'parked'
+  const { result, outcome } = await park(
+    engine,
+    { body, getHeader: delivery.raw.getHeader },
+    error,
+    event,
+    delivery.scope,
+  )
+  delivery.outcome = outcome
+  if (outcome === 'duplicate') delivery.error = undefined
   return result
 }

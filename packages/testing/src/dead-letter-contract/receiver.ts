@@ -1,15 +1,17 @@
 import {
   createWebhooks,
-  type DeadLetter,
   type DeadLetterStore,
+  EventConflictError,
   HandlerError,
   LAST_TRIES_AFTER_MS,
   memoryStore,
   RETRY_INTERVAL_MS,
   SchemaError,
   SIGNATURE_HEADER,
+  StaleEventError,
   transactionSettledSchema,
   type WebhookError,
+  type WebhookStore,
   type Webhooks,
 } from '@payhooks/core'
 import * as v from 'valibot'
@@ -42,13 +44,19 @@ async function deliver(webhooks: Pick<Webhooks<unknown>, 'receive'>, body: strin
   return { status: result.status, body: JSON.parse(result.body) as Record<string, unknown> }
 }
 
-/** A receiver over `store`, whose handlers count their successful runs and fail while `failing` says so. */
-export function receiver(store: DeadLetterStore, options: { fixed?: boolean; failing?: () => boolean } = {}) {
+/**
+ * A receiver over `store`, whose handlers count their successful runs and fail while `failing` says so. Its dedupe
+ * store is a fresh memory store, unless `dedupe` gives one: a fresh one stands for a store past its retention.
+ */
+export function receiver(
+  store: DeadLetterStore,
+  options: { fixed?: boolean; failing?: () => boolean; dedupe?: WebhookStore } = {},
+) {
   const runs = new Map<string, number>()
   const errors: WebhookError[] = []
   const webhooks = createWebhooks({
     secret: SECRET,
-    store: memoryStore(),
+    store: options.dedupe ?? memoryStore(),
     deadLetters: store,
     logger: silent,
     ...(options.fixed ? { schemas: fixedSchemas } : {}),
@@ -110,13 +118,20 @@ export function receiverTests(fleet: (namespace?: string) => Fleet): void {
 
   it('refuses to replay a stored body altered after parking, and runs nothing', async () => {
     const store = await fleet()()
-    const { webhooks: broken } = receiver(store)
     const { body, headers } = await signedDelivery(amountAsString('evt_tampered'), SECRET)
-    await deliver(broken, body, headers)
-    const letter = (await store.get('evt_tampered')) as DeadLetter
     const altered = new TextEncoder().encode(body.replace('"10.30"', '"99999.30"'))
-    expect(altered.length).toBe(letter.body.length + 3)
-    await store.park({ ...letter, body: altered })
+    expect(altered.length).toBe(new TextEncoder().encode(body).length + 3)
+    // The letter as the store would hold it had its bytes been altered there: the signature is of the original.
+    await store.park({
+      eventId: 'evt_tampered',
+      eventType: 'transaction_settled',
+      body: altered,
+      headers,
+      code: 'schema_mismatch',
+      reason: 'transaction_settled evt_tampered does not match its schema',
+      createdAt: undefined,
+      parkedAt: new Date(),
+    })
 
     const fixed = receiver(store, { fixed: true })
     const outcome = await fixed.webhooks.replay('evt_tampered')
@@ -161,5 +176,77 @@ export function receiverTests(fleet: (namespace?: string) => Fleet): void {
     failing = false
     expect(await webhooks.replay('evt_last_tries')).toEqual({ eventId: 'evt_last_tries', status: 'processed' })
     expect(runs('evt_last_tries')).toBe(1)
+  })
+
+  it('never runs a replayed event again: a later old copy, past the dedupe store, is a duplicate; replayAll skips it', async () => {
+    const store = await fleet()()
+    const old = sampleEvent('transaction_settled', {
+      eventId: 'evt_outage',
+      createdAt: new Date(Date.now() - 80 * HOUR).toISOString(),
+    })
+    const { body, headers } = await signedDelivery(old, SECRET)
+    const first = receiver(store)
+    await deliver(first.webhooks, body, headers)
+    expect(await first.webhooks.deadLetters.replayAll({ code: 'stale_event' })).toEqual([
+      { eventId: 'evt_outage', status: 'processed' },
+    ])
+    const replayed = await store.get('evt_outage')
+    expect(replayed).toMatchObject({ status: 'replayed', code: 'stale_event' })
+
+    // Later: the dedupe store has forgotten the event (a fresh one), and the same delivery comes again.
+    const later = receiver(store)
+    expect(await deliver(later.webhooks, body, headers)).toEqual({
+      status: 200,
+      body: { ok: true, event_id: 'evt_outage', status: 'duplicate' },
+    })
+    expect(later.errors).toEqual([])
+    expect(await store.get('evt_outage')).toEqual(replayed)
+    expect(await later.webhooks.deadLetters.replayAll({ code: 'stale_event' })).toEqual([])
+    expect(await later.webhooks.deadLetters.replay('evt_outage')).toEqual({
+      eventId: 'evt_outage',
+      status: 'duplicate',
+    })
+    expect(first.runs('evt_outage') + later.runs('evt_outage')).toBe(1)
+  })
+
+  it('keeps the first bytes of a parked old event: a copy with other bytes is reported as an EventConflictError', async () => {
+    const store = await fleet()()
+    const createdAt = new Date(Date.now() - 80 * HOUR).toISOString()
+    const settled = (amount: number) =>
+      sampleEvent('transaction_settled', { eventId: 'evt_copies', createdAt, data: { settlement_amount: amount } })
+    const first = await signedDelivery(settled(10.3), SECRET)
+    const other = await signedDelivery(settled(999), SECRET)
+    const { webhooks, errors } = receiver(store)
+    await deliver(webhooks, first.body, first.headers)
+    const parked = await store.get('evt_copies')
+
+    const answer = await deliver(webhooks, other.body, other.headers)
+    if (store.durable) {
+      expect(answer).toEqual({ status: 200, body: { ok: true, event_id: 'evt_copies', status: 'duplicate' } })
+    } else {
+      expect(answer.status).toBe(422)
+    }
+    expect(await store.get('evt_copies')).toEqual(parked)
+    expect(new TextDecoder().decode(parked?.body)).toBe(first.body)
+    const conflicts = errors.filter((error) => error instanceof EventConflictError)
+    expect(conflicts).toHaveLength(1)
+    expect(conflicts[0]).toMatchObject({ code: 'event_conflict', status: 200, eventId: 'evt_copies', parked: true })
+    expect(errors.filter((error) => error instanceof StaleEventError)).toHaveLength(store.durable ? 1 : 2)
+
+    // Replayed, then a copy with other bytes again (past the dedupe store): a duplicate, and a conflict reported.
+    let amount: unknown
+    webhooks.on('transaction_settled', (event) => {
+      amount = event.data.settlement_amount
+    })
+    expect((await webhooks.deadLetters.replay('evt_copies')).status).toBe('processed')
+    expect(amount).toBe(10.3)
+    const later = receiver(store)
+    expect(await deliver(later.webhooks, other.body, other.headers)).toEqual({
+      status: 200,
+      body: { ok: true, event_id: 'evt_copies', status: 'duplicate' },
+    })
+    expect(later.errors).toEqual([expect.any(EventConflictError)])
+    expect(later.errors[0]).toMatchObject({ parked: false, inProgress: false })
+    expect(later.runs('evt_copies')).toBe(0)
   })
 }

@@ -23,8 +23,10 @@ export function storeTests(fleet: (namespace?: string) => Fleet): void {
     // UTF-8 text, then bytes that are no UTF-8 at all: nothing may be decoded and re-encoded.
     const body = new Uint8Array([...new TextEncoder().encode('{"name":"Zoë 💶"}'), 0xff, 0x00, 0x80, 0xc3])
     const event = parked('evt_bytes', { body })
-    await store.park(event)
+    const returned = await store.park(event)
     const letter = await store.get('evt_bytes')
+    // park answers the letter as it stands, which tells the receiver a letter it kept.
+    expect(returned).toEqual(letter)
     expect(letter).toBeDefined()
     expect(Array.from(letter?.body ?? [])).toEqual(Array.from(body))
     expect(letter).toMatchObject({
@@ -60,26 +62,46 @@ export function storeTests(fleet: (namespace?: string) => Fleet): void {
     }
   })
 
-  it('parks an event again in place: one letter, the latest bytes and reason, the first time kept, the count up', async () => {
+  it('parks an event again in place: one letter, the latest headers and reason, the first time kept, the count up', async () => {
     const store = await fleet()()
     await store.park(parked('evt_again'))
-    await store.park(
+    const again = await store.park(
       parked('evt_again', {
-        body: new TextEncoder().encode('{"second":true}'),
+        headers: { [SIGNATURE_HEADER]: 'B'.repeat(64) },
         code: 'handler_failed',
         reason: 'second reason',
         parkedAt: new Date('2026-11-05T09:00:00.000Z'),
       }),
     )
     const letter = await store.get('evt_again')
-    expect(new TextDecoder().decode(letter?.body)).toBe('{"second":true}')
+    expect(again).toEqual(letter)
+    expect(new TextDecoder().decode(letter?.body)).toBe('{"event_id":"evt_again"}')
     expect(letter).toMatchObject({ code: 'handler_failed', reason: 'second reason', parkCount: 2, status: 'parked' })
+    expect(letter?.headers).toEqual({ [SIGNATURE_HEADER]: 'B'.repeat(64) })
     expect(letter?.firstParkedAt.toISOString()).toBe('2026-11-04T08:00:00.000Z')
     expect(letter?.parkedAt.toISOString()).toBe('2026-11-05T09:00:00.000Z')
     expect((await store.list({ status: 'all' })).map((l) => l.eventId)).toEqual(['evt_again'])
   })
 
-  it('marks a letter replayed: out of the parked list, in the replayed one; parking it again makes it parked', async () => {
+  it('keeps the first bytes parked: a copy of other bytes leaves the letter as it is, and park answers it', async () => {
+    const store = await fleet()()
+    await store.park(parked('evt_other_bytes'))
+    const first = await store.get('evt_other_bytes')
+    const other = new TextEncoder().encode('{"event_id":"evt_other_bytes","amount":999}')
+    const kept = await store.park(
+      parked('evt_other_bytes', {
+        body: other,
+        headers: { [SIGNATURE_HEADER]: 'B'.repeat(64) },
+        code: 'stale_event',
+        reason: 'other reason',
+        parkedAt: new Date('2026-11-05T09:00:00.000Z'),
+      }),
+    )
+    expect(await store.get('evt_other_bytes')).toEqual(first)
+    expect(kept).toEqual(first)
+  })
+
+  it('marks a letter replayed: out of the parked list, in the replayed one, and parking it again leaves it replayed', async () => {
     const store = await fleet()()
     await store.park(parked('evt_marked'))
     await store.park(parked('evt_waiting', { parkedAt: new Date('2026-11-04T07:00:00.000Z') }))
@@ -93,11 +115,16 @@ export function storeTests(fleet: (namespace?: string) => Fleet): void {
     expect((await store.list({ status: 'replayed' })).map((l) => l.eventId)).toEqual(['evt_marked'])
     expect((await store.list({ status: 'all' })).map((l) => l.eventId)).toEqual(['evt_marked', 'evt_waiting'])
 
-    await store.park(parked('evt_marked', { parkedAt: new Date('2026-11-07T10:00:00.000Z') }))
-    const again = await store.get('evt_marked')
-    expect(again).toMatchObject({ status: 'parked', parkCount: 2 })
-    expect(again?.replayedAt).toBeUndefined()
-    expect((await store.list()).map((l) => l.eventId)).toEqual(['evt_marked', 'evt_waiting'])
+    // The letter is the durable evidence that the event was handled: a later delivery (after the dedupe store's
+    // retention) never makes it parked, nor replayable, again; with the same bytes or others.
+    const replayed = await store.get('evt_marked')
+    const other = new TextEncoder().encode('{"event_id":"evt_marked","amount":999}')
+    for (const body of [replayed?.body as Uint8Array, other]) {
+      const kept = await store.park(parked('evt_marked', { body, parkedAt: new Date('2026-11-07T10:00:00.000Z') }))
+      expect(await store.get('evt_marked')).toEqual(replayed)
+      expect(kept).toEqual(replayed)
+    }
+    expect((await store.list()).map((l) => l.eventId)).toEqual(['evt_waiting'])
   })
 
   it('lists newest first, with filters on type, code, status and time, in pages; a bad query throws', async () => {
