@@ -5,6 +5,7 @@ import { ClosingError } from '../errors.js'
 import { createEventHandler, on, onAny, onError, report } from '../event-handler/index.js'
 import { createLog } from '../log.js'
 import { orderingTable, withOnOptions } from '../ordering/index.js'
+import { checkProxyArrival } from '../proxy-arrival.js'
 import { eventSchemas, type SchemaMap } from '../schemas.js'
 import { checkSecrets } from '../secrets.js'
 import { doctorBudget } from '../signature-doctor/index.js'
@@ -47,6 +48,7 @@ export function createWebhooks<S extends SchemaMap = {}, C extends object = {}>(
     'keep ordering fences (store.ordering) for the ordering rules',
     TypeError,
   )
+  const proxyArrival = checkProxyArrival(options.proxyArrival)
   const secrets = typeof secretOption === 'function' ? undefined : checkSecrets(secretOption)
   const engine: Engine = {
     maxBodyBytes,
@@ -67,6 +69,7 @@ export function createWebhooks<S extends SchemaMap = {}, C extends object = {}>(
     deadLetters: options.deadLetters && checkDeadLetterStore(options.deadLetters),
     deadLettersReady: undefined,
     deadlineMs,
+    proxyArrival,
     closing: undefined,
     claims: new Claims(),
     deadlines: new Deadlines((delivery) => expire(engine, delivery)),
