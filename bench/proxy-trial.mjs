@@ -1,10 +1,15 @@
-// The timings of issue 32 item 4, through a real nginx: when does the sender get its answer, per nginx setup and
-// per kind of upload? Not a ratio benchmark (`pnpm bench` does not run it): `pnpm exec tsc --build` then
-// `node bench/proxy-trial.mjs` (about 70 s; the stalled client under nginx's defaults takes 60 s).
+// The figures of issue 32 through a real nginx; not ratio benchmarks (`pnpm bench` does not run them). After
+// `pnpm exec tsc --build`:
+// - `node bench/proxy-trial.mjs timings`: when does the sender get its answer, per nginx setup and per kind of
+//   upload? (about 70 s: the stalled client under nginx's defaults takes 60 s)
+// - `node bench/proxy-trial.mjs restart`: rolling restarts of three receivers under load, per shutdown sequence and
+//   nginx retry setting (REDIS_URL, or a throw-away redis-server).
 import { sampleEvent, signedDelivery } from '@payhooks/testing'
 import { startNginx, webhookLocation } from '../test/fixtures/nginx.mjs'
 import { rawPost } from '../test/fixtures/raw-post.mjs'
+import { rollingRestart } from '../test/fixtures/rolling-restart.mjs'
 import { startTimingReceiver, TIMING_SECRET } from '../test/fixtures/timing-receiver.mjs'
+import { startRedis } from './redis-server.mjs'
 
 const setups = [
   { name: 'receiver alone', nginx: undefined, arrival: false },
@@ -48,7 +53,38 @@ async function run(setup) {
   return results
 }
 
-const rows = await Promise.all(setups.map(run))
-console.log(`| setup | ${scenarios.map((s) => s.name).join(' | ')} |`)
-console.log(`|---|${scenarios.map(() => '---').join('|')}|`)
-for (const [i, setup] of setups.entries()) console.log(`| ${setup.name} | ${rows[i].join(' | ')} |`)
+async function timings() {
+  const rows = await Promise.all(setups.map(run))
+  console.log(`| setup | ${scenarios.map((s) => s.name).join(' | ')} |`)
+  console.log(`|---|${scenarios.map(() => '---').join('|')}|`)
+  for (const [i, setup] of setups.entries()) console.log(`| ${setup.name} | ${rows[i].join(' | ')} |`)
+}
+
+const restarts = [
+  { name: "README's old snippet, nginx's default retries", shutdown: 'readme', retry: false },
+  { name: "README's old snippet, non_idempotent", shutdown: 'readme', retry: true },
+  { name: 'sequence, default retries', shutdown: 'sequence', retry: false },
+  { name: 'sequence, non_idempotent, default max_fails', shutdown: 'sequence', retry: true, serverParams: '' },
+  { name: 'sequence, documented nginx', shutdown: 'sequence', retry: true },
+]
+
+async function restart() {
+  const redis = process.env.REDIS_URL ? undefined : await startRedis()
+  const redisUrl = process.env.REDIS_URL ?? redis.url
+  console.log('| shutdown, nginx | events | 200 | 409 | 502 | 503 | acknowledged-unhandled | double runs |')
+  console.log('|---|---|---|---|---|---|---|---|')
+  for (const { name, shutdown, retry, serverParams } of restarts) {
+    const location = webhookLocation({ retry })
+    const r = await rollingRestart({ redisUrl, location, shutdown, serverParams })
+    const s = (code) => r.statuses[code] ?? 0
+    console.log(
+      `| ${name} | ${r.events} | ${s(200)} | ${s(409)} | ${s(502)} | ${s(503)} | ${r.acknowledgedUnhandled} | ${r.doubleRuns} |`,
+    )
+  }
+  await redis?.stop()
+}
+
+const what = process.argv[2] ?? 'timings'
+if (what === 'timings') await timings()
+else if (what === 'restart') await restart()
+else throw new Error('node bench/proxy-trial.mjs timings|restart')
