@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { sampleEvent, signedDelivery } from '@payhooks/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startNginx, webhookLocation } from '../fixtures/nginx.mjs'
+import { readmeConfig, startNginx, webhookLocation } from '../fixtures/nginx.mjs'
 import { rawPost } from '../fixtures/raw-post.mjs'
 import { startTimingReceiver, TIMING_SECRET } from '../fixtures/timing-receiver.mjs'
 
@@ -15,11 +15,12 @@ let documented: { receiver: Receiver; nginx: Nginx }
 let buffered: { receiver: Receiver; nginx: Nginx }
 
 beforeAll(async () => {
-  const start = async (location: string) => {
+  const start = async (location: string, serverParams?: string) => {
     const receiver = await startTimingReceiver({ proxyArrival: { header: 'x-request-start' } })
-    return { receiver, nginx: await startNginx({ upstreams: [receiver.port], location }) }
+    return { receiver, nginx: await startNginx({ upstreams: [receiver.port], location, serverParams }) }
   }
-  documented = await start(webhookLocation())
+  const readme = readmeConfig()
+  documented = await start(readme.location, readme.serverParams)
   buffered = await start(webhookLocation({ buffering: true }))
 })
 
@@ -49,6 +50,10 @@ async function delivery(options: { sleep?: number; size?: number } = {}) {
 const sha256 = (body: string) => createHash('sha256').update(body).digest('hex')
 
 describe('behind nginx with the documented configuration (request buffering off, X-Request-Start)', () => {
+  it("is the README's, which the variants (bench/proxy-trial.mjs, the buffered setup below) are built from", () => {
+    expect(readmeConfig().location).toBe(webhookLocation())
+  })
+
   it('answers slow, stalled, chunked and 1 MiB bodies before 10 s, the bytes intact', async () => {
     const { port } = documented.nginx
     const [slow, stalled, chunked, mebibyte, forged] = await Promise.all([

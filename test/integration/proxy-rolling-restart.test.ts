@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest'
-import { webhookLocation } from '../fixtures/nginx.mjs'
+import { readmeConfig } from '../fixtures/nginx.mjs'
 import { rollingRestart } from '../fixtures/rolling-restart.mjs'
 
 // Three receivers on one Redis behind a real nginx with the core README's configuration, each in turn sent SIGTERM
@@ -10,7 +10,7 @@ import { rollingRestart } from '../fixtures/rolling-restart.mjs'
 it('a rolling restart behind nginx drops nothing: 0 acknowledged-unhandled, 0 double runs, no 502 or 503', async () => {
   const redisUrl = process.env.REDIS_URL
   if (!redisUrl) throw new Error('REDIS_URL is not set: run through `pnpm test` (node scripts/test.mjs)')
-  const result = await rollingRestart({ redisUrl, location: webhookLocation() })
+  const result = await rollingRestart({ redisUrl, ...readmeConfig() })
   expect(result.acknowledged).toBeGreaterThan(100)
   expect(result.acknowledged).toBe(result.events)
   expect(result.unanswered).toBe(0)
