@@ -94,7 +94,9 @@ describe('health() on Redis', () => {
       const later = createWebhooks({ secret, store, logger })
       await eventually(async () => calls.length > 0)
       expect(calls[0]).toMatchObject({ level: 'error', fields: { code: 'health_check_failed', check: 'redis' } })
-      expect(calls[0]?.message).toMatch(/^\[payhooks\] health check redis failed: Redis does not answer.*Fix: start Redis/)
+      expect(calls[0]?.message).toMatch(
+        /^\[payhooks\] health check redis failed: Redis does not answer.*Fix: start Redis/,
+      )
       await later.close()
       await webhooks.close()
     } finally {
@@ -188,11 +190,9 @@ describe('health() on PostgreSQL', () => {
     })
     // The start-up check logged the same, with the fix.
     await eventually(async () => calls.length >= 5)
-    expect(calls.filter((call) => call.level === 'error').map((call) => (call.fields as { check: string }).check)).toEqual([
-      'postgres_migration_001',
-      'dead_letter_postgres_migration_002',
-      'dead_letter_postgres_migration_003',
-    ])
+    expect(
+      calls.filter((call) => call.level === 'error').map((call) => (call.fields as { check: string }).check),
+    ).toEqual(['postgres_migration_001', 'dead_letter_postgres_migration_002', 'dead_letter_postgres_migration_003'])
     expect(calls[0]?.message).toContain('Fix: apply sql/001_payhooks_events.sql of @payhooks/postgres')
 
     await runMigration(admin, schema, '001_payhooks_events.sql')
