@@ -2,7 +2,7 @@
 // Builds the packages, makes sure a real redis-server and PostgreSQL run for their tests, then runs vitest.
 // REDIS_URL set: that server is used. Otherwise redis-server is started on a free loopback port and
 // stopped afterwards; on a machine without it, the Debian package is installed when we are root.
-// Chromium (for the dashboard test) is installed the same way.
+// Chromium (for the dashboard test) and nginx (for the proxy tests) are installed the same way.
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
@@ -164,6 +164,14 @@ if (!existsSync('/usr/bin/chromium') && process.getuid?.() === 0 && which('apt-g
 if (!existsSync('/usr/bin/chromium')) {
   console.error('/usr/bin/chromium is missing, so the sandbox dashboard test will fail: apt-get install chromium')
 }
+
+// The proxy tests (test/integration/proxy-*.test.ts) start their own nginx, Debian's package, on loopback ports.
+const nginxInstalled = () => ['/usr/sbin/nginx', '/usr/local/sbin/nginx'].some(existsSync) || which('nginx') !== ''
+if (!nginxInstalled() && process.getuid?.() === 0 && which('apt-get')) {
+  console.log('nginx not found: installing the Debian package nginx')
+  if (run('apt-get', ['update', '-qq']) === 0) run('apt-get', ['install', '-y', '-qq', 'nginx'])
+}
+if (!nginxInstalled()) console.error('nginx is missing, so the proxy tests will fail: apt-get install nginx')
 
 installRuntimeDeps()
 

@@ -63,6 +63,7 @@ export type {
   OrderingRule,
   OrderingRules,
 } from './ordering/index.js'
+export { type ProxyArrivalOptions, parseRequestStart } from './proxy-arrival.js'
 export { type InProcessQueue, type InProcessQueueOptions, inProcessQueue } from './queue.js'
 export { createWebhooks } from './receiver/create.js'
 export {

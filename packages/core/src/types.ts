@@ -193,7 +193,8 @@ export interface Webhooks<E, C extends object = {}> {
   /**
    * Lower-level entry for adapters: raw bytes and a header lookup in, status and JSON body out,
    * without building Request/Response objects. Call it as soon as the request arrives, with a promise of
-   * the body if it is still arriving: `deadlineMs` counts from this call. Never rejects.
+   * the body if it is still arriving: `deadlineMs` counts from this call (or from a trusted proxy's arrival time,
+   * with the `proxyArrival` option). Never rejects.
    */
   receive(delivery: RawDelivery): Promise<WebhookResult>
   /**

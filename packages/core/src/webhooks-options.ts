@@ -1,6 +1,7 @@
 import type { DeadLetterStore } from './dead-letters/types.js'
 import type { Logger } from './log.js'
 import type { OrderingRules } from './ordering/types.js'
+import type { ProxyArrivalOptions } from './proxy-arrival.js'
 import type { SchemaMapOption } from './schemas.js'
 import type { WebhookStore } from './store.js'
 import type { Telemetry } from './telemetry.js'
@@ -31,6 +32,21 @@ export interface WebhooksOptions<S extends SchemaMapOption = {}, C extends objec
    * @default 5000
    */
   deadlineMs?: number
+  /**
+   * Behind a proxy that buffers request bodies (nginx does by default), the receiver sees a request only once the
+   * proxy has all of it, so its deadline would start late. Name the header in which the proxy writes the time it
+   * received the request (and overwrites any the client sent): the deadline then counts from there, and a request
+   * already past it is answered 408 `body_timeout` at once, nothing run. A time in the future counts as now, so it
+   * never extends the deadline; a missing, unreadable or implausible one is ignored and warned about. Never set it
+   * where clients reach the receiver without that proxy: they could shorten their own deadline. See "Running
+   * behind a proxy" in the README.
+   *
+   * @example
+   * // nginx: set $arrival $msec; proxy_set_header X-Request-Start "t=$arrival";
+   * const webhooks = createWebhooks({ secret, proxyArrival: { header: 'x-request-start' } })
+   * @default none: the deadline counts from the receiver's own arrival time
+   */
+  proxyArrival?: ProxyArrivalOptions
   /**
    * Bodies larger than this are answered 413 unread, and their connection closed.
    * @default 1_048_576 (1 MiB)

@@ -6,6 +6,7 @@ import { createEventHandler, on, onAny, onError, report } from '../event-handler
 import { checkAtStart, runHealth } from '../health/index.js'
 import { createLog } from '../log.js'
 import { orderingTable, withOnOptions } from '../ordering/index.js'
+import { checkProxyArrival } from '../proxy-arrival.js'
 import { eventSchemas, type SchemaMap, type SchemaMapOption } from '../schemas.js'
 import { checkSecrets } from '../secrets.js'
 import { doctorBudget } from '../signature-doctor/index.js'
@@ -49,6 +50,7 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
     'keep ordering fences (store.ordering) for the ordering rules',
     TypeError,
   )
+  const proxyArrival = checkProxyArrival(options.proxyArrival)
   const secrets = typeof secretOption === 'function' ? undefined : checkSecrets(secretOption)
   const engine: Engine = {
     maxBodyBytes,
@@ -70,6 +72,7 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
     deadLetters: options.deadLetters && checkDeadLetterStore(options.deadLetters),
     deadLettersReady: undefined,
     deadlineMs,
+    proxyArrival,
     closing: undefined,
     draining: false,
     claims: new Claims(),

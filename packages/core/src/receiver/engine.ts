@@ -1,6 +1,7 @@
 import type { ParkState } from '../dead-letters/index.js'
 import type { Deadlines } from '../deadline.js'
 import type { SlotState } from '../dispatch/index.js'
+import type { ProxyArrival } from '../proxy-arrival.js'
 import type { WebhookQueue } from '../types.js'
 import type { VerifyState } from '../verify-and-parse.js'
 import type { IncomingDelivery } from './delivery.js'
@@ -12,6 +13,8 @@ import type { IncomingDelivery } from './delivery.js'
 export interface Engine extends VerifyState, SlotState, ParkState {
   readonly queue: WebhookQueue | undefined
   readonly deadlineMs: number
+  /** Where a trusted proxy says when the request reached it (`proxyArrival`), if configured. */
+  readonly proxyArrival: ProxyArrival | undefined
   /** Set by `close`: its promise. */
   closing: Promise<void> | undefined
   /** Set by `drain`: health() reports not ready; deliveries are still handled. */

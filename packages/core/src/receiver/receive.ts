@@ -1,5 +1,6 @@
 import { BodyTimeoutError, ClosingError, DeadlineError, InternalError } from '../errors.js'
 import { report } from '../event-handler/index.js'
+import { arrivalTime } from '../proxy-arrival.js'
 import type { RawBody } from '../signature.js'
 import { isThenable } from '../thenable.js'
 import type { RawDelivery, WebhookResult } from '../types.js'
@@ -12,7 +13,7 @@ const ignore = () => {}
 
 /**
  * Answers `raw` when its processing finishes or at the deadline, whichever comes first. The deadline counts from
- * the request's arrival, so it covers a body still arriving too. A delivery processed synchronously is answered
+ * the request's arrival (at the proxy, with `proxyArrival`), so it covers a body still arriving too. A delivery processed synchronously is answered
  * at once, without entering the deadline list.
  */
 export function receive(engine: Engine, raw: RawDelivery): Promise<WebhookResult> {
@@ -52,9 +53,20 @@ function start(engine: Engine, raw: RawDelivery, answer: (result: WebhookResult)
     }
     return refusedAnswer(engine, new ClosingError())
   }
-  const arrivedAt = Date.now()
+  const now = Date.now()
   const body = raw.body
   const reading = isThenable(body)
+  const arrivedAt = engine.proxyArrival
+    ? arrivalTime(engine.proxyArrival, raw.getHeader, now, engine.eventHandler)
+    : now
+  if (arrivedAt + engine.deadlineMs <= now) {
+    // A proxy held the request (buffering its body) past the deadline: too late to run anything.
+    if (reading) {
+      stopReading(engine, raw)
+      body.then(undefined, ignore)
+    }
+    return refusedAnswer(engine, new BodyTimeoutError(engine.deadlineMs))
+  }
   const delivery = new IncomingDelivery(
     raw,
     engine.eventHandler.telemetry?.receive(),
