@@ -8,6 +8,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { packAll } from './pack-all.mjs'
 import { postgresBinDir, startPostgres } from './postgres-server.mjs'
 import { installRuntimeDeps } from './runtime-deps.mjs'
 import { mainLabel, matrixPasses, readCounts, runPass } from './test-matrix.mjs'
@@ -176,11 +177,23 @@ const args = ['run', '--reporter=default', '--reporter=json', `--outputFile.json
 // `pnpm test -- <files>` passes its '--' on; vitest would take it as the end of its options and run every file.
 const files = process.argv.slice(2)
 if (files[0] === '--') files.shift()
+const matrix = files.length === 0 || process.env.PAYHOOKS_TEST_MATRIX === '1'
+// The consumer test packs every package; with the matrix it runs three times, so the tarballs are packed once.
+if (
+  matrix &&
+  !process.env.PAYHOOKS_CONSUMER_PACKS &&
+  (!files.length || files.some((f) => f.startsWith('test/consumers')))
+) {
+  const packs = mkdtempSync(join(tmpdir(), 'payhooks-packs-'))
+  process.on('exit', () => rmSync(packs, { recursive: true, force: true }))
+  await packAll(packs)
+  process.env.PAYHOOKS_CONSUMER_PACKS = packs
+}
 const started = Date.now()
 const vitest = spawn(localBin('vitest'), [...args, ...files], { stdio: 'inherit' })
 const code = await new Promise((resolve) => vitest.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0))))
 const passes = [{ label: mainLabel(), counts: readCounts(report), seconds: (Date.now() - started) / 1000, code }]
-if (files.length === 0 || process.env.PAYHOOKS_TEST_MATRIX === '1') {
+if (matrix) {
   for (const pass of matrixPasses()) {
     const ran = await runPass(pass, files)
     if (ran) passes.push(ran)
