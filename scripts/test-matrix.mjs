@@ -54,7 +54,7 @@ export function matrixPasses() {
     { label: 'Node 22', node: nodeBin('node-22'), filters: CORE_ADAPTERS_STORES_CONSUMERS },
     { label: 'Node 24', node: nodeBin('node-24'), filters: CORE_ADAPTERS_STORES_CONSUMERS },
     {
-      label: `oldest majors: ${majors(Object.values(OLDEST_MAJORS)).replace(/-(\d) /g, ' ')}`,
+      label: `Node ${process.versions.node}, oldest majors: ${majors(Object.values(OLDEST_MAJORS)).replace(/-(\d) /g, ' ')}`,
       node: process.execPath,
       env: {
         PAYHOOKS_OLDEST_MAJORS: '1',
@@ -81,7 +81,7 @@ export function runPass({ label, node, env = {}, filters }, files) {
     return Promise.resolve({ label, seconds: 0, code: 1 })
   }
   const versionOut = spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim()
-  const fullLabel = label.startsWith('Node ') ? `Node ${versionOut.replace(/^v/, '')}` : label
+  const fullLabel = /^Node \d+$/.test(label) ? `Node ${versionOut.replace(/^v/, '')}` : label
   const report = join(mkdtempSync(join(tmpdir(), 'payhooks-vitest-')), 'report.json')
   const args = [join(root, 'node_modules/vitest/vitest.mjs'), 'run', '--typecheck.enabled=false']
   args.push('--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...chosen)
