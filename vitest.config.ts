@@ -1,7 +1,18 @@
 import { resolve } from 'node:path'
 import { defineConfig } from 'vitest/config'
+import { OLDEST_MAJORS } from './scripts/test-matrix.mjs'
 
 const root = import.meta.dirname
+// The matrix's pass on the oldest supported majors (scripts/test-matrix.mjs): the sources' and tests' imports of
+// ioredis, bullmq and @hono/node-server load their npm aliases (ioredis-5, ...); child processes get the same from
+// scripts/oldest-majors.mjs.
+const oldest =
+  process.env.PAYHOOKS_OLDEST_MAJORS === '1'
+    ? Object.entries(OLDEST_MAJORS).map(([name, alias]) => ({
+        find: new RegExp(`^${name}(?=$|/)`),
+        replacement: alias,
+      }))
+    : []
 
 export default defineConfig({
   resolve: {
@@ -9,6 +20,7 @@ export default defineConfig({
     alias: [
       { find: /^@payhooks\/([a-z]+)$/, replacement: resolve(root, 'packages/$1/src/index.ts') },
       { find: /^@payhooks\/([a-z]+)\/([a-z-]+)$/, replacement: resolve(root, 'packages/$1/src/$2.ts') },
+      ...oldest,
     ],
   },
   test: {

@@ -12,7 +12,7 @@ import { packAll } from './pack-all.mjs'
 
 // The CLI and the sandbox are ES modules only (a command, and a dev server whose dashboard files are found with
 // import.meta): no CommonJS build, so TypeScript's node10 and node16-from-CommonJS resolutions are not theirs.
-// On Node 20.19+, their engines, require() of them still works.
+// On Node 20.19+ and 22.12+, their engines, require() of them still works.
 const ESM_ONLY_RESOLUTIONS = ['node10', 'node16-cjs']
 
 const folder = mkdtempSync(join(tmpdir(), 'payhooks-packs-'))

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Bun, Deno and workerd (through Miniflare) are ~370 MB that only test/runtimes/runtimes.test.ts uses, so they are
+// Bun, Deno and workerd (through Miniflare) are ~370 MB that only test/runtimes/runtimes.test.ts uses (and Node 22
+// and 24, ~250 MB, the test matrix's: scripts/test-matrix.mjs), so they are
 // test/runtimes' own pnpm workspace (package.json, pnpm-lock.yaml) rather than the repository's: the demo's
 // `pnpm install` does not fetch them. `pnpm test` and `pnpm typecheck` install them here, once, from that lockfile.
 import { spawnSync } from 'node:child_process'
@@ -14,7 +15,9 @@ export function installRuntimeDeps() {
   const lockfile = join(dir, 'pnpm-lock.yaml')
   const installed = join(dir, 'node_modules', '.pnpm', 'lock.yaml')
   if (existsSync(installed) && readFileSync(installed, 'utf8') === readFileSync(lockfile, 'utf8')) return
-  console.log('Installing Bun, Deno and workerd for the runtime tests (test/runtimes, once)')
+  console.log(
+    'Installing Bun, Deno, workerd and Node 22 and 24 for the runtime tests and the test matrix (test/runtimes, once)',
+  )
   const install = spawnSync('pnpm', ['install', '--frozen-lockfile', '--prefer-offline'], {
     cwd: dir,
     encoding: 'utf8',

@@ -4,12 +4,14 @@
 // stopped afterwards; on a machine without it, the Debian package is installed when we are root.
 // Chromium (for the dashboard test) and nginx (for the proxy tests) are installed the same way.
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { packAll } from './pack-all.mjs'
 import { postgresBinDir, startPostgres } from './postgres-server.mjs'
 import { installRuntimeDeps } from './runtime-deps.mjs'
+import { mainLabel, matrixPasses, readCounts, runPass } from './test-matrix.mjs'
 
 const run = (cmd, args) => spawnSync(cmd, args, { stdio: 'inherit' }).status ?? 1
 // The workspace's own binaries, not npx: npx inside `pnpm test` warns about each npm_config_* variable pnpm sets.
@@ -175,19 +177,46 @@ if (!nginxInstalled()) console.error('nginx is missing, so the proxy tests will 
 
 installRuntimeDeps()
 
-// The JSON report gives one closing line CI can read: 'Tests: N passed, N failed'.
+// The JSON report gives one closing line CI can read: 'Tests: N passed, N failed, N skipped', summed over the
+// main pass and the matrix's (scripts/test-matrix.mjs). `pnpm test -- <files>` runs the main pass alone on those
+// files; PAYHOOKS_TEST_MATRIX=1 adds the matrix's passes on those of them each pass covers.
 const report = join(mkdtempSync(join(tmpdir(), 'payhooks-vitest-')), 'report.json')
 const args = ['run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`]
 // `pnpm test -- <files>` passes its '--' on; vitest would take it as the end of its options and run every file.
 const files = process.argv.slice(2)
 if (files[0] === '--') files.shift()
+const matrix = files.length === 0 || process.env.PAYHOOKS_TEST_MATRIX === '1'
+// The consumer test packs every package; with the matrix it runs three times, so the tarballs are packed once.
+if (
+  matrix &&
+  !process.env.PAYHOOKS_CONSUMER_PACKS &&
+  (!files.length || files.some((f) => f.startsWith('test/consumers')))
+) {
+  const packs = mkdtempSync(join(tmpdir(), 'payhooks-packs-'))
+  process.on('exit', () => rmSync(packs, { recursive: true, force: true }))
+  await packAll(packs)
+  process.env.PAYHOOKS_CONSUMER_PACKS = packs
+}
+const started = Date.now()
 const vitest = spawn(localBin('vitest'), [...args, ...files], { stdio: 'inherit' })
-vitest.on('exit', (code, signal) => {
-  try {
-    const { numPassedTests, numFailedTests, numPendingTests } = JSON.parse(readFileSync(report, 'utf8'))
-    console.log(`Tests: ${numPassedTests} passed, ${numFailedTests} failed, ${numPendingTests} skipped`)
-  } catch {
-    console.log('Tests: no report written')
+const code = await new Promise((resolve) => vitest.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0))))
+const passes = [{ label: mainLabel(), counts: readCounts(report), seconds: (Date.now() - started) / 1000, code }]
+if (matrix) {
+  for (const pass of matrixPasses()) {
+    const ran = await runPass(pass, files)
+    if (ran) passes.push(ran)
   }
-  process.exit(code ?? (signal ? 1 : 0))
-})
+}
+console.log('\nTest matrix:')
+for (const { label, counts, seconds } of passes) {
+  const result = counts ? `${counts[0]} passed, ${counts[1]} failed, ${counts[2]} skipped` : 'no report written'
+  console.log(`  ${label}: ${result} (${Math.round(seconds)} s)`)
+}
+const total = [0, 1, 2].map((i) => passes.reduce((sum, { counts }) => sum + (counts?.[i] ?? 0), 0))
+const missing = passes.some(({ counts }) => !counts)
+console.log(
+  missing && passes.length === 1
+    ? 'Tests: no report written'
+    : `Tests: ${total[0]} passed, ${total[1]} failed, ${total[2]} skipped${missing ? ' (a pass wrote no report)' : ''}`,
+)
+process.exit(passes.some((pass) => pass.code !== 0) ? 1 : 0)

@@ -37,15 +37,17 @@ const noop = () => {}
 /**
  * Closes a BullMQ queue or worker, leaving no unhandled rejection behind. BullMQ 5's connections report a
  * failed start with `emit('error')` from a promise chain of their constructor, and their `close()` removes
- * every listener first (BullMQ 6 checks for one): a queue or worker closed while its connection was still
- * starting (its INFO in flight) made that emit throw once the client ended, an unhandled "Connection is
- * closed." or "Cluster is ended." that ends a Node process. So each of its connections gets a listener again,
- * for an error that only says a connection we closed never finished starting.
+ * every listener first: a queue or worker closed while its connection was still starting (its INFO in flight)
+ * made that emit throw once the client ended, an unhandled "Connection is closed." or "Cluster is ended." that
+ * ends a Node process. So on BullMQ 5 each of its connections gets a listener again, for an error that only says
+ * a connection we closed never finished starting. BullMQ 6 emits only to a listener (taskforcesh/bullmq#3546) and
+ * keeps its connections in a backend (`getBackend()`): there, closing is all.
  */
 export async function closeBullmq(owner: Queue | Worker, close: () => Promise<void>): Promise<void> {
   await close().catch(noop)
-  const { connection, blockingConnection } = owner as unknown as Record<string, EventEmitter | undefined>
-  for (const emitter of [connection, blockingConnection]) {
+  const fields = owner as unknown as Record<string, unknown>
+  if (typeof fields.getBackend === 'function') return
+  for (const emitter of [fields.connection, fields.blockingConnection] as (EventEmitter | undefined)[]) {
     if (emitter && emitter.listenerCount('error') === 0) emitter.on('error', noop)
   }
 }

