@@ -75,7 +75,7 @@ describe('postgresStore ordering fences', () => {
     expect(errors.map((e) => e.code)).toEqual(['handler_failed'])
   })
 
-  it('works on the tables of the shipped migrations (001, 004, 005, 007) with createTable: false', async () => {
+  it('works on the tables of the shipped migrations (001, 004, 005, 006) with createTable: false', async () => {
     const schema = `ordering_${randomUUID().replaceAll('-', '').slice(0, 12)}`
     await admin.query(`CREATE SCHEMA ${schema}`)
     dropped.push(`${schema}.payhooks_events_fences`, `${schema}.payhooks_events`)
@@ -83,7 +83,7 @@ describe('postgresStore ordering fences', () => {
       '001_payhooks_events.sql',
       '004_payhooks_events_body_digest.sql',
       '005_payhooks_events_fences.sql',
-      '007_payhooks_events_fence_token.sql',
+      '006_payhooks_events_fence_token.sql',
     ])
       await runMigration(admin, schema, file)
     const store = postgresStore(newPool(), { table: `${schema}.payhooks_events`, createTable: false })
@@ -97,7 +97,7 @@ describe('postgresStore ordering fences', () => {
     await admin.query(`DROP SCHEMA ${schema} CASCADE`)
   })
 
-  it('asks for migration 007 on a fence table of 005 alone with createTable: false, and adds it itself otherwise', async () => {
+  it('asks for migration 006 on a fence table of 005 alone with createTable: false, and adds it itself otherwise', async () => {
     const schema = `ordering_${randomUUID().replaceAll('-', '').slice(0, 12)}`
     await admin.query(`CREATE SCHEMA ${schema}`)
     for (const file of [
@@ -116,7 +116,7 @@ describe('postgresStore ordering fences', () => {
     refusing.onError((error) => void errors.push(error))
     const settled = event('transaction_settled', 'txn_007', '2026-11-03T08:00:00Z')
     expect(await deliver(refusing, settled)).toBe(503)
-    expect(String((errors[0]?.cause as Error | undefined)?.message)).toContain('007_payhooks_events_fence_token.sql')
+    expect(String((errors[0]?.cause as Error | undefined)?.message)).toContain('006_payhooks_events_fence_token.sql')
     const adding = createWebhooks({ secret, store: postgresStore(newPool(), { table }), ordering })
     const tokens: number[] = []
     adding.onAny((_e, context) => void tokens.push(context.ordering?.token ?? 0))

@@ -2,7 +2,7 @@ import { checkTable, quoteTable } from './sql.js'
 
 // Ordering fences (issue 24): one row per ordering key, beside the store's table. `holder` is the token of the claim
 // handling an event of the key, until `held_until`; `mark_*` the newest event handled, kept until `keep_until`;
-// `fence_token` the fencing token of the key's last holder (migration 007).
+// `fence_token` the fencing token of the key's last holder (migration 006).
 
 /** The fence table of the store table `table`: `<table>_fences`, or undefined when that name would be too long. */
 export function fenceTableOf(table: string): string | undefined {
@@ -39,7 +39,7 @@ export function createFenceTableSql(table: string): string {
 
 /**
  * The statement adding the `fence_token` column to a fence table made before it (what the store runs on first use
- * when the column is missing and `sql/007_payhooks_events_fence_token.sql` holds for the default name): the fencing
+ * when the column is missing and `sql/006_payhooks_events_fence_token.sql` holds for the default name): the fencing
  * token of the key's last holder, `context.ordering.token`.
  *
  * @example

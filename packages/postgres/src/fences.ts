@@ -29,7 +29,7 @@ async function prepareTable(pool: Pool, table: string, fenceTable: string, creat
   if (await hasTokenColumn(pool, fenceTable)) return
   if (!createTable) {
     throw new Error(
-      `postgresStore: ${fenceTable} has no fence_token column: apply sql/007_payhooks_events_fence_token.sql (or fenceTokenColumnSql)`,
+      `postgresStore: ${fenceTable} has no fence_token column: apply sql/006_payhooks_events_fence_token.sql (or fenceTokenColumnSql)`,
     )
   }
   await createOnce(pool, fenceTable, fenceTokenColumnSql(table))

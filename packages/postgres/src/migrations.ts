@@ -74,4 +74,13 @@ export const MIGRATIONS: readonly Migration[] = [
     without: 'events of types with ordering rules are refused',
     severity: 'warning',
   },
+  {
+    number: '006',
+    file: '006_payhooks_events_fence_token.sql',
+    store: 'events',
+    suffix: '_fences',
+    columns: ['fence_token'],
+    without: 'events of types with ordering rules are refused 503 (no fencing token)',
+    severity: 'warning',
+  },
 ]

@@ -35,8 +35,8 @@ describe('the shipped migrations', () => {
     )
   })
 
-  it('007 adds what fenceTokenColumnSql writes for the default table', () => {
-    expect(statements(shipped('007_payhooks_events_fence_token.sql'))).toBe(
+  it('006 adds what fenceTokenColumnSql writes for the default table', () => {
+    expect(statements(shipped('006_payhooks_events_fence_token.sql'))).toBe(
       statements(fenceTokenColumnSql('payhooks_events')),
     )
   })
