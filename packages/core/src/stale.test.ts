@@ -63,6 +63,10 @@ describe('an event older than maxEventAgeMs', () => {
       [StaleEventError, 422, 'evt_outage'],
       [StaleEventError, 422, 'evt_outage'],
     ])
+    // The age in hours, as the service's retry window is counted.
+    expect(errors[0]?.message).toMatch(
+      /^transaction_settled evt_outage created at \S+ is 75 h old, older than maxEventAgeMs/,
+    )
   })
 
   it('is a duplicate (200) when the store knows it as handled', async () => {

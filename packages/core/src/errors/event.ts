@@ -66,7 +66,7 @@ export class StaleEventError extends WebhookError {
     super(
       'stale_event',
       422,
-      `${eventType} ${eventId} ${timeField === 'created_at' ? 'created at' : 'with settlement_date'} ${createdAt} is ${Math.round(ageMs / 60_000)} min old, older than maxEventAgeMs, and not handled before; handlers not run (a resend after an outage, or a replay)`,
+      `${eventType} ${eventId} ${timeField === 'created_at' ? 'created at' : 'with settlement_date'} ${createdAt} is ${Math.round(ageMs / 3_600_000)} h old, older than maxEventAgeMs, and not handled before; handlers not run (a resend after an outage, or a replay)`,
       eventId,
       eventType,
     )
