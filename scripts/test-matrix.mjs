@@ -4,7 +4,7 @@
 // majors (ioredis 5, BullMQ 5, @hono/node-server 1, installed under npm aliases). Each pass writes a vitest JSON
 // report; the closing line sums them.
 import { spawn, spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -82,7 +82,7 @@ export function runPass({ label, node, env = {}, filters }, files) {
   }
   const versionOut = spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim()
   const fullLabel = /^Node \d+$/.test(label) ? `Node ${versionOut.replace(/^v/, '')}` : label
-  const report = join(mkdtempSync(join(tmpdir(), 'payhooks-vitest-')), 'report.json')
+  const report = reportFile()
   const args = [join(root, 'node_modules/vitest/vitest.mjs'), 'run', '--typecheck.enabled=false']
   args.push('--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...chosen)
   console.log(`\n${fullLabel}: ${chosen.join(' ')}`)
@@ -95,6 +95,13 @@ export function runPass({ label, node, env = {}, filters }, files) {
       resolve({ label: fullLabel, counts: readCounts(report), seconds, code: code ?? (signal ? 1 : 0) })
     })
   })
+}
+
+/** A path for a vitest JSON report, in a temporary folder removed when this process exits. */
+export function reportFile() {
+  const dir = mkdtempSync(join(tmpdir(), 'payhooks-vitest-'))
+  process.on('exit', () => rmSync(dir, { recursive: true, force: true }))
+  return join(dir, 'report.json')
 }
 
 /** [passed, failed, skipped] from a vitest JSON report, or undefined when none was written. */
