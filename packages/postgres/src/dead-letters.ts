@@ -116,6 +116,10 @@ export function postgresDeadLetterStore(
       return (await pool.query(sql.markReplayed, [eventId, at])).rowCount === 1
     },
 
+    async delete(eventId) {
+      return (await pool.query(sql.remove, [eventId])).rowCount === 1
+    },
+
     sweep,
 
     shutdown() {
