@@ -44,6 +44,8 @@ td a { color: var(--accent); text-decoration: none; }
 .status-parked { background: var(--line); color: var(--muted); }
 .pager { display: flex; gap: 10px; align-items: center; margin-top: 12px; color: var(--muted); }
 .empty { color: var(--muted); }
+h2.id { font-size: 15px; }
+.panel .actions { margin: 12px 0 0; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 4px 16px; margin: 0; }
 dl.facts dt { color: var(--muted); }
 dl.facts dd { margin: 0; overflow-wrap: anywhere; }
