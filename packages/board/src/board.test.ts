@@ -348,12 +348,15 @@ describe('createBoard', () => {
       deadLetters: webhooks.deadLetters,
       health: async () => ({
         ready: false,
-        checks: [{ name: 'redis', ok: false, message: 'down', url: 'redis://:pw@h' }],
+        checks: [{ name: 'store', ok: false, detail: 'no answer', fix: 'start Redis', url: 'redis://:pw@h' }],
       }),
     })
     const healthy = createBoard({ webhooks: withHealth, authorize: () => true })
     const answer = await healthy.handle(request({ path: '/api/overview' }))
-    expect(json(answer).health).toEqual({ ready: false, checks: [{ name: 'redis', ok: false, message: 'down' }] })
+    expect(json(answer).health).toEqual({
+      ready: false,
+      checks: [{ name: 'store', ok: false, detail: 'no answer', fix: 'start Redis' }],
+    })
     expect(String(answer.body)).not.toContain('pw@h')
   })
 })

@@ -14,8 +14,8 @@ interface HealthCheck {
 
 type MaybeHealth = BoardWebhooks & { health?: () => Promise<{ ready: boolean; checks: HealthCheck[] }> }
 
-/** Only these fields of a check are shown: a check's other fields might name a host or a connection. */
-const SHOWN = ['name', 'ok', 'message', 'reason', 'fix', 'detail']
+/** Only these fields of a check (core's HealthCheck) are shown: any other field a store adds might name a host. */
+const SHOWN = ['name', 'ok', 'severity', 'detail', 'fix', 'latencyMs']
 
 export async function overview(webhooks: MaybeHealth) {
   const byCode: Record<string, number> = {}

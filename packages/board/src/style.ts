@@ -63,5 +63,6 @@ pre.body { background: #0f1420; color: #e6e9f0; padding: 12px 14px; border-radiu
 .card .label { color: var(--muted); font-size: 12px; }
 .check.ok::before { content: "●"; color: var(--ok); margin-right: 6px; }
 .check.fail::before { content: "●"; color: var(--fail); margin-right: 6px; }
+.check.warn::before { content: "●"; color: var(--wait); margin-right: 6px; }
 .note { color: var(--muted); font-size: 12px; }
 `

@@ -37,9 +37,10 @@ export async function showOverview(view: HTMLElement): Promise<void> {
             ...health.checks.map((check) =>
               el(
                 'li',
-                { class: `check ${check.ok ? 'ok' : 'fail'}` },
+                { class: `check ${check.ok ? 'ok' : check.severity === 'warning' ? 'warn' : 'fail'}` },
                 String(check.name),
-                ...['message', 'reason', 'detail', 'fix']
+                typeof check.latencyMs === 'number' ? ` (${check.latencyMs} ms)` : '',
+                ...['detail', 'fix']
                   .filter((key) => typeof check[key] === 'string')
                   .map((key) => ` — ${check[key] as string}`),
               ),
