@@ -283,6 +283,7 @@ describe('board on Hono with a PostgreSQL dead-letter store', () => {
     url = `${served.url}/ops/`
     await parkSigned(store, 'evt_pg_1', { parkedAt: new Date(Date.now() - 60_000) })
     await parkSigned(store, 'evt_pg_2', { code: 'schema_mismatch' })
+    await parkSigned(store, 'evt_pg_3', { code: 'schema_mismatch', parkedAt: new Date(Date.now() - 120_000) })
   }, SLOW)
 
   it('lists, filters, opens and replays a letter once, then says duplicate; refuses a stranger', {
@@ -291,7 +292,7 @@ describe('board on Hono with a PostgreSQL dead-letter store', () => {
     const { page, errors } = await operator()
     await page.goto(url)
     await page.locator('#letters tbody tr').first().waitFor(WAIT)
-    expect(await page.locator('#letters tbody tr').count()).toBe(2)
+    expect(await page.locator('#letters tbody tr').count()).toBe(3)
     await page.locator('select[name="code"]').selectOption('handler_failed')
     await page.locator('#filters button[type="submit"]').click()
     await page.waitForFunction(() => document.querySelectorAll('#letters tbody tr').length === 1, undefined, WAIT)
@@ -301,5 +302,27 @@ describe('board on Hono with a PostgreSQL dead-letter store', () => {
     const stranger = await browser.newContext()
     closers.push(() => stranger.close())
     expect((await (await stranger.newPage()).goto(url))?.status()).toBe(403)
+  })
+
+  it('replays the selected letters, and deletes one after confirming', { timeout: SLOW }, async () => {
+    const { page, errors } = await operator()
+    await page.goto(url)
+    await page.locator('#letters tr[data-event-id="evt_pg_3"]').waitFor(WAIT)
+    await page.locator('#letters tr[data-event-id="evt_pg_3"] input[type="checkbox"]').check()
+    await page.locator('#replay-selected').click()
+    await page.locator('#notice[data-kind="ok"]').waitFor(WAIT)
+    expect(await page.locator('#notice').textContent()).toBe('Replay: 1 processed')
+    expect(runs.get('evt_pg_3')).toBe(1)
+    await page.waitForFunction(() => !document.querySelector('#letters tr[data-event-id="evt_pg_3"]'), undefined, WAIT)
+
+    await page.locator('#letters tr[data-event-id="evt_pg_2"] a').click()
+    await page.locator('#delete').click()
+    await page.locator('#confirm-yes').click()
+    await page.locator('#notice[data-kind="ok"]').waitFor(WAIT)
+    expect(await page.locator('#notice').textContent()).toBe('Deleted evt_pg_2.')
+    await page.locator('#no-letters').waitFor(WAIT)
+    expect(await store.get('evt_pg_2')).toBeUndefined()
+    expect(runs.get('evt_pg_2')).toBeUndefined()
+    expect(errors).toEqual([])
   })
 })

@@ -1,5 +1,5 @@
 import { ApiError, get, type Session } from './api.js'
-import { notice } from './dom.js'
+import { notice, noticeAfterNavigation } from './dom.js'
 import { showLetter } from './letter.js'
 import { showLetters } from './letters.js'
 import { showOverview } from './overview.js'
@@ -32,7 +32,7 @@ async function start(): Promise<void> {
   }
   ;(document.getElementById('mode') as HTMLElement).hidden = !session.readOnly
   window.addEventListener('hashchange', () => {
-    notice('')
+    noticeAfterNavigation()
     void route()
   })
   await route()

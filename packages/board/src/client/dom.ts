@@ -28,3 +28,16 @@ export function notice(message: string, kind: 'ok' | 'error' | 'info' = 'info'):
   element.dataset.kind = kind
   element.hidden = message === ''
 }
+
+let flash: [string, 'ok' | 'error' | 'info'] | undefined
+
+/** A notice for the page the address is about to change to (a change of address clears the notice). */
+export function noticeNext(message: string, kind: 'ok' | 'error' | 'info' = 'info'): void {
+  flash = [message, kind]
+}
+
+/** Shows the notice kept by {@link noticeNext}, or clears it. */
+export function noticeAfterNavigation(): void {
+  notice(flash?.[0] ?? '', flash?.[1])
+  flash = undefined
+}

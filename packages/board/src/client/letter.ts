@@ -1,6 +1,6 @@
 // One letter, whole: the exact bytes as received (pretty, text, base64), its hint, code, counts and times.
 import { get, type Letter, type Outcome, post, type Session } from './api.js'
-import { el, notice, when } from './dom.js'
+import { el, noticeNext, when } from './dom.js'
 import { outcomeLine } from './letters.js'
 
 export async function showLetter(view: HTMLElement, session: Session, eventId: string): Promise<void> {
@@ -53,7 +53,7 @@ export async function showLetter(view: HTMLElement, session: Session, eventId: s
     const yes = el('button', { type: 'button', class: 'danger', id: 'confirm-yes' }, 'Delete for good')
     yes.addEventListener('click', async () => {
       await post('dead-letters/delete', { eventIds: [letter.eventId] }, session.csrfHeader)
-      notice(`Deleted ${letter.eventId}.`, 'ok')
+      noticeNext(`Deleted ${letter.eventId}.`, 'ok')
       location.hash = '#/'
     })
     result.replaceChildren('Its event will not be handled. ', yes)
