@@ -37,6 +37,15 @@ export {
   WebhookError,
   type WebhookErrorCode,
 } from './errors.js'
+export {
+  type HealthAnswer,
+  type HealthCheck,
+  type HealthOptions,
+  type HealthReceiver,
+  type HealthReport,
+  healthAnswer,
+  webHealth,
+} from './health/index.js'
 export type { LogFields, Logger } from './log.js'
 export {
   DEFAULT_RETENTION_MS,
@@ -98,6 +107,7 @@ export type {
   StoreOperation,
   Telemetry,
   TelemetryEvent,
+  TelemetryGauges,
   TelemetryOutcome,
   TelemetryScope,
   TraceCarrier,

@@ -244,9 +244,9 @@ describe('start-up warnings, each once', () => {
     vi.stubEnv('NODE_ENV', 'production')
     for (const name of ['NODE_UNIQUE_ID', 'NODE_APP_INSTANCE', 'KUBERNETES_SERVICE_HOST']) vi.stubEnv(name, undefined)
     for (const name of ['AWS_LAMBDA_FUNCTION_NAME', 'K_SERVICE']) vi.stubEnv(name, undefined)
-    expect(warned({})).toEqual([])
+    expect(warned({ store: memoryStore() })).toEqual([])
     vi.stubEnv('NODE_APP_INSTANCE', '0')
-    const calls = warned({})
+    const calls = warned({ store: memoryStore() })
     expect(codes(calls)).toEqual(['memory_store_several_instances'])
     expect(calls[0]?.args[1]).toContain('a PM2 instance: NODE_APP_INSTANCE is set')
     vi.stubEnv('NODE_APP_INSTANCE', undefined)
@@ -254,6 +254,21 @@ describe('start-up warnings, each once', () => {
     const store = memoryStore()
     expect(codes(warned({ store }))).toEqual(['memory_store_several_instances'])
     expect(warned({ store })).toEqual([]) // once per store
+    vi.stubEnv('NODE_ENV', 'development')
+    expect(warned({ store: memoryStore() })).toEqual([])
+  })
+
+  it('warns loudly in production on the default store (no store option), with no other variable set, once', () => {
+    vi.stubEnv('NODE_ENV', 'production')
+    for (const name of ['NODE_UNIQUE_ID', 'NODE_APP_INSTANCE', 'KUBERNETES_SERVICE_HOST']) vi.stubEnv(name, undefined)
+    for (const name of ['AWS_LAMBDA_FUNCTION_NAME', 'K_SERVICE']) vi.stubEnv(name, undefined)
+    const calls = warned({})
+    expect(codes(calls)).toEqual(['memory_store_default_in_production'])
+    expect(calls[0]?.args[1]).toMatch(
+      /^\[payhooks\] no store option, so NODE_ENV=production runs on the default memoryStore: .*several instances.*run twice.*~3 min, not 72 h.*Fix: pass a shared store \(store: redisStore\(redis\)/,
+    )
+    vi.stubEnv('KUBERNETES_SERVICE_HOST', '10.0.0.1')
+    expect(codes(warned({}))).toEqual(['memory_store_default_in_production']) // the one warning, not two
     vi.stubEnv('NODE_ENV', 'development')
     expect(warned({})).toEqual([])
   })
@@ -323,6 +338,6 @@ describe('start-up warnings, each once', () => {
       if (claim.status === 'claimed') store.complete(`evt_${i}`, claim.token)
       now += 1
     }
-    expect(calls.map((call) => call.args[0])).toEqual([{ code: 'memory_store_full', max_entries: 2 }])
+    expect(calls.map((call) => call.args[0])).toEqual([{ code: 'memory_store_full', max_entries: 2, window_ms: 1 }])
   })
 })

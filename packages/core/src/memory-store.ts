@@ -1,3 +1,4 @@
+import type { HealthCheck } from './health/types.js'
 import { createLog, type Logger } from './log.js'
 import { type Marker, marker, markerDigest, markerExpiry } from './memory-marker.js'
 import { markOf } from './ordering/marks.js'
@@ -47,6 +48,26 @@ export interface MemoryStoreOptions {
   now?: () => number
 }
 
+/** The default `maxEntries`. */
+export const MEMORY_MAX_ENTRIES = 100_000
+
+/** `ms` for a person: `~45 s`, `~3 min`, `~73 h`. */
+export function duration(ms: number): string {
+  if (ms < 90_000) return `~${Math.max(1, Math.round(ms / 1000))} s`
+  if (ms < 5_400_000) return `~${Math.round(ms / 60_000)} min`
+  return `~${Math.round(ms / 3_600_000)} h`
+}
+
+/**
+ * The time markers are kept once the store is full, from `span`, the time the last half of `maxEntries` took to
+ * arrive: just after a generation is dropped they cover `span`, just before the next, twice that.
+ */
+function window(span: number): string {
+  const low = duration(span)
+  const high = duration(2 * span)
+  return low === high ? low : `${low} to ${high}`
+}
+
 /** The service retries hourly for 72 hours; one hour more covers the last attempt's own delay. */
 export const DEFAULT_RETENTION_MS = RETRY_WINDOW_MS + RETRY_INTERVAL_MS
 
@@ -77,7 +98,7 @@ export function isMemoryStore(store: object): boolean {
  */
 export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   const retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS
-  const maxEntries = options.maxEntries ?? 100_000
+  const maxEntries = options.maxEntries ?? MEMORY_MAX_ENTRIES
   const now = options.now ?? Date.now
   const log = createLog(options.logger)
   check(retentionMs >= RETRY_WINDOW_MS, 'memoryStore', 'retentionMs', 'cover the 72-hour retry window')
@@ -98,7 +119,11 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   let old = new Map<string, Marker>()
   let youngNewest = 0
   let oldNewest = 0
-  let warned = false
+  let youngStart = 0
+  // When markers within their retention were last dropped, the window then, and when that was last logged.
+  let shortAt: number | undefined
+  let windowMs = retentionMs
+  let warnedAt: number | undefined
   const generationSize = Math.max(1, Math.floor(maxEntries / 2))
 
   // A marker holds its expiry in whole seconds (rounded up) from the store's start: a small integer V8 keeps in
@@ -135,19 +160,26 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   }
   const remember = (eventId: string, at: number, digest: string | undefined) => {
     if (young.size >= generationSize) {
-      if (old.size > 0 && oldNewest > at && !warned) {
-        warned = true
-        log.warn(
-          { code: 'memory_store_full', max_entries: maxEntries },
-          `[payhooks] memoryStore: maxEntries (${maxEntries}) reached, so done markers were forgotten before their retention ended; a retry of those events would run their handlers again. Raise maxEntries or use a shared store.`,
-        )
-      }
+      if (old.size > 0 && oldNewest > at) shortWindow(at)
       old = young
       oldNewest = youngNewest
       young = new Map()
     }
+    if (young.size === 0) youngStart = at
     youngNewest = at + retentionMs
     young.set(eventId, marker(Math.ceil((youngNewest - start) / 1000), digest))
+  }
+  // Markers still within their retention are being dropped: the store now remembers events for the time its
+  // remaining markers span, not retentionMs. Said at once, then hourly while it lasts.
+  const shortWindow = (at: number) => {
+    windowMs = at - youngStart
+    shortAt = at
+    if (warnedAt !== undefined && at - warnedAt < RETRY_INTERVAL_MS) return
+    warnedAt = at
+    log.warn(
+      { code: 'memory_store_full', max_entries: maxEntries, window_ms: windowMs },
+      `[payhooks] memoryStore: maxEntries (${maxEntries}) reached, so done markers last ${window(windowMs)}, not ${duration(retentionMs)}: a retry of an event handled longer ago than that runs its handlers again (the service retries for 72 h). Raise maxEntries to your peak events per second × ${Math.round((2 * retentionMs) / 1000)} (twice the retention in seconds; see "memoryStore" in the README), or use a shared store (redisStore, postgresStore).`,
+    )
   }
 
   const store: MemoryStore = {
@@ -201,6 +233,30 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       if (position !== undefined) fences.leave(position.key, token, at, markOf(position, eventId))
       remember(eventId, at, claim.digest)
       return true
+    },
+    async health() {
+      const at = now()
+      const checks: HealthCheck[] = [
+        { name: 'store', ok: true, detail: 'memoryStore: this process only', latencyMs: 0 },
+      ]
+      const short = shortAt !== undefined && at - shortAt < RETRY_INTERVAL_MS
+      checks.push(
+        short
+          ? {
+              name: 'memory_store_window',
+              ok: false,
+              severity: 'warning',
+              detail: `maxEntries (${maxEntries}) reached: done markers last ${window(windowMs)}, not ${duration(retentionMs)}`,
+              fix: 'raise maxEntries to your peak events per second × twice the retention in seconds, or use a shared store',
+            }
+          : {
+              name: 'memory_store_window',
+              ok: true,
+              severity: 'warning',
+              detail: `done markers last ${duration(retentionMs)}`,
+            },
+      )
+      return checks
     },
     release(eventId, token) {
       const at = now()

@@ -1,6 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Readable } from 'node:stream'
 import { InternalError, PayloadTooLargeError, RawBodyUnavailableError } from './errors.js'
+import { healthAnswer } from './health/answer.js'
+import type { HealthOptions, HealthReceiver } from './health/index.js'
 import { NodeBody } from './node-body.js'
 import type { RawBody } from './signature.js'
 import type { RawDelivery, WebhookResult, Webhooks } from './types.js'
@@ -216,5 +218,26 @@ function nodeDelivery(
     return { method, body: body as unknown as PromiseLike<Uint8Array>, getHeader, stopReading: body.stop }
   } catch (error) {
     return webhooks.reject(new InternalError(error))
+  }
+}
+
+/**
+ * A readiness route for node:http (and Express, whose request handlers take the same arguments): 200
+ * `{"ready":true,...}` when `webhooks.health()` is ready, 503 with the failed check names otherwise. Point the load
+ * balancer's or Kubernetes' readiness probe at it; `webhooks.drain()` turns it 503 for a shutdown.
+ *
+ * @example
+ * const ready = nodeHealth(webhooks)
+ * http.createServer((req, res) => (req.url === '/ready' ? ready(req, res) : handle(req, res))).listen(3000)
+ */
+export function nodeHealth(
+  webhooks: HealthReceiver,
+  options?: HealthOptions,
+): (req: IncomingMessage, res: ServerResponse) => void {
+  return (_req, res) => {
+    healthAnswer(webhooks, options).then(({ status, headers, body }) => {
+      if (!res.headersSent) res.writeHead(status, headers)
+      res.end(body)
+    })
   }
 }

@@ -115,19 +115,50 @@ describe('memoryStore', () => {
     expect(store.size).toBeLessThanOrEqual(2)
   })
 
-  it('says once, through its logger, when done markers are forgotten before their retention ends', () => {
+  it('says, through its logger, how long done markers last once maxEntries drops them early: at once, then hourly', () => {
+    const time = clock()
     const warnings: string[] = []
-    const store = memoryStore({ maxEntries: 4, logger: { warn: (line) => warnings.push(line), error: () => {} } })
+    const store = memoryStore({
+      maxEntries: 4,
+      now: time.now,
+      logger: { warn: (line) => warnings.push(line), error: () => {} },
+    })
     const handle = (eventId: string) => {
       const claim = store.claim(eventId, 60_000)
       if (claim.status === 'claimed') store.complete(eventId, claim.token)
+      time.t += 60_000
     }
     for (let i = 0; i < 4; i++) handle(`evt_${i}`)
     expect(warnings).toEqual([])
-    for (let i = 4; i < 40; i++) handle(`evt_${i}`)
+    for (let i = 4; i < 40; i++) handle(`evt_${i}`) // 36 more minutes
     expect(warnings).toEqual([
-      '[payhooks] memoryStore: maxEntries (4) reached, so done markers were forgotten before their retention ended; a retry of those events would run their handlers again. Raise maxEntries or use a shared store.',
+      '[payhooks] memoryStore: maxEntries (4) reached, so done markers last ~2 min to ~4 min, not ~73 h: a retry of an event handled longer ago than that runs its handlers again (the service retries for 72 h). Raise maxEntries to your peak events per second × 525600 (twice the retention in seconds; see "memoryStore" in the README), or use a shared store (redisStore, postgresStore).',
     ])
+    for (let i = 40; i < 70; i++) handle(`evt_${i}`) // past the hour: said again
+    expect(warnings).toHaveLength(2)
+  })
+
+  it('at 500 events/s on the default maxEntries says markers last ~2 to ~3 min, not 72 h; health() says so too', async () => {
+    const time = clock()
+    const warnings: string[] = []
+    const store = memoryStore({ now: time.now, logger: { warn: (line) => warnings.push(line), error: () => {} } })
+    expect((await store.health?.(new AbortController().signal))?.[1]).toMatchObject({
+      name: 'memory_store_window',
+      ok: true,
+    })
+    for (let i = 0; i < 160_000; i++) {
+      const claim = store.claim(`evt_${i}`, 60_000)
+      if (claim.status === 'claimed') store.complete(`evt_${i}`, claim.token)
+      time.t += 2
+    }
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toContain('done markers last ~2 min to ~3 min, not ~73 h')
+    expect((await store.health?.(new AbortController().signal))?.[1]).toMatchObject({
+      name: 'memory_store_window',
+      ok: false,
+      severity: 'warning',
+      detail: 'maxEntries (100000) reached: done markers last ~2 min to ~3 min, not ~73 h',
+    })
   })
 
   it('forgets done markers past their retention silently', () => {

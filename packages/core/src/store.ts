@@ -1,3 +1,4 @@
+import type { HealthCheck } from './health/types.js'
 import type { OrderingMark, OrderingPosition } from './ordering/types.js'
 import type { TransactionAbortedError } from './transaction-aborted.js'
 
@@ -109,6 +110,16 @@ export interface WebhookStore<Context extends object = {}> {
   ) => Promise<TransactionOutcome>
   /** Optional clean-up: close timers or connections the store owns. */
   shutdown?(): MaybePromise<void>
+  /**
+   * Optional: checks that the store can work, for `webhooks.health()` and the receiver's start-up check: its
+   * backend answers (a check named after the store, with `latencyMs`), and what it needs exists (tables,
+   * columns, settings). Resolves with named checks, each failed one with a `fix`; the receiver bounds the wait
+   * and aborts `signal` when it stops waiting. Never puts a secret, a connection string or a driver's error
+   * text in a check. Must not create anything (that is `init`'s job).
+   * @example
+   * health: async () => [{ name: 'mystore', ok: await ping(), fix: 'start the database' }]
+   */
+  health?(signal: AbortSignal): Promise<HealthCheck[]>
   /**
    * Optional: the most events this store serves at once without starving what shares its backend, for a store
    * drawing on a bounded resource (`postgresStore`: its pool's `max - 1`, so the app keeps a client). The

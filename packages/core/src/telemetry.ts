@@ -11,6 +11,16 @@ export type TraceCarrier = Record<string, string>
 export interface TelemetryEvent {
   event_id: string
   event_type: string
+  /** The event's signed `created_at` (ISO 8601), when known: for its age at handling. */
+  created_at?: unknown
+}
+
+/** What a receiver lets telemetry read at any time, for gauges. Given once, to {@link Telemetry.watch}. */
+export interface TelemetryGauges {
+  /** Deliveries and dispatches running now (holding an event slot, or running without a limit). */
+  inFlight(): number
+  /** Deliveries and dispatches waiting for an event slot (`maxConcurrentEvents`). */
+  waiting(): number
 }
 
 /** One handler run, as {@link TelemetryScope.handler} describes it. */
@@ -76,6 +86,8 @@ export interface Telemetry {
   ): TelemetryScope | undefined
   /** A failure was reported (to `onError`, or the logger). */
   failure?(error: WebhookError): void
+  /** Called once when the receiver is made, with what gauges may read. Optional. */
+  watch?(gauges: TelemetryGauges): void
   /** A signed event was parked in the dead-letter store. */
   parked?(letter: { eventId: string; eventType: string; code: string; durable: boolean }): void
 }

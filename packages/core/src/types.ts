@@ -2,6 +2,7 @@ import type * as v from 'valibot'
 import type { RawBody } from './crypto/crypto-provider.js'
 import type { DeadLetterFilter, DeadLetters, ReplayOutcome } from './dead-letters/types.js'
 import type { WebhookError } from './errors.js'
+import type { HealthOptions, HealthReport } from './health/types.js'
 import type { OnOptions, Ordering } from './ordering/types.js'
 import type { BuiltInSchemas, SchemaMap, SchemaMapOption, UnknownEvent } from './schemas.js'
 import type { SecretEntry, VerifiedSecret } from './secrets.js'
@@ -265,6 +266,36 @@ export interface Webhooks<E, C extends object = {}> {
    * })
    */
   close(options?: CloseOptions): Promise<void>
+  /**
+   * Whether this instance can take deliveries: its own checks (`closing`, `event_slots`) and its stores'
+   * (`store.health`, `deadLetters.health`: reachable and latency, tables and migrations, Redis settings), each
+   * bounded by `timeoutMs`. `ready` is false when a check of severity `error` failed; warnings are listed but
+   * leave it true. Never rejects for a store that is down or slow (that is a failed check); rejects only for an
+   * invalid `timeoutMs`. Serve it on a readiness route with `nodeHealth`, `expressHealth`, `koaHealth`,
+   * `honoHealth` or Fastify's `healthPath`.
+   *
+   * @example
+   * const { ready, checks } = await webhooks.health({ timeoutMs: 1000 })
+   * if (!ready) console.error(checks.filter((check) => !check.ok).map((check) => check.name))
+   */
+  health(options?: HealthOptions): Promise<HealthReport>
+  /**
+   * The first step of a shutdown behind a load balancer: from now on {@link Webhooks.health} reports not ready
+   * (check `draining`), so the readiness route answers 503 and the balancer stops sending here, while deliveries
+   * that still arrive are handled as before (answering them 503 `closing` would delay each event by the service's
+   * hourly retry). Then wait a grace for the balancer to notice (a few of its probe periods), stop the server
+   * accepting, and call {@link Webhooks.close}, which drains what runs. Calling it again does nothing.
+   *
+   * @example
+   * process.once('SIGTERM', async () => {
+   *   webhooks.drain()
+   *   await new Promise((resolve) => setTimeout(resolve, 10_000))
+   *   server.close()
+   *   await webhooks.close({ timeoutMs: 5000 })
+   *   process.exit(0)
+   * })
+   */
+  drain(): void
   /** Effective options, for adapters. */
   readonly maxBodyBytes: number
   readonly deadlineMs: number

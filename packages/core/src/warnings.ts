@@ -1,5 +1,5 @@
 import { type EventHandler, warn } from './event-handler/index.js'
-import { isMemoryStore } from './memory-store.js'
+import { isMemoryStore, MEMORY_MAX_ENTRIES } from './memory-store.js'
 import { isInProcessQueue } from './queue.js'
 import { closestEventType, knownEventTypes, type SchemaMap } from './schemas.js'
 import type { WebhookStore } from './store.js'
@@ -49,6 +49,8 @@ interface StartOptions {
   secrets: readonly string[] | undefined
   leaseMs: number
   maxEventAgeMs: number
+  /** True when the store is the `memoryStore` made because no `store` option was given. */
+  defaultStore: boolean
 }
 
 /** Warning codes already given for a store shared by several receivers. */
@@ -75,7 +77,7 @@ function warnOncePerStore(state: EventHandler, store: object, code: string, mess
  */
 export function warnAtStart(
   state: EventHandler,
-  { store, queue, secrets, leaseMs, maxEventAgeMs }: StartOptions,
+  { store, queue, secrets, leaseMs, maxEventAgeMs, defaultStore }: StartOptions,
 ): void {
   const retentionMs = store.retentionMs
   if (typeof retentionMs === 'number' && maxEventAgeMs > retentionMs) {
@@ -105,6 +107,15 @@ export function warnAtStart(
     )
   }
   if (envVar('NODE_ENV') !== 'production') return
+  if (defaultStore) {
+    warnOncePerStore(
+      state,
+      store,
+      'memory_store_default_in_production',
+      `no store option, so NODE_ENV=production runs on the default memoryStore: it remembers handled events in this process only. With several instances (replicas, a rolling restart, a cluster) a retry reaching another one runs the handlers again, and a restart forgets every event: payment events then run twice. Its ${MEMORY_MAX_ENTRIES} markers also last only as long as that many events take to arrive (at 500 events/s ~3 min, not 72 h). Fix: pass a shared store (store: redisStore(redis) from @payhooks/redis, or postgresStore(pool) from @payhooks/postgres); for one process on purpose, pass store: memoryStore({ maxEntries }) explicitly.`,
+    )
+    return
+  }
   const found = SEVERAL_INSTANCES.find(([variable]) => envVar(variable) !== undefined)
   if (!found) return
   const [variable, what] = found

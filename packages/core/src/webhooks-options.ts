@@ -117,6 +117,13 @@ export interface WebhooksOptions<S extends SchemaMapOption = {}, C extends objec
    */
   telemetry?: Telemetry
   /**
+   * Whether the receiver runs its health checks (`webhooks.health()`) once soon after it is made, without
+   * delaying any delivery, and logs each failed one with its fix: Redis down, a Postgres migration or the
+   * dead-letter table missing, Redis allowed to evict keys.
+   * @default true
+   */
+  checkAtStart?: boolean
+  /**
    * Ordering rules per event type (spec 6.1: messages can arrive out of order): the key of what the events change
    * and the time to order them by. The store keeps, per key, the newest event handled, and runs the events of one key
    * one at a time; handlers see it in `context.ordering` and may skip superseded events (`on(type, handler, {

@@ -6,3 +6,4 @@ export {
   expressWebhooks,
   keepRawBody,
 } from './adapter.js'
+export { expressHealth } from './health.js'

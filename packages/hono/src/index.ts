@@ -1,1 +1,2 @@
 export { type HonoReceiver, type HonoWebhooksOptions, honoWebhooks } from './adapter.js'
+export { honoHealth } from './health.js'

@@ -12,10 +12,31 @@ export interface Instruments {
   readonly deadLetters: Counter
   readonly conflicts: Counter
   readonly secretVerified: Counter
+  readonly answerDuration: Histogram
+  readonly eventAge: Histogram
+  readonly leaseRenewals: Counter
 }
 
 /** Seconds, from 1 ms to a minute: store calls take milliseconds, handlers up to the lease. */
 const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]
+
+/** Seconds, from a second to past the 72-hour retry window: an event's age when it is handled. */
+const AGE_BUCKETS = [
+  1,
+  10,
+  60,
+  300,
+  900,
+  3600,
+  3 * 3600,
+  6 * 3600,
+  12 * 3600,
+  24 * 3600,
+  48 * 3600,
+  66 * 3600,
+  72 * 3600,
+  73 * 3600,
+]
 
 export function instrumentsOf(meter: Meter): Instruments {
   const advice = { explicitBucketBoundaries: DURATION_BUCKETS }
@@ -58,6 +79,22 @@ export function instrumentsOf(meter: Meter): Instruments {
     secretVerified: meter.createCounter('payhooks.secret.verified', {
       description: 'Deliveries verified, by which secret of the list verified them: retire one once it stays at zero.',
       unit: '{delivery}',
+    }),
+    answerDuration: meter.createHistogram('payhooks.answer.duration', {
+      description: 'Time from the first byte of a delivery (the receive call) to its answer, by outcome and status.',
+      unit: 's',
+      advice,
+    }),
+    leaseRenewals: meter.createCounter('payhooks.lease.renewals', {
+      description:
+        'Claims renewed while handlers run (extend), by payhooks.lease.lost: true when the claim was gone (the handler may run twice).',
+      unit: '{renewal}',
+    }),
+    eventAge: meter.createHistogram('payhooks.event.age', {
+      description:
+        "Age of an event when handled (its signed created_at to the outcome): near 72 h, the service's retries run out.",
+      unit: 's',
+      advice: { explicitBucketBoundaries: AGE_BUCKETS },
     }),
   }
 }

@@ -18,7 +18,11 @@ export function fail(span: Span, error: unknown): void {
 }
 
 /** Runs `call` in `ctx`; `finish` is told once it returned, resolved, threw or rejected. */
-export function observe<T>(ctx: Context, call: () => T, finish: (failure?: { error: unknown }) => void): T {
+export function observe<T>(
+  ctx: Context,
+  call: () => T,
+  finish: (failure?: { error: unknown }, value?: unknown) => void,
+): T {
   let result: T
   try {
     result = context.with(ctx, call)
@@ -27,12 +31,12 @@ export function observe<T>(ctx: Context, call: () => T, finish: (failure?: { err
     throw error
   }
   if (!isThenable(result)) {
-    finish()
+    finish(undefined, result)
     return result
   }
   return result.then(
     (value) => {
-      finish()
+      finish(undefined, value)
       return value
     },
     (error: unknown) => {

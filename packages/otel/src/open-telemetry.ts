@@ -134,6 +134,22 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): Telemetry {
       if (error.eventType !== undefined) attributes['payhooks.event.type'] = error.eventType
       currentMeters().storeErrors.add(1, attributes)
     },
+    watch(gauges) {
+      const provider = options.meterProvider ?? metrics.getMeterProvider()
+      const meter = provider.getMeter(INSTRUMENTATION_NAME, INSTRUMENTATION_VERSION)
+      meter
+        .createObservableGauge('payhooks.deliveries.in_flight', {
+          description: 'Deliveries and dispatches running now.',
+          unit: '{delivery}',
+        })
+        .addCallback((result) => result.observe(gauges.inFlight()))
+      meter
+        .createObservableGauge('payhooks.deliveries.waiting', {
+          description: 'Deliveries and dispatches waiting for an event slot (maxConcurrentEvents).',
+          unit: '{delivery}',
+        })
+        .addCallback((result) => result.observe(gauges.waiting()))
+    },
     parked({ eventType, code, durable }) {
       currentMeters().deadLetters.add(1, {
         'payhooks.event.type': eventType,

@@ -470,3 +470,82 @@ describe('openTelemetry(): providers', () => {
     expect([INSTRUMENTATION_NAME, INSTRUMENTATION_VERSION]).toEqual([manifest.name, manifest.version])
   })
 })
+
+describe('openTelemetry(): what an operator alerts on', () => {
+  it('puts the event id, type and secret index on the span of a schema_mismatch and of a future_event', async () => {
+    const webhooks = receiver({ secret: [secret, 'whsec_otel_second'] })
+    const broken = {
+      ...sampleEvent('transaction_settled', { eventId: 'evt_broken' }),
+      data: { settlement_amount: 'x' },
+    }
+    expect((await deliver(webhooks, broken, 'whsec_otel_second')).status).toBe(422)
+    expect(only('payhooks.receive').attributes).toMatchObject({
+      'payhooks.outcome': 'schema_mismatch',
+      'payhooks.event.id': 'evt_broken',
+      'payhooks.event.type': 'transaction_settled',
+      'payhooks.secret.index': 1,
+    })
+    spans.reset()
+    const ahead = new Date(Date.now() + 3_600_000).toISOString()
+    const future = sampleEvent('transaction_settled', { eventId: 'evt_future', createdAt: ahead })
+    expect((await deliver(webhooks, future)).status).toBe(503)
+    expect(only('payhooks.receive').attributes).toMatchObject({
+      'payhooks.outcome': 'future_event',
+      'payhooks.event.id': 'evt_future',
+      'payhooks.event.type': 'transaction_settled',
+      'payhooks.secret.index': 0,
+    })
+  })
+
+  it('measures the answer from the first byte, and the age of each event handled', async () => {
+    const webhooks = receiver()
+    webhooks.on('transaction_settled', () => new Promise((resolve) => setTimeout(resolve, 30)))
+    const createdAt = new Date(Date.now() - 2 * 3_600_000).toISOString()
+    expect((await deliver(webhooks, sampleEvent('transaction_settled', { createdAt }))).status).toBe(200)
+    const answered = (await points('payhooks.answer.duration')).find(
+      (point) => point.attributes['payhooks.outcome'] === 'processed',
+    )
+    const answer = answered?.value as { min: number; count: number } | undefined
+    expect(answer?.count).toBeGreaterThanOrEqual(1)
+    const ages = (await points('payhooks.event.age')).filter(
+      (point) => point.attributes['payhooks.outcome'] === 'processed',
+    )
+    const age = ages[0]?.value as { max: number } | undefined
+    expect(age?.max).toBeGreaterThanOrEqual(7200)
+    expect(age?.max).toBeLessThan(7300)
+  })
+
+  it('gauges deliveries in flight and waiting for an event slot', async () => {
+    const webhooks = receiver({ maxConcurrentEvents: 1, deadlineMs: 2000 })
+    let open!: () => void
+    const held = new Promise<void>((resolve) => {
+      open = resolve
+    })
+    webhooks.on('transaction_settled', () => held)
+    const first = deliver(webhooks, sampleEvent('transaction_settled'))
+    const second = deliver(webhooks, sampleEvent('transaction_settled'))
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    const gauge = async (name: string) => Math.max(...(await points(name)).map((point) => point.value as number))
+    expect(await gauge('payhooks.deliveries.in_flight')).toBeGreaterThanOrEqual(1)
+    expect(await gauge('payhooks.deliveries.waiting')).toBe(1)
+    open()
+    await Promise.all([first, second])
+  })
+
+  it('counts lease renewals, and the ones that found the claim lost', async () => {
+    const base = memoryStore()
+    let calls = 0
+    const store: WebhookStore = {
+      ...base,
+      extend: (id, token, ms) => (++calls === 2 ? false : base.extend(id, token, ms)),
+    }
+    const webhooks = receiver({ store, deadlineMs: 100, leaseMs: 150 })
+    webhooks.on('transaction_settled', () => new Promise((resolve) => setTimeout(resolve, 180)))
+    const renewed = await count('payhooks.lease.renewals', { 'payhooks.lease.lost': false })
+    const lost = await count('payhooks.lease.renewals', { 'payhooks.lease.lost': true })
+    await deliver(webhooks, sampleEvent('transaction_settled'))
+    await new Promise((resolve) => setTimeout(resolve, 250))
+    expect(await count('payhooks.lease.renewals', { 'payhooks.lease.lost': false })).toBeGreaterThan(renewed)
+    expect(await count('payhooks.lease.renewals', { 'payhooks.lease.lost': true })).toBe(lost + 1)
+  })
+})

@@ -32,6 +32,9 @@ const STORE_SPANS: Record<StoreOperation, readonly [string, SpanKind]> = {
   park: ['payhooks.dead_letters.park', SpanKind.INTERNAL],
 }
 
+/** Outcomes that end an event's journey here: its age then is measured. */
+const HANDLED = new Set(['processed', 'queued', 'parked'])
+
 export type Source = 'receive' | 'queue' | 'replay'
 
 /** One delivery, dispatch or replay: its span (when sampled) and its measurements. */
@@ -40,6 +43,8 @@ export class Scope implements TelemetryScope {
   private eventAttributes: Attributes = {}
   private eventType: string | undefined
   private readonly storeMs: Partial<Record<StoreOperation, number>> = {}
+  private readonly started = performance.now()
+  private createdAt: number | undefined
 
   constructor(
     private readonly tracer: Tracer,
@@ -53,6 +58,8 @@ export class Scope implements TelemetryScope {
 
   event(event: TelemetryEvent, verifiedWith?: VerifiedSecret): void {
     this.eventType = event.event_type
+    const createdAt = typeof event.created_at === 'string' ? Date.parse(event.created_at) : Number.NaN
+    this.createdAt = Number.isNaN(createdAt) ? undefined : createdAt
     this.eventAttributes = { 'payhooks.event.id': event.event_id, 'payhooks.event.type': event.event_type }
     this.span?.setAttributes(this.eventAttributes)
     if (!verifiedWith) return
@@ -70,7 +77,9 @@ export class Scope implements TelemetryScope {
       span = this.tracer.startSpan(name, { kind, attributes }, this.context)
     }
     const started = performance.now()
-    return observe(span ? trace.setSpan(this.context, span) : this.context, call, (failure) => {
+    return observe(span ? trace.setSpan(this.context, span) : this.context, call, (failure, value) => {
+      if (operation === 'extend' && !failure)
+        this.meters.leaseRenewals.add(1, { 'payhooks.lease.lost': value === false })
       const ms = performance.now() - started
       this.storeMs[operation] = (this.storeMs[operation] ?? 0) + ms
       const measured: Attributes = { 'payhooks.store.operation': operation }
@@ -124,8 +133,15 @@ export class Scope implements TelemetryScope {
     if (this.eventType !== undefined) attributes['payhooks.event.type'] = this.eventType
     if (status !== undefined) attributes['http.response.status_code'] = status
     if (error) attributes['error.type'] = error.code
-    if (this.source === 'receive') this.meters.deliveries.add(1, attributes)
-    else this.meters.dispatches.add(1, { ...attributes, 'payhooks.dispatch.source': this.source })
+    if (this.source === 'receive') {
+      this.meters.deliveries.add(1, attributes)
+      this.meters.answerDuration.record((performance.now() - this.started) / 1000, attributes)
+    } else this.meters.dispatches.add(1, { ...attributes, 'payhooks.dispatch.source': this.source })
+    if (this.createdAt !== undefined && HANDLED.has(outcome)) {
+      const age: Attributes = { 'payhooks.outcome': outcome, 'payhooks.dispatch.source': this.source }
+      if (this.eventType !== undefined) age['payhooks.event.type'] = this.eventType
+      this.meters.eventAge.record(Math.max(0, Date.now() - this.createdAt) / 1000, age)
+    }
     const duplicate = outcome === 'duplicate'
     if (duplicate) {
       this.meters.dedupeHits.add(1, this.eventType === undefined ? {} : { 'payhooks.event.type': this.eventType })

@@ -7,6 +7,7 @@ import {
   deadLetterStatements,
   widenDeadLetterCodeSql,
 } from './dead-letter-sql.js'
+import { postgresHealth } from './health.js'
 import { createOnce, startSweeper } from './maintenance.js'
 import { checkTable } from './sql.js'
 import type { PostgresDeadLetterStore, PostgresDeadLetterStoreOptions } from './types.js'
@@ -121,6 +122,8 @@ export function postgresDeadLetterStore(
     },
 
     sweep,
+
+    health: () => postgresHealth(pool, { name: 'dead_letter_postgres', store: 'dead_letters', table, createTable }),
 
     shutdown() {
       sweeper?.stop()

@@ -4,6 +4,7 @@ import { check, nonNegativeNumber } from '@payhooks/core/validations'
 import type { Pool } from 'pg'
 import { fenceTableOf } from './fence-sql.js'
 import { postgresFences } from './fences.js'
+import { postgresHealth } from './health.js'
 import { createOnce, startSweeper } from './maintenance.js'
 import { bodyDigestColumnSql, checkTable, createTableSql, quoteTable, statements } from './sql.js'
 import { runTransaction } from './transaction.js'
@@ -203,6 +204,8 @@ export function postgresStore(pool: Pool, options: PostgresStoreOptions = {}): P
     },
 
     sweep,
+
+    health: () => postgresHealth(pool, { name: 'postgres', store: 'events', table, createTable }),
 
     shutdown() {
       sweeper?.stop()

@@ -7,6 +7,7 @@ import {
 } from '@payhooks/core'
 import type { Cluster, Redis } from 'ioredis'
 import { connectionDeadline } from './connection.js'
+import { redisHealth } from './health.js'
 import type { RedisDeadLetterStoreOptions } from './types.js'
 import { deadLetterStoreOptions } from './validations.js'
 
@@ -91,7 +92,8 @@ export function redisDeadLetterStore(
   client.defineCommand('payhooksDeadLetterPark', { numberOfKeys: 2, lua: PARK_SCRIPT })
   client.defineCommand('payhooksDeadLetterReplayed', { numberOfKeys: 1, lua: REPLAYED_SCRIPT })
   const commands = client as unknown as DeadLetterCommands
-  const { call } = connectionDeadline(client, { timeoutMs: commandTimeoutMs, caller: 'redisDeadLetterStore' })
+  const deadline = connectionDeadline(client, { timeoutMs: commandTimeoutMs, caller: 'redisDeadLetterStore' })
+  const { call } = deadline
 
   /** Runs `pipeline` and returns each command's result, or throws the first command's error. */
   async function exec<T>(build: (pipeline: ReturnType<Redis['pipeline']>) => void, what: string): Promise<T[]> {
@@ -138,6 +140,7 @@ export function redisDeadLetterStore(
 
   return {
     durable: true,
+    health: () => redisHealth(client, deadline, 'dead_letter_redis', 'the dead-letter store'),
     async park(event) {
       await call(
         () =>

@@ -3,6 +3,7 @@ import type { ClaimResult, WebhookStore } from '@payhooks/core'
 import type { Cluster, Redis } from 'ioredis'
 import { connectionDeadline } from './connection.js'
 import { redisFences } from './fences.js'
+import { redisHealth } from './health.js'
 import type { RedisStoreOptions } from './types.js'
 import { leaseMs as checkLeaseMs, storeOptions } from './validations.js'
 
@@ -167,5 +168,6 @@ export function redisStore(
       )
     },
     release,
+    health: () => redisHealth(client, deadline, 'redis', 'the dedupe store'),
   }
 }

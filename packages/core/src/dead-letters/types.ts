@@ -1,4 +1,5 @@
 import type { WebhookError } from '../errors.js'
+import type { HealthCheck } from '../health/types.js'
 
 type MaybePromise<T> = T | Promise<T>
 
@@ -116,6 +117,11 @@ export interface DeadLetterStore {
   delete?(eventId: string): MaybePromise<boolean>
   /** Optional clean-up: close timers or connections the store owns. Called by `webhooks.close()`. */
   shutdown?(): MaybePromise<void>
+  /**
+   * Optional: checks that the store can park letters, for `webhooks.health()` (as {@link WebhookStore.health}):
+   * its backend answers, its table and columns exist.
+   */
+  health?(signal: AbortSignal): Promise<HealthCheck[]>
 }
 
 /** What a replay of one dead letter did. */

@@ -23,6 +23,11 @@ export class Claims {
   /** Called by the last running work once {@link Claims.idle} waits for it. */
   #onIdle: (() => void) | undefined
 
+  /** Deliveries and dispatches not finished yet, for the telemetry's gauges. */
+  get running(): number {
+    return this.#running
+  }
+
   /** Set once `close` stopped waiting: a claim taken from then on is released at once. */
   get stopped(): boolean {
     return this.#stopped

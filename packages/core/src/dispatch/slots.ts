@@ -59,6 +59,13 @@ export class Slots {
     }
   }
 
+  /** Slots taken and dispatches waiting for one, for `webhooks.health()` and the telemetry. */
+  usage(): { max: number; running: number; waiting: number } {
+    let waiting = 0
+    for (let i = this.#head; i < this.#waiters.length; i++) if (!(this.#waiters[i] as Waiter).settled) waiting++
+    return { max: this.#max, running: this.#max - this.#free, waiting }
+  }
+
   /** Gives a slot back: to the first dispatch still waiting, else to the free ones. */
   give(): void {
     while (this.#head < this.#waiters.length) {

@@ -3,6 +3,7 @@ import { Deadlines } from '../deadline.js'
 import { Claims, dispatchInSlotPromise, observeDispatch, Slots } from '../dispatch/index.js'
 import { ClosingError } from '../errors.js'
 import { createEventHandler, on, onAny, onError, report } from '../event-handler/index.js'
+import { checkAtStart, runHealth } from '../health/index.js'
 import { createLog } from '../log.js'
 import { orderingTable, withOnOptions } from '../ordering/index.js'
 import { eventSchemas, type SchemaMap, type SchemaMapOption } from '../schemas.js'
@@ -68,11 +69,19 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
     deadLettersReady: undefined,
     deadlineMs,
     closing: undefined,
+    draining: false,
     claims: new Claims(),
     deadlines: new Deadlines((delivery) => expire(engine, delivery)),
     ordering,
   }
-  warnAtStart(eventHandler, { store, queue: options.queue, secrets: secrets?.secrets, leaseMs, maxEventAgeMs })
+  warnAtStart(eventHandler, {
+    store,
+    queue: options.queue,
+    secrets: secrets?.secrets,
+    leaseMs,
+    maxEventAgeMs,
+    defaultStore: options.store === undefined,
+  })
   const warnedTypes = new Set<string>()
   const deadLetters = deadLetterView(engine, (work) =>
     engine.closing ? Promise.reject(new ClosingError()) : engine.claims.track(work),
@@ -117,8 +126,23 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
       }
       return engine.closing
     },
+    health: (healthOptions) => runHealth(engine, healthOptions),
+    drain() {
+      engine.draining = true
+    },
     maxBodyBytes,
     deadlineMs,
+  }
+  options.telemetry?.watch?.({
+    inFlight: () => engine.claims.running - (engine.slots?.usage().waiting ?? 0),
+    waiting: () => engine.slots?.usage().waiting ?? 0,
+  })
+  if (options.checkAtStart !== false) {
+    checkAtStart(
+      eventHandler,
+      () => runHealth(engine),
+      () => engine.closing !== undefined,
+    )
   }
   options.queue?.attach?.(webhooks as Webhooks<unknown>)
   return webhooks

@@ -14,6 +14,8 @@ export interface Engine extends VerifyState, SlotState, ParkState {
   readonly deadlineMs: number
   /** Set by `close`: its promise. */
   closing: Promise<void> | undefined
+  /** Set by `drain`: health() reports not ready; deliveries are still handled. */
+  draining: boolean
   /** Deliveries gone asynchronous, waiting for their deadline. */
   readonly deadlines: Deadlines<IncomingDelivery>
 }

@@ -1,7 +1,15 @@
 import { inProgress, ok } from '../answers.js'
 import { onLastTries, park } from '../dead-letters/index.js'
 import { dispatchInSlot } from '../dispatch/index.js'
-import { HandlerError, InternalError, SchemaError, StaleEventError, StoreError, WebhookError } from '../errors.js'
+import {
+  FutureEventError,
+  HandlerError,
+  InternalError,
+  SchemaError,
+  StaleEventError,
+  StoreError,
+  WebhookError,
+} from '../errors.js'
 import { logVerifiedWith } from '../event-handler/index.js'
 import { cryptoProvider, type RawBody } from '../signature.js'
 import { staleAnswer } from '../stale.js'
@@ -65,6 +73,18 @@ function refused(
 ): WebhookResult | Promise<WebhookResult> {
   if (!(error instanceof WebhookError)) throw error
   delivery.error = error
+  // Refused after the signature verified: the event's id, type and secret are known, and belong on its span.
+  if ((error instanceof SchemaError || error instanceof FutureEventError) && error.eventId && error.eventType) {
+    const event = error instanceof SchemaError ? error.event : undefined
+    delivery.scope?.event(
+      event ?? {
+        event_id: error.eventId,
+        event_type: error.eventType,
+        created_at: (error as FutureEventError).createdAt,
+      },
+      delivery.verifiedWith,
+    )
+  }
   if (error instanceof StaleEventError) return answerStale(engine, body, delivery, error)
   return engine.deadLetters && error instanceof SchemaError
     ? parkAnswer(engine, body, delivery, error, error.event)
@@ -129,7 +149,7 @@ async function answerStale(
   error: StaleEventError,
 ): Promise<WebhookResult> {
   delivery.event = error.event
-  delivery.scope?.event(error.event)
+  delivery.scope?.event(error.event, delivery.verifiedWith)
   const { result, outcome } = await staleAnswer(
     engine,
     { body, getHeader: delivery.raw.getHeader },

@@ -1,0 +1,92 @@
+import type { Engine } from '../receiver/engine.js'
+import { nonNegativeNumber } from '../validations.js'
+import type { HealthCheck, HealthOptions, HealthReport } from './types.js'
+
+/** What contributes checks: a store or a dead-letter store, with the name its failure is reported under. */
+interface Source {
+  readonly name: string
+  health?(signal: AbortSignal): PromiseLike<HealthCheck[]> | HealthCheck[]
+}
+
+/** A failed source's check: its error's code at most (a driver's message may name a host or a user). */
+function failure(name: string, detail: string): HealthCheck {
+  return {
+    name,
+    ok: false,
+    detail,
+    fix: `see why the ${name.replace('_', ' ')} cannot be reached (is it running, reachable from this host?)`,
+  }
+}
+
+function errorCode(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code
+  return typeof code === 'string' && /^[A-Za-z0-9_]{1,40}$/.test(code) ? ` (${code})` : ''
+}
+
+async function sourceChecks(source: Source, signal: AbortSignal, timeoutMs: number): Promise<HealthCheck[]> {
+  if (!source.health) {
+    return [{ name: source.name, ok: true, detail: 'not checked: the store has no health() method' }]
+  }
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const timeout = new Promise<HealthCheck[]>((resolve) => {
+    timer = setTimeout(() => resolve([failure(source.name, `no answer within ${timeoutMs} ms`)]), timeoutMs)
+  })
+  try {
+    return await Promise.race([
+      Promise.resolve()
+        .then(() => source.health?.(signal) ?? [])
+        .then(
+          (checks) => (Array.isArray(checks) ? checks : []),
+          (error: unknown) => [failure(source.name, `its health check failed${errorCode(error)}`)],
+        ),
+      timeout,
+    ])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/** The receiver's own checks: closing, and whether every event slot is taken with deliveries waiting. */
+function ownChecks(engine: Engine): HealthCheck[] {
+  const checks: HealthCheck[] = [
+    engine.closing
+      ? { name: 'closing', ok: false, detail: 'close() was called: deliveries are answered 503 closing' }
+      : { name: 'closing', ok: true },
+  ]
+  if (engine.draining && !engine.closing) {
+    checks.push({ name: 'draining', ok: false, detail: 'drain() was called: this instance is being shut down' })
+  }
+  const slots = engine.slots
+  if (slots) {
+    const { max, running, waiting } = slots.usage()
+    const saturated = running >= max && waiting > 0
+    const check: HealthCheck = {
+      name: 'event_slots',
+      ok: !saturated,
+      severity: 'warning',
+      detail: `${running} of ${max} event slots in use, ${waiting} waiting`,
+    }
+    if (saturated) check.fix = 'raise maxConcurrentEvents (and the store pool behind it), or add instances'
+    checks.push(check)
+  }
+  return checks
+}
+
+/**
+ * Runs the receiver's checks and its stores' (`store.health`, `deadLetters.health`) at once, each bounded by
+ * `timeoutMs`: resolves, never rejects.
+ */
+export async function runHealth(engine: Engine, options: HealthOptions = {}): Promise<HealthReport> {
+  const timeoutMs = nonNegativeNumber(options.timeoutMs ?? 2000, 'health', 'timeoutMs')
+  const controller = new AbortController()
+  const sources: Source[] = [{ name: 'store', health: engine.store.health?.bind(engine.store) }]
+  const deadLetters = engine.deadLetters
+  if (deadLetters) sources.push({ name: 'dead_letter_store', health: deadLetters.health?.bind(deadLetters) })
+  try {
+    const found = await Promise.all(sources.map((source) => sourceChecks(source, controller.signal, timeoutMs)))
+    const checks = [...ownChecks(engine), ...found.flat()]
+    return { ready: checks.every((check) => check.ok || check.severity === 'warning'), checks }
+  } finally {
+    controller.abort()
+  }
+}
