@@ -247,6 +247,13 @@ describe('board on Express with a Redis dead-letter store', () => {
     await page.locator('#counts .card').first().waitFor(WAIT)
     expect(await page.locator('#counts').textContent()).toContain('dead letters parked')
     expect(await page.locator('.note').first().textContent()).toContain('shared through the store')
+    // The receiver's health() checks, the Redis dead-letter store's among them; no address shown.
+    await page.locator('#health li').first().waitFor(WAIT)
+    const health = (await page.locator('#health').textContent()) ?? ''
+    expect(health).toMatch(/^Health: (not )?ready/)
+    expect(await page.locator('#health li').count()).toBeGreaterThan(1)
+    expect(health).not.toContain('127.0.0.1')
+    expect(health).not.toContain('redis://')
     await shot(page, 'board-overview.png')
   })
 })

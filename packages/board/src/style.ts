@@ -64,5 +64,7 @@ pre.body { background: #0f1420; color: #e6e9f0; padding: 12px 14px; border-radiu
 .check.ok::before { content: "●"; color: var(--ok); margin-right: 6px; }
 .check.fail::before { content: "●"; color: var(--fail); margin-right: 6px; }
 .check.warn::before { content: "●"; color: var(--wait); margin-right: 6px; }
+#health ul { list-style: none; margin: 0; padding: 0; }
+#health li { padding: 3px 0; }
 .note { color: var(--muted); font-size: 12px; }
 `
