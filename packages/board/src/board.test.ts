@@ -212,6 +212,7 @@ describe('createBoard', () => {
     expect(response.headers['content-type']).toContain('application/json')
     expect(body.length).toBeGreaterThan(0)
     expect((await board.handle(request({ path: '/api/dead-letters/evt_none' }))).status).toBe(404)
+    expect((await board.handle(request({ path: '/api/dead-letters/evt_%E0%A4%A' }))).status).toBe(400)
   })
 
   it('replays through webhooks.deadLetters: handlers run once, a second replay is a duplicate, each audited', async () => {

@@ -142,7 +142,15 @@ export function createBoard<Request = unknown>(options: BoardOptions<Request>): 
       return json({ status: 200, json: { count: await countParked(webhooks, filter) } })
     }
     const letter = LETTER.exec(path)
-    if (letter?.[1]) return json(await oneLetter(webhooks, decodeURIComponent(letter[1])))
+    if (letter?.[1]) {
+      let eventId: string
+      try {
+        eventId = decodeURIComponent(letter[1])
+      } catch {
+        return json(problem(400, 'bad event id'))
+      }
+      return json(await oneLetter(webhooks, eventId))
+    }
     return path.startsWith('/api/') ? json(problem(404, 'not found')) : text(404, 'Not found')
   }
 
