@@ -332,4 +332,24 @@ describe('board on Hono with a PostgreSQL dead-letter store', () => {
     expect(runs.get('evt_pg_2')).toBeUndefined()
     expect(errors).toEqual([])
   })
+
+  it('pages through many letters, 50 a page, filtered by event type', { timeout: SLOW }, async () => {
+    const start = Date.now() - 3_600_000
+    for (let i = 0; i < 55; i++) {
+      await parkSigned(store, `evt_many_${String(i).padStart(2, '0')}`, {
+        type: 'transaction_refunded',
+        parkedAt: new Date(start + i * 1000),
+      })
+    }
+    const { page, errors } = await operator()
+    await page.goto(`${url}#/?eventType=transaction_refunded`)
+    await page.locator('#letters tbody tr').first().waitFor(WAIT)
+    expect(await page.locator('#letters tbody tr').count()).toBe(50)
+    expect(await page.locator('#letters tbody tr').first().getAttribute('data-event-id')).toBe('evt_many_54')
+    await page.locator('.pager a', { hasText: 'older' }).click()
+    await page.waitForFunction(() => document.querySelectorAll('#letters tbody tr').length === 5, undefined, WAIT)
+    expect(await page.locator('.pager').textContent()).toContain('51–55')
+    expect(await page.locator('#letters tbody tr').last().getAttribute('data-event-id')).toBe('evt_many_00')
+    expect(errors).toEqual([])
+  })
 })
