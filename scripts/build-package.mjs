@@ -8,8 +8,8 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 
 const dir = process.cwd()
-const configs = ['tsconfig.json', 'tsconfig.dashboard.json', 'tsconfig.cjs.json'].filter((file) =>
-  existsSync(join(dir, file)),
+const configs = ['tsconfig.json', 'tsconfig.dashboard.json', 'tsconfig.client.json', 'tsconfig.cjs.json'].filter(
+  (file) => existsSync(join(dir, file)),
 )
 const tsc = join(import.meta.dirname, '..', 'node_modules/typescript/bin/tsc')
 const built = spawnSync(process.execPath, [tsc, '--build', ...configs], { cwd: dir, stdio: 'inherit' })

@@ -21,6 +21,7 @@ const READMES: { file: string; sections?: string[] }[] = [
   { file: 'packages/otel/README.md' },
   { file: 'packages/hono/README.md' },
   { file: 'packages/sandbox/README.md' },
+  { file: 'packages/board/README.md' },
   { file: 'packages/bullmq/README.md', sections: ['Batched enqueue: `batch`'] },
 ]
 

@@ -105,6 +105,7 @@ export interface DeadLetterStatements {
   get: string
   /** $1 event id, $2 replayed at: one row when there was a letter. */
   markReplayed: string
+  remove: string
   /** $1 retention ms. */
   sweep: string
   /** The list query and its parameters. */
@@ -124,6 +125,7 @@ WHERE d.status = 'parked' AND d.body = EXCLUDED.body
 RETURNING ${COLUMNS}`,
     get: `SELECT ${COLUMNS} FROM ${t} WHERE event_id = $1`,
     markReplayed: `UPDATE ${t} SET status = 'replayed', replayed_at = $2 WHERE event_id = $1`,
+    remove: `DELETE FROM ${t} WHERE event_id = $1`,
     sweep: `DELETE FROM ${t}
 WHERE status = 'replayed' AND replayed_at < clock_timestamp() - $1::float8 * interval '1 millisecond'`,
     list(query) {

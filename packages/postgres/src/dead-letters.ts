@@ -125,6 +125,10 @@ export function postgresDeadLetterStore(
       return (await pool.query(sql.markReplayed, [eventId, at])).rowCount === 1
     },
 
+    async delete(eventId) {
+      return (await pool.query(sql.remove, [eventId])).rowCount === 1
+    },
+
     sweep,
 
     health: () => postgresHealth(pool, { name: 'dead_letter_postgres', store: 'dead_letters', table, createTable }),

@@ -189,5 +189,12 @@ export function redisDeadLetterStore(
       )
       return reply === 1
     },
+    async delete(eventId) {
+      const [removed] = await exec<number>((pipeline) => {
+        pipeline.del(letterKey(eventId))
+        pipeline.zrem(indexKey, eventId)
+      }, 'delete')
+      return removed === 1
+    },
   }
 }

@@ -102,5 +102,8 @@ export function memoryDeadLetterStore(options: MemoryDeadLetterStoreOptions = {}
       letter.replayedAt = at
       return true
     },
+    delete(eventId) {
+      return letters.delete(eventId)
+    },
   }
 }

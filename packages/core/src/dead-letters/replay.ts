@@ -18,7 +18,7 @@ export type Guard = <T>(work: () => Promise<T>) => Promise<T>
 const PAGE = 500
 
 async function stored<T>(
-  operation: 'get' | 'list' | 'mark',
+  operation: 'get' | 'list' | 'mark' | 'delete',
   eventId: string | undefined,
   call: () => T | Promise<T>,
 ): Promise<T> {
@@ -119,5 +119,17 @@ export function deadLetterView(state: ReplayState, guard: Guard): DeadLetters {
     replay: (eventId) => guard(() => replay(state, eventId)),
     replayAll: (filter) => guard(() => replayAll(state, filter)),
     ...(state.deadLetters ? { durable: state.deadLetters.durable } : {}),
+    ...(state.deadLetters?.delete
+      ? {
+          delete: (eventId: string) =>
+            guard(async () => {
+              if (typeof eventId !== 'string' || eventId === '') {
+                throw new TypeError('deadLetters.delete: eventId must be a non-empty string')
+              }
+              const store = await readyDeadLetters(state)
+              return stored('delete', eventId, () => store.delete?.(eventId) ?? false)
+            }),
+        }
+      : {}),
   }
 }

@@ -120,6 +120,11 @@ export interface DeadLetterStore {
    * when there is no letter for `eventId`.
    */
   markReplayed(eventId: string, at: Date): MaybePromise<boolean>
+  /**
+   * Optional: forgets the letter of `eventId` for good, whatever its status (an operator's decision that the
+   * event needs no handling). Returns false when there was none. Without it, tools offer no delete.
+   */
+  delete?(eventId: string): MaybePromise<boolean>
   /** Optional clean-up: close timers or connections the store owns. Called by `webhooks.close()`. */
   shutdown?(): MaybePromise<void>
   /**
@@ -168,6 +173,11 @@ export interface DeadLetters {
   replay(eventId: string): Promise<ReplayOutcome>
   /** Replays every parked letter matching `filter`, one after the other, oldest first. */
   replayAll(filter?: DeadLetterFilter): Promise<ReplayOutcome[]>
+  /**
+   * Forgets the letter of `eventId` for good; resolves false when there was none. Present only when the store
+   * can delete (payhooks' memory, Redis and PostgreSQL stores can).
+   */
+  delete?(eventId: string): Promise<boolean>
   /**
    * The store's own `durable`: `false` for letters that live in this process's memory (`memoryDeadLetterStore`),
    * which another process, such as the `payhooks dead-letters` CLI, never sees. Undefined when unknown.

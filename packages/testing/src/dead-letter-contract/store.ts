@@ -163,6 +163,19 @@ export function storeTests(fleet: (namespace?: string) => Fleet): void {
     await expect((async () => store.list({ status: 'gone' as 'all' }))()).rejects.toThrow(TypeError)
   })
 
+  it('deletes a letter when the store can: gone from get and every list, false the second time', async () => {
+    const store = await fleet()()
+    if (!store.delete) return
+    await store.park(parked('evt_deleted'))
+    await store.park(parked('evt_kept', { parkedAt: new Date('2026-11-04T09:00:00Z') }))
+    expect(await store.delete('evt_deleted')).toBe(true)
+    expect(await store.get('evt_deleted')).toBeUndefined()
+    expect((await store.list({ status: 'all' })).map((l) => l.eventId)).toEqual(['evt_kept'])
+    expect(await store.delete('evt_deleted')).toBe(false)
+    await store.park(parked('evt_deleted'))
+    expect((await store.get('evt_deleted'))?.parkCount).toBe(1)
+  })
+
   it('shares its letters between the instances of one namespace', async () => {
     const instance = fleet()
     const [first, second] = [await instance(0), await instance(1)]

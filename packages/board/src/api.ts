@@ -1,0 +1,119 @@
+// The JSON API under /api. Reads are GET; replay and delete are POST, checked by the board before they get here.
+import { type DeadLetter, type DeadLetterFilter, deadLetterMatches } from '@payhooks/core'
+import { BadQuery, filterFrom, queryFrom, summary, whole } from './letters.js'
+import type { BoardAuditEntry, BoardWebhooks } from './types.js'
+
+export interface Answer {
+  status: number
+  json: unknown
+}
+
+const ok = (json: unknown): Answer => ({ status: 200, json })
+export const problem = (status: number, error: string): Answer => ({ status, json: { error } })
+
+/** Most ids one replay or delete request may name. */
+const MAX_IDS = 500
+const PAGE = 500
+
+/** How many parked letters match `filter`, counted in pages. */
+export async function countParked(webhooks: BoardWebhooks, filter: DeadLetterFilter): Promise<number> {
+  let count = 0
+  for (let offset = 0; ; offset += PAGE) {
+    const found = await webhooks.deadLetters.list({ ...filter, status: 'parked', limit: PAGE, offset })
+    count += found.length
+    if (found.length < PAGE) return count
+  }
+}
+
+export async function listLetters(webhooks: BoardWebhooks, params: URLSearchParams): Promise<Answer> {
+  const { eventId, ...query } = queryFrom(params)
+  const limit = query.limit ?? 50
+  let letters: DeadLetter[]
+  if (eventId !== undefined) {
+    const letter = await webhooks.deadLetters.get(eventId)
+    letters = letter && deadLetterMatches(letter, query) && query.offset === 0 ? [letter] : []
+  } else {
+    letters = await webhooks.deadLetters.list({ ...query, limit: limit + 1 })
+  }
+  return ok({
+    letters: letters.slice(0, limit).map(summary),
+    offset: query.offset,
+    limit,
+    hasMore: letters.length > limit,
+  })
+}
+
+export async function oneLetter(webhooks: BoardWebhooks, eventId: string): Promise<Answer> {
+  const letter = await webhooks.deadLetters.get(eventId)
+  return letter ? ok(whole(letter)) : problem(404, 'no dead letter with this id')
+}
+
+function idsFrom(body: Record<string, unknown>): string[] {
+  const ids = body.eventIds
+  if (
+    !Array.isArray(ids) ||
+    ids.length === 0 ||
+    ids.length > MAX_IDS ||
+    !ids.every((id) => typeof id === 'string' && id !== '' && id.length <= 200)
+  ) {
+    throw new BadQuery(`eventIds must be 1 to ${MAX_IDS} event ids`)
+  }
+  return [...new Set(ids as string[])]
+}
+
+type Audit = (entry: Omit<BoardAuditEntry, 'actor' | 'at'>) => Promise<void>
+
+const outcomeJson = (outcome: Awaited<ReturnType<BoardWebhooks['deadLetters']['replay']>>) =>
+  outcome.status === 'failed'
+    ? { eventId: outcome.eventId, status: outcome.status, code: outcome.error.code }
+    : outcome.status === 'in_progress'
+      ? { eventId: outcome.eventId, status: outcome.status, retryAfterMs: outcome.retryAfterMs }
+      : { eventId: outcome.eventId, status: outcome.status }
+
+export async function replaySelected(
+  webhooks: BoardWebhooks,
+  body: Record<string, unknown>,
+  audit: Audit,
+): Promise<Answer> {
+  const ids = idsFrom(body)
+  const outcomes = []
+  for (const id of ids) outcomes.push(outcomeJson(await webhooks.deadLetters.replay(id)))
+  await audit({ action: 'replay', outcomes: outcomes.map(({ eventId, status }) => ({ eventId, status })) })
+  return ok({ outcomes })
+}
+
+/** Replays every parked letter matching the filter, once the caller confirmed the count it was shown. */
+export async function replayMatching(
+  webhooks: BoardWebhooks,
+  body: Record<string, unknown>,
+  audit: Audit,
+): Promise<Answer> {
+  const fields = (body.filter ?? {}) as Record<string, unknown>
+  if (typeof fields !== 'object' || fields === null) throw new BadQuery('filter must be an object')
+  const filter = filterFrom((name) => (typeof fields[name] === 'string' ? (fields[name] as string) : null))
+  const expected = body.confirmCount
+  if (typeof expected !== 'number') throw new BadQuery('confirmCount must be the count you confirmed')
+  const count = await countParked(webhooks, filter)
+  if (count !== expected) return { status: 409, json: { error: 'the count changed: confirm again', count } }
+  const outcomes: ReturnType<typeof outcomeJson>[] = (await webhooks.deadLetters.replayAll(filter)).map(outcomeJson)
+  await audit({
+    action: 'replay_all',
+    filter,
+    outcomes: outcomes.map(({ eventId, status }) => ({ eventId, status })),
+  })
+  return ok({ outcomes })
+}
+
+export async function deleteSelected(
+  webhooks: BoardWebhooks,
+  body: Record<string, unknown>,
+  audit: Audit,
+): Promise<Answer> {
+  if (!webhooks.deadLetters.delete) return problem(405, 'this dead-letter store cannot delete')
+  const ids = idsFrom(body)
+  const deleted: string[] = []
+  const notFound: string[] = []
+  for (const id of ids) ((await webhooks.deadLetters.delete(id)) ? deleted : notFound).push(id)
+  await audit({ action: 'delete', deleted, notFound })
+  return ok({ deleted, notFound })
+}

@@ -1,0 +1,363 @@
+import {
+  createWebhooks,
+  type DeadLetterStore,
+  memoryDeadLetterStore,
+  memoryStore,
+  SIGNATURE_HEADER,
+} from '@payhooks/core'
+import { sampleEvent, signedDelivery } from '@payhooks/testing'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { createBoard } from './board.js'
+import { CSRF_COOKIE, CSRF_HEADER } from './security.js'
+import type { BoardAuditEntry, BoardOptions, BoardRequest, BoardResponse } from './types.js'
+
+const SECRET = 'whsec_board_unit'
+const HOST = 'ops.example.test'
+const TOKEN = 'A'.repeat(43)
+
+async function setUp(options: Partial<BoardOptions<{ user: string }>> = {}) {
+  const store = memoryDeadLetterStore()
+  const runs = new Map<string, number>()
+  const webhooks = createWebhooks({ secret: SECRET, store: memoryStore(), deadLetters: store, logger: { error() {} } })
+  webhooks.onAny((event) => {
+    runs.set(event.event_id, (runs.get(event.event_id) ?? 0) + 1)
+  })
+  const audits: BoardAuditEntry[] = []
+  const logs: string[] = []
+  const board = createBoard<{ user: string }>({
+    webhooks,
+    authorize: (request) => request.user === 'ops',
+    actor: (request) => request.user,
+    onAudit: (entry) => {
+      audits.push(entry)
+    },
+    logger: { warn: (_fields, message) => logs.push(message), info: (_fields, message) => logs.push(message) },
+    ...options,
+  })
+  return { store, webhooks, runs, board, audits, logs }
+}
+
+async function park(
+  store: DeadLetterStore,
+  id: string,
+  extra: {
+    type?: string
+    code?: 'schema_mismatch' | 'handler_failed'
+    at?: string
+    data?: Record<string, unknown>
+  } = {},
+) {
+  const event = sampleEvent(extra.type ?? 'transaction_settled', { eventId: id, data: extra.data })
+  const { body, headers } = await signedDelivery(event, SECRET)
+  await store.park({
+    eventId: id,
+    eventType: String(event.event_type),
+    body: new TextEncoder().encode(body),
+    headers,
+    code: extra.code ?? 'handler_failed',
+    reason: 'ledger down',
+    createdAt: undefined,
+    parkedAt: new Date(extra.at ?? '2026-11-20T10:00:00Z'),
+  })
+  return body
+}
+
+interface Call {
+  method?: string
+  path: string
+  query?: string
+  headers?: Record<string, string>
+  body?: unknown
+  user?: string
+}
+
+function request({
+  method = 'GET',
+  path,
+  query = '',
+  headers = {},
+  body,
+  user = 'ops',
+}: Call): BoardRequest<{ user: string }> {
+  const all: Record<string, string> = { host: HOST, ...headers }
+  return {
+    method,
+    path,
+    base: '/admin/payhooks',
+    query: new URLSearchParams(query),
+    header: (name) => all[name],
+    body: async () => (typeof body === 'string' ? body : JSON.stringify(body ?? {})),
+    native: { user },
+  }
+}
+
+/** A state change as the page makes it: same origin, JSON, the cookie's token in the header. */
+const change = (path: string, body: unknown, headers: Record<string, string> = {}): Call => ({
+  method: 'POST',
+  path,
+  body,
+  headers: {
+    origin: `https://${HOST}`,
+    'content-type': 'application/json',
+    cookie: `${CSRF_COOKIE}=${TOKEN}`,
+    [CSRF_HEADER]: TOKEN,
+    ...headers,
+  },
+})
+
+const json = (response: BoardResponse) => JSON.parse(String(response.body))
+
+afterEach(() => {
+  vi.unstubAllEnvs()
+})
+
+describe('createBoard', () => {
+  it('refuses to be made without authorize; the development opt-out warns, and is refused in production', async () => {
+    const { webhooks } = await setUp()
+    expect(() => createBoard({ webhooks })).toThrow(/authorize is required/)
+    const warnings: string[] = []
+    vi.stubEnv('NODE_ENV', 'development')
+    const open = createBoard({ webhooks, unsafeNoAuthorization: true, logger: { warn: (_f, m) => warnings.push(m) } })
+    expect(warnings).toEqual([expect.stringContaining('no authorization')])
+    expect((await open.handle(request({ path: '/api/session' }))).status).toBe(200)
+    vi.stubEnv('NODE_ENV', 'production')
+    expect(() => createBoard({ webhooks, unsafeNoAuthorization: true })).toThrow(/production/)
+  })
+
+  it('answers 403 to every request authorize refuses, page, files and API alike', async () => {
+    const { board, store } = await setUp()
+    await park(store, 'evt_secret')
+    for (const path of ['/', '/assets/app.js', '/api/dead-letters', '/api/dead-letters/evt_secret']) {
+      const response = await board.handle(request({ path, user: 'mallory' }))
+      expect(response.status).toBe(403)
+      expect(String(response.body)).not.toContain('evt_secret')
+    }
+    const replay = await board.handle({
+      ...request(change('/api/dead-letters/replay', { eventIds: ['evt_secret'] })),
+      native: { user: 'mallory' },
+    })
+    expect(replay.status).toBe(403)
+    expect((await store.get('evt_secret'))?.status).toBe('parked')
+  })
+
+  it('serves the page with a strict CSP, no inline script, and the CSRF cookie token in a meta tag', async () => {
+    const { board } = await setUp()
+    const response = await board.handle(request({ path: '/' }))
+    expect(response.status).toBe(200)
+    const csp = response.headers['content-security-policy']
+    expect(csp).toContain("script-src 'self'")
+    expect(csp).toContain("default-src 'none'")
+    expect(csp).not.toContain('unsafe')
+    const html = String(response.body)
+    expect(html.match(/<script[^>]*>/g)).toEqual(['<script type="module" src="assets/app.js">'])
+    expect(html).not.toMatch(/<script[^>]*>[^<]/)
+    const cookie = response.headers['set-cookie'] ?? ''
+    const token = /payhooks_board_csrf=([^;]+)/.exec(cookie)?.[1]
+    expect(cookie).toContain('HttpOnly')
+    expect(cookie).toContain('SameSite=Strict')
+    expect(cookie).toContain('Path=/admin/payhooks')
+    expect(html).toContain(`<meta name="payhooks-board-csrf" content="${token}">`)
+    expect((await board.handle(request({ path: '' }))).headers.location).toBe('/admin/payhooks/')
+    expect((await board.handle(request({ path: '/assets/app.js' }))).status).toBe(200)
+    expect((await board.handle(request({ path: '/assets/../board.js' }))).status).toBe(404)
+  })
+
+  it('lists parked letters newest first, with filters on code, type, time and id, in pages', async () => {
+    const { board, store } = await setUp()
+    for (let i = 0; i < 5; i++) await park(store, `evt_${i}`, { at: `2026-11-20T10:0${i}:00Z` })
+    await park(store, 'evt_schema', {
+      code: 'schema_mismatch',
+      type: 'transaction_refunded',
+      at: '2026-11-20T11:00:00Z',
+    })
+    const list = async (query: string) => json(await board.handle(request({ path: '/api/dead-letters', query })))
+    const first = await list('limit=2')
+    expect(first.letters.map((l: { eventId: string }) => l.eventId)).toEqual(['evt_schema', 'evt_4'])
+    expect(first.hasMore).toBe(true)
+    const last = await list('limit=2&offset=4')
+    expect(last.letters.map((l: { eventId: string }) => l.eventId)).toEqual(['evt_1', 'evt_0'])
+    expect(last.hasMore).toBe(false)
+    expect((await list('code=schema_mismatch')).letters).toHaveLength(1)
+    expect((await list('eventType=transaction_refunded')).letters[0].eventId).toBe('evt_schema')
+    const window = await list('from=2026-11-20T10:01:00Z&to=2026-11-20T10:03:00Z')
+    expect(window.letters.map((l: { eventId: string }) => l.eventId)).toEqual(['evt_2', 'evt_1'])
+    expect((await list('eventId=evt_3')).letters.map((l: { eventId: string }) => l.eventId)).toEqual(['evt_3'])
+    expect((await list('eventId=evt_3&code=schema_mismatch')).letters).toEqual([])
+    for (const query of ['code=nope', 'limit=0', 'limit=1000', 'from=yesterday', 'status=gone']) {
+      expect((await board.handle(request({ path: '/api/dead-letters', query }))).status).toBe(400)
+    }
+  })
+
+  it('shows one letter whole: the exact bytes, pretty JSON, hint and counts, never the signature', async () => {
+    const { board, store } = await setUp()
+    const body = await park(store, 'evt_whole', { data: { note: '<script>alert(1)</script>' } })
+    await park(store, 'evt_whole', { data: { note: '<script>alert(1)</script>' }, at: '2026-11-21T10:00:00Z' })
+    const stored = await store.get('evt_whole')
+    const response = await board.handle(request({ path: '/api/dead-letters/evt_whole' }))
+    const letter = json(response)
+    expect(Buffer.from(letter.body.base64, 'base64')).toEqual(Buffer.from(stored?.body ?? []))
+    expect(letter.body.text).toBe(new TextDecoder().decode(stored?.body))
+    expect(JSON.parse(letter.body.pretty)).toEqual(JSON.parse(letter.body.text))
+    expect(letter).toMatchObject({
+      eventId: 'evt_whole',
+      code: 'handler_failed',
+      parkCount: 2,
+      status: 'parked',
+      contentType: 'application/json',
+    })
+    expect(letter.firstParkedAt).toBe('2026-11-20T10:00:00.000Z')
+    expect(letter.hint).toMatch(/replay/i)
+    expect(String(response.body)).not.toContain(stored?.headers[SIGNATURE_HEADER])
+    expect(String(response.body)).not.toContain(SIGNATURE_HEADER)
+    expect(response.headers['content-type']).toContain('application/json')
+    expect(body.length).toBeGreaterThan(0)
+    expect((await board.handle(request({ path: '/api/dead-letters/evt_none' }))).status).toBe(404)
+    expect((await board.handle(request({ path: '/api/dead-letters/evt_%E0%A4%A' }))).status).toBe(400)
+  })
+
+  it('replays through webhooks.deadLetters: handlers run once, a second replay is a duplicate, each audited', async () => {
+    const { board, store, runs, audits, logs } = await setUp()
+    await park(store, 'evt_replay')
+    const replay = () => board.handle(request(change('/api/dead-letters/replay', { eventIds: ['evt_replay'] })))
+    expect(json(await replay()).outcomes).toEqual([{ eventId: 'evt_replay', status: 'processed' }])
+    expect(json(await replay()).outcomes).toEqual([{ eventId: 'evt_replay', status: 'duplicate' }])
+    expect(runs.get('evt_replay')).toBe(1)
+    expect((await store.get('evt_replay'))?.status).toBe('replayed')
+    expect(audits).toHaveLength(2)
+    expect(audits[0]).toMatchObject({
+      action: 'replay',
+      actor: 'ops',
+      outcomes: [{ eventId: 'evt_replay', status: 'processed' }],
+    })
+    expect(audits[0]?.at).toBeInstanceOf(Date)
+    expect(logs).toContain('payhooks board: replay of 1 dead letter(s) by ops')
+  })
+
+  it('refuses a state change without a same-origin Origin, JSON, or the CSRF token, and changes nothing', async () => {
+    const { board, store, runs } = await setUp()
+    await park(store, 'evt_guarded')
+    const body = { eventIds: ['evt_guarded'] }
+    const refused: Record<string, string>[] = [
+      { origin: '' },
+      { origin: 'https://evil.example' },
+      { origin: 'null' },
+      { 'sec-fetch-site': 'cross-site' },
+      { 'content-type': 'application/x-www-form-urlencoded' },
+      { [CSRF_HEADER]: '' },
+      { [CSRF_HEADER]: 'B'.repeat(43) },
+      { cookie: '' },
+    ]
+    for (const headers of refused) {
+      const call = change('/api/dead-letters/replay', body, headers)
+      for (const [name, value] of Object.entries(headers)) if (value === '') delete call.headers?.[name]
+      const response = await board.handle(request(call))
+      expect(response.status, JSON.stringify(headers)).toBe(403)
+    }
+    expect(runs.size).toBe(0)
+    expect(
+      (await board.handle(request({ path: '/api/dead-letters/replay', query: 'eventIds=evt_guarded' }))).status,
+    ).toBe(404)
+    expect((await board.handle(request({ method: 'DELETE', path: '/api/dead-letters/evt_guarded' }))).status).toBe(405)
+    expect((await store.get('evt_guarded'))?.status).toBe('parked')
+    const other = createBoard({
+      webhooks: (await setUp()).webhooks,
+      authorize: () => true,
+      allowedOrigins: ['https://admin.example'],
+    })
+    const allowed = await other.handle(
+      request(change('/api/dead-letters/delete', body, { origin: 'https://admin.example' })),
+    )
+    expect(allowed.status).toBe(200)
+  })
+
+  it('read-only: says so, and refuses replay and delete', async () => {
+    const { board, store, runs } = await setUp({ readOnly: true })
+    await park(store, 'evt_ro')
+    expect(json(await board.handle(request({ path: '/api/session' })))).toMatchObject({
+      readOnly: true,
+      canDelete: false,
+    })
+    for (const path of ['/api/dead-letters/replay', '/api/dead-letters/delete', '/api/dead-letters/replay-matching']) {
+      const response = await board.handle(request(change(path, { eventIds: ['evt_ro'], confirmCount: 1 })))
+      expect(response.status).toBe(403)
+      expect(json(response).error).toBe('read-only board')
+    }
+    expect(runs.size).toBe(0)
+    expect(await store.get('evt_ro')).toBeDefined()
+  })
+
+  it('replays all matching a filter only with the count confirmed, oldest first', async () => {
+    const { board, store, runs, audits } = await setUp()
+    await park(store, 'evt_a', { code: 'schema_mismatch', at: '2026-11-20T10:00:00Z' })
+    await park(store, 'evt_b', { code: 'schema_mismatch', at: '2026-11-20T10:01:00Z' })
+    await park(store, 'evt_c', { code: 'handler_failed' })
+    const count = json(await board.handle(request({ path: '/api/dead-letters/count', query: 'code=schema_mismatch' })))
+    expect(count).toEqual({ count: 2 })
+    const stale = await board.handle(
+      request(change('/api/dead-letters/replay-matching', { filter: { code: 'schema_mismatch' }, confirmCount: 1 })),
+    )
+    expect(stale.status).toBe(409)
+    expect(json(stale).count).toBe(2)
+    expect(runs.size).toBe(0)
+    const done = json(
+      await board.handle(
+        request(change('/api/dead-letters/replay-matching', { filter: { code: 'schema_mismatch' }, confirmCount: 2 })),
+      ),
+    )
+    expect(done.outcomes.map((o: { eventId: string }) => o.eventId)).toEqual(['evt_a', 'evt_b'])
+    expect([...runs.keys()]).toEqual(['evt_a', 'evt_b'])
+    expect(audits[0]).toMatchObject({ action: 'replay_all', filter: { code: 'schema_mismatch' } })
+  })
+
+  it('deletes the selected letters, reports those not there, and audits it', async () => {
+    const { board, store, audits } = await setUp()
+    await park(store, 'evt_del')
+    const response = await board.handle(
+      request(change('/api/dead-letters/delete', { eventIds: ['evt_del', 'evt_gone'] })),
+    )
+    expect(json(response)).toEqual({ deleted: ['evt_del'], notFound: ['evt_gone'] })
+    expect(await store.get('evt_del')).toBeUndefined()
+    expect(audits[0]).toMatchObject({ action: 'delete', actor: 'ops', deleted: ['evt_del'], notFound: ['evt_gone'] })
+    for (const eventIds of [[], 'evt_del', [42], undefined]) {
+      expect((await board.handle(request(change('/api/dead-letters/delete', { eventIds })))).status).toBe(400)
+    }
+    expect((await board.handle(request(change('/api/dead-letters/delete', 'not json')))).status).toBe(400)
+  })
+
+  it('answers 500 without the error text when the store fails, and logs it', async () => {
+    const { board, store, logs } = await setUp()
+    store.list = () => {
+      throw new Error('connection to postgres://user:pw@db failed')
+    }
+    const response = await board.handle(request({ path: '/api/dead-letters' }))
+    expect(response.status).toBe(500)
+    expect(String(response.body)).not.toContain('postgres')
+    expect(logs.some((line) => line.includes('failed'))).toBe(true)
+  })
+
+  it('shows the overview: parked letters by code, and health() when the receiver has it', async () => {
+    const { board, store, webhooks } = await setUp()
+    await park(store, 'evt_o1', { code: 'schema_mismatch' })
+    await park(store, 'evt_o2')
+    const overview = json(await board.handle(request({ path: '/api/overview' })))
+    expect(overview.deadLetters).toEqual({
+      parked: 2,
+      byCode: { schema_mismatch: 1, handler_failed: 1, stale_event: 0 },
+      durable: false,
+    })
+    const withHealth = Object.assign(Object.create(webhooks), {
+      deadLetters: webhooks.deadLetters,
+      health: async () => ({
+        ready: false,
+        checks: [{ name: 'store', ok: false, detail: 'no answer', fix: 'start Redis', url: 'redis://:pw@h' }],
+      }),
+    })
+    const healthy = createBoard({ webhooks: withHealth, authorize: () => true })
+    const answer = await healthy.handle(request({ path: '/api/overview' }))
+    expect(json(answer).health).toEqual({
+      ready: false,
+      checks: [{ name: 'store', ok: false, detail: 'no answer', fix: 'start Redis' }],
+    })
+    expect(String(answer.body)).not.toContain('pw@h')
+  })
+})

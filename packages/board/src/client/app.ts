@@ -1,0 +1,41 @@
+import { ApiError, get, type Session } from './api.js'
+import { notice, noticeAfterNavigation } from './dom.js'
+import { showLetter } from './letter.js'
+import { showLetters } from './letters.js'
+import { showOverview } from './overview.js'
+
+const view = document.getElementById('view') as HTMLElement
+let session: Session
+
+async function route(): Promise<void> {
+  const hash = location.hash.slice(1) || '/'
+  for (const link of document.querySelectorAll<HTMLAnchorElement>('nav a')) {
+    const current = link.dataset.view === (hash.startsWith('/overview') ? 'overview' : 'letters')
+    if (current) link.setAttribute('aria-current', 'page')
+    else link.removeAttribute('aria-current')
+  }
+  try {
+    if (hash.startsWith('/letter/')) await showLetter(view, session, decodeURIComponent(hash.slice(8)))
+    else if (hash.startsWith('/overview')) await showOverview(view)
+    else await showLetters(view, session, new URLSearchParams(hash.split('?')[1] ?? ''))
+  } catch (error) {
+    notice(error instanceof ApiError ? `The board answered ${error.status}: ${error.message}` : String(error), 'error')
+  }
+}
+
+async function start(): Promise<void> {
+  try {
+    session = await get<Session>('session')
+  } catch (error) {
+    notice(error instanceof ApiError ? `The board answered ${error.status}: ${error.message}` : String(error), 'error')
+    return
+  }
+  ;(document.getElementById('mode') as HTMLElement).hidden = !session.readOnly
+  window.addEventListener('hashchange', () => {
+    noticeAfterNavigation()
+    void route()
+  })
+  await route()
+}
+
+void start()

@@ -1,0 +1,206 @@
+// The dead-letter list: filters in the address (#/?code=...), pages, selection, replay and delete.
+import { get, type Outcome, post, type Session, type Summary } from './api.js'
+import { el, notice, when } from './dom.js'
+
+const PAGE = 50
+const FILTERS = ['code', 'eventType', 'from', 'to', 'eventId', 'status'] as const
+
+export function outcomeLine(outcomes: Outcome[]): string {
+  const counts = new Map<string, number>()
+  for (const outcome of outcomes) counts.set(outcome.status, (counts.get(outcome.status) ?? 0) + 1)
+  const parts = [...counts].map(([status, count]) => `${count} ${status}`)
+  const failed = outcomes.find((o) => o.status === 'failed')
+  return `Replay: ${parts.join(', ') || 'nothing to replay'}${failed?.code ? ` (${failed.eventId}: ${failed.code})` : ''}`
+}
+
+function filterForm(params: URLSearchParams): HTMLFormElement {
+  const select = (name: string, label: string, options: [string, string][]) =>
+    el(
+      'select',
+      { name, 'aria-label': label },
+      ...options.map(([value, text]) => el('option', { value, selected: params.get(name) === value }, text)),
+    )
+  const input = (name: string, label: string, type = 'search') =>
+    el('input', { name, type, 'aria-label': label, placeholder: label, value: params.get(name) ?? '' })
+  const form = el(
+    'form',
+    { class: 'filters', role: 'search', id: 'filters' },
+    select('status', 'status', [
+      ['parked', 'parked'],
+      ['replayed', 'replayed'],
+      ['all', 'all'],
+    ]),
+    select('code', 'code', [
+      ['', 'any code'],
+      ['schema_mismatch', 'schema_mismatch'],
+      ['handler_failed', 'handler_failed'],
+      ['stale_event', 'stale_event'],
+    ]),
+    input('eventType', 'event type'),
+    input('eventId', 'event id'),
+    el('label', {}, 'from', input('from', 'parked from', 'datetime-local')),
+    el('label', {}, 'to', input('to', 'parked before', 'datetime-local')),
+    el('button', { type: 'submit' }, 'Filter'),
+  )
+  form.addEventListener('submit', (event) => {
+    event.preventDefault()
+    const next = new URLSearchParams()
+    for (const name of FILTERS) {
+      const field = form.elements.namedItem(name) as HTMLInputElement | null
+      let value = field?.value ?? ''
+      if (value && (name === 'from' || name === 'to')) value = new Date(value).toISOString()
+      if (value && !(name === 'status' && value === 'parked')) next.set(name, value)
+    }
+    location.hash = `#/?${next}`
+  })
+  return form
+}
+
+export async function showLetters(view: HTMLElement, session: Session, params: URLSearchParams): Promise<void> {
+  const offset = Number(params.get('offset') ?? 0) || 0
+  const query = new URLSearchParams(params)
+  for (const name of ['from', 'to']) {
+    const value = query.get(name)
+    if (value) query.set(name, new Date(value).toISOString())
+  }
+  query.set('limit', String(PAGE))
+  query.set('offset', String(offset))
+  const page = await get<{ letters: Summary[]; hasMore: boolean }>(`dead-letters?${query}`)
+  const selected = new Set<string>()
+  const filterOnly = new URLSearchParams()
+  for (const name of ['code', 'eventType', 'from', 'to'] as const) {
+    const value = query.get(name)
+    if (value) filterOnly.set(name, value)
+  }
+  const showsParked = (params.get('status') ?? 'parked') === 'parked' && !params.get('eventId')
+
+  const result = el('p', { class: 'result', id: 'result', role: 'status' })
+  const confirm = el('div', { class: 'confirm', id: 'confirm', hidden: true })
+  const replaySelected = el('button', { type: 'button', id: 'replay-selected', disabled: true }, 'Replay selected')
+  const deleteSelected = el(
+    'button',
+    { type: 'button', id: 'delete-selected', class: 'danger', disabled: true },
+    'Delete selected',
+  )
+  const replayMatching = el('button', { type: 'button', id: 'replay-matching' }, 'Replay all matching…')
+  const actions = session.readOnly
+    ? null
+    : el(
+        'div',
+        { class: 'actions' },
+        replaySelected,
+        showsParked && replayMatching,
+        session.canDelete && deleteSelected,
+        confirm,
+      )
+
+  const refresh = () => {
+    replaySelected.disabled = selected.size === 0
+    deleteSelected.disabled = selected.size === 0
+  }
+  const rows = page.letters.map((letter) => {
+    const box = el('input', { type: 'checkbox', 'aria-label': `select ${letter.eventId}` })
+    box.addEventListener('change', () => {
+      if (box.checked) selected.add(letter.eventId)
+      else selected.delete(letter.eventId)
+      refresh()
+    })
+    return el(
+      'tr',
+      { 'data-event-id': letter.eventId },
+      session.readOnly ? null : el('td', {}, box),
+      el('td', {}, el('a', { href: `#/letter/${encodeURIComponent(letter.eventId)}`, class: 'id' }, letter.eventId)),
+      el('td', {}, letter.eventType),
+      el('td', {}, el('span', { class: `badge code-${letter.code}` }, letter.code)),
+      el('td', { class: 'reason' }, letter.reason),
+      el('td', {}, String(letter.parkCount)),
+      el('td', {}, when(letter.parkedAt)),
+      el('td', {}, el('span', { class: `badge status-${letter.status}` }, letter.status)),
+    )
+  })
+
+  replaySelected.addEventListener('click', async () => {
+    replaySelected.disabled = true
+    const { outcomes } = await post<{ outcomes: Outcome[] }>(
+      'dead-letters/replay',
+      { eventIds: [...selected] },
+      session.csrfHeader,
+    )
+    notice(
+      outcomeLine(outcomes),
+      outcomes.every((o) => o.status === 'processed' || o.status === 'duplicate') ? 'ok' : 'error',
+    )
+    await showLetters(view, session, params)
+  })
+  deleteSelected.addEventListener('click', () => {
+    const ids = [...selected]
+    const yes = el('button', { type: 'button', class: 'danger', id: 'confirm-yes' }, `Delete ${ids.length}`)
+    const no = el('button', { type: 'button', id: 'confirm-no' }, 'Cancel')
+    confirm.replaceChildren(`Delete ${ids.length} dead letter(s) for good? Their events will not be handled.`, yes, no)
+    confirm.hidden = false
+    no.addEventListener('click', () => {
+      confirm.hidden = true
+    })
+    yes.addEventListener('click', async () => {
+      const answer = await post<{ deleted: string[] }>('dead-letters/delete', { eventIds: ids }, session.csrfHeader)
+      notice(`Deleted ${answer.deleted.length} dead letter(s).`, 'ok')
+      await showLetters(view, session, params)
+    })
+  })
+  replayMatching.addEventListener('click', async () => {
+    const { count } = await get<{ count: number }>(`dead-letters/count?${filterOnly}`)
+    const yes = el('button', { type: 'button', class: 'primary', id: 'confirm-yes' }, `Replay ${count}`)
+    const no = el('button', { type: 'button', id: 'confirm-no' }, 'Cancel')
+    confirm.replaceChildren(`Replay all ${count} parked letter(s) matching this filter, oldest first?`, yes, no)
+    confirm.hidden = false
+    no.addEventListener('click', () => {
+      confirm.hidden = true
+    })
+    yes.addEventListener('click', async () => {
+      yes.disabled = true
+      const filter = Object.fromEntries(filterOnly)
+      const { outcomes } = await post<{ outcomes: Outcome[] }>(
+        'dead-letters/replay-matching',
+        { filter, confirmCount: count },
+        session.csrfHeader,
+      )
+      notice(
+        outcomeLine(outcomes),
+        outcomes.every((o) => o.status === 'processed' || o.status === 'duplicate') ? 'ok' : 'error',
+      )
+      await showLetters(view, session, params)
+    })
+  })
+
+  const pageLink = (to: number, label: string) => {
+    const next = new URLSearchParams(params)
+    next.set('offset', String(to))
+    return el('a', { href: `#/?${next}` }, label)
+  }
+  const head = ['Event id', 'Type', 'Code', 'Reason', 'Parked', 'Last parked', 'Status']
+  view.replaceChildren(
+    el('h2', {}, 'Dead letters'),
+    filterForm(params),
+    actions ?? '',
+    page.letters.length === 0
+      ? el('p', { class: 'empty', id: 'no-letters' }, 'No dead letter matches.')
+      : el(
+          'table',
+          { id: 'letters' },
+          el(
+            'thead',
+            {},
+            el('tr', {}, session.readOnly ? null : el('th', {}, ''), ...head.map((h) => el('th', {}, h))),
+          ),
+          el('tbody', {}, ...rows),
+        ),
+    el(
+      'div',
+      { class: 'pager' },
+      offset > 0 && pageLink(Math.max(0, offset - PAGE), '← newer'),
+      page.letters.length > 0 ? `${offset + 1}–${offset + page.letters.length}` : '',
+      page.hasMore && pageLink(offset + PAGE, 'older →'),
+    ),
+    result,
+  )
+}

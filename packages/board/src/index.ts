@@ -1,0 +1,12 @@
+export { createBoard } from './board.js'
+export {
+  type Board,
+  type BoardAuditEntry,
+  type BoardLogger,
+  type BoardOptions,
+  type BoardRequest,
+  type BoardResponse,
+  type BoardWebhooks,
+  type LetterSummary,
+  MAX_BODY_BYTES,
+} from './types.js'

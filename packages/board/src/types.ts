@@ -1,0 +1,106 @@
+import type { DeadLetter, DeadLetterFilter, ReplayOutcome, Webhooks } from '@payhooks/core'
+
+type MaybePromise<T> = T | Promise<T>
+
+/** What the board reads of a receiver: its dead letters, and `health()` when the receiver has one. */
+export type BoardWebhooks = Pick<Webhooks<unknown>, 'deadLetters'>
+
+/** A replay or a delete made from the board, as {@link BoardOptions.onAudit} and the logger get it. */
+export interface BoardAuditEntry {
+  action: 'replay' | 'replay_all' | 'delete'
+  /** Who did it: what {@link BoardOptions.actor} returned, or undefined. */
+  actor: string | undefined
+  at: Date
+  /** The filter of a `replay_all`. */
+  filter?: DeadLetterFilter
+  /** What each replay did (`replay`, `replay_all`). */
+  outcomes?: { eventId: string; status: ReplayOutcome['status'] }[]
+  /** The ids deleted, and those that were not there any more (`delete`). */
+  deleted?: string[]
+  notFound?: string[]
+}
+
+/** Where the board logs: `console`, pino, or an object of your own (pino's order: fields, then the message). */
+export interface BoardLogger {
+  warn(fields: Record<string, unknown>, message: string): void
+  info?(fields: Record<string, unknown>, message: string): void
+}
+
+/** The options of {@link createBoard}. `Request` is the request your framework's mount hands `authorize`. */
+export interface BoardOptions<Request = unknown> {
+  /** The receiver whose dead letters the board shows and replays (through `webhooks.deadLetters`). */
+  webhooks: BoardWebhooks
+  /**
+   * Your app's own check, for every request to the board (page, files and API): true lets it through, false
+   * answers 403. Required, unless `unsafeNoAuthorization` is set.
+   */
+  authorize?: (request: Request) => MaybePromise<boolean>
+  /**
+   * Development only: no `authorize` at all. Logs a warning when the board is made, and throws when
+   * `NODE_ENV` is `production`.
+   * @default false
+   */
+  unsafeNoAuthorization?: boolean
+  /**
+   * Shows the letters but hides and refuses replay and delete.
+   * @default false
+   */
+  readOnly?: boolean
+  /** Who makes a request, for the audit trail (a user name from your session). */
+  actor?: (request: Request) => MaybePromise<string | undefined>
+  /** Called after every replay and delete made from the board. An error it throws is logged, not answered. */
+  onAudit?: (entry: BoardAuditEntry) => void | Promise<void>
+  /**
+   * Where replays, deletes and the no-authorization warning are logged.
+   * @default console
+   */
+  logger?: BoardLogger
+  /**
+   * Origins (`https://admin.example.com`) a state-changing request may come from, besides the board's own
+   * (the `Host` it was asked on). Set it when a proxy rewrites `Host`.
+   * @default []
+   */
+  allowedOrigins?: string[]
+}
+
+/** One request as a mount hands it to {@link Board.handle}. */
+export interface BoardRequest<Request = unknown> {
+  method: string
+  /** The path under the mount, starting with `/` (`/` for the page). */
+  path: string
+  /** Where the board is mounted (`/admin/payhooks`, no trailing slash; `''` at the root). */
+  base: string
+  query: URLSearchParams
+  /** A request header (lower-case name), or undefined. */
+  header(name: string): string | undefined
+  /** The body's text (state-changing requests only); mounts read at most {@link MAX_BODY_BYTES}. */
+  body(): Promise<string>
+  /** The framework's own request (Express `req`, Koa `ctx`, Hono `c`, Fastify `request`, node's `req`). */
+  native: Request
+}
+
+/** The board's answer; the mount writes it as is. */
+export interface BoardResponse {
+  status: number
+  headers: Record<string, string>
+  body: string | Uint8Array
+}
+
+/** An operator console over a receiver's dead letters; serve it with a mount from `@payhooks/board/<framework>`. */
+export interface Board<Request = unknown> {
+  readonly readOnly: boolean
+  /** Answers one request under the mount. Never rejects: failures are answered 500 and logged. */
+  handle(request: BoardRequest<Request>): Promise<BoardResponse>
+}
+
+/** The largest body a state-changing request may have. */
+export const MAX_BODY_BYTES = 64 * 1024
+
+/** A letter as the list shows it. */
+export type LetterSummary = Pick<DeadLetter, 'eventId' | 'eventType' | 'code' | 'reason' | 'parkCount' | 'status'> & {
+  parkedAt: string
+  firstParkedAt: string
+  replayedAt: string | null
+  createdAt: string | null
+  size: number
+}
