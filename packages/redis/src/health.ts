@@ -114,7 +114,7 @@ export async function redisHealth(
             severity: 'warning',
             detail:
               worst === 'none'
-                ? `no persistence: a Redis restart forgets every ${what} key`
+                ? `no persistence: a Redis restart forgets all of ${what}'s keys`
                 : 'persistence could not be read (INFO or CONFIG refused)',
             fix,
           },
