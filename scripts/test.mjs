@@ -14,6 +14,9 @@ import { postgresBinDir, startPostgres } from './postgres-server.mjs'
 import { installRuntimeDeps } from './runtime-deps.mjs'
 import { mainLabel, matrixPasses, readCounts, reportFile, runPass } from './test-matrix.mjs'
 
+// The servers keep an append-only file, as the stores' health checks ask of a production Redis (without one, every
+// receiver a test starts would log that warning).
+const PERSISTENT = ['--appendonly', 'yes', '--appendfsync', 'everysec']
 const run = (cmd, args) => spawnSync(cmd, args, { stdio: 'inherit' }).status ?? 1
 // The workspace's own binaries, not npx: npx inside `pnpm test` warns about each npm_config_* variable pnpm sets.
 const localBin = (name) => join(import.meta.dirname, '..', 'node_modules', '.bin', name)
@@ -48,8 +51,9 @@ if (!process.env.REDIS_CLUSTER_NODES) {
   const nodes = []
   for (const [i, port] of [port1, port2, port3].entries()) {
     const config = ['--cluster-enabled', 'yes', '--cluster-port', String(busPorts[i])]
-    config.push('--cluster-config-file', join(dir, `nodes-${port}.conf`))
-    const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir]
+    // One folder for the three: each its own cluster config and append-only files.
+    config.push('--cluster-config-file', join(dir, `nodes-${port}.conf`), '--appenddirname', `aof-${port}`)
+    const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...PERSISTENT, '--dir', dir]
     nodes.push({ port, server: spawn(bin, [...args, ...config], { stdio: 'ignore' }) })
   }
   process.on('exit', () => {
@@ -113,13 +117,9 @@ if (!process.env.REDIS_URL) {
     })
   })
   const dir = mkdtempSync(join(tmpdir(), 'payhooks-redis-'))
-  redis = spawn(
-    bin,
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
-    {
-      stdio: 'ignore',
-    },
-  )
+  redis = spawn(bin, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...PERSISTENT, '--dir', dir], {
+    stdio: 'ignore',
+  })
   process.on('exit', () => {
     redis.kill()
     rmSync(dir, { recursive: true, force: true })
