@@ -1,9 +1,9 @@
 // Every TypeScript and JavaScript snippet of these READMEs compiles as pasted: each one is type-checked
 // on its own, as a module in the README's folder, against the built packages (run `pnpm build` first).
 import { spawn } from 'node:child_process'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { rm, writeFile } from 'node:fs/promises'
-import { dirname, resolve } from 'node:path'
+import { basename, dirname, relative, resolve } from 'node:path'
 import { sampleEvent, signedDelivery } from '@payhooks/testing'
 import ts from 'typescript'
 import { describe, expect, it } from 'vitest'
@@ -23,7 +23,20 @@ const READMES: { file: string; sections?: string[] }[] = [
   { file: 'packages/sandbox/README.md' },
   { file: 'packages/board/README.md' },
   { file: 'packages/bullmq/README.md', sections: ['Batched enqueue: `batch`'] },
+  ...docsPages().map((file) => ({ file })),
 ]
+
+/** The documentation site's hand-written pages (`docs/**\/*.md`), not the generated API reference. */
+function docsPages(dir = resolve(root, 'docs')): string[] {
+  if (!existsSync(dir)) return []
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = resolve(dir, entry.name)
+    if (entry.isDirectory()) {
+      return ['api', 'node_modules', 'public'].includes(entry.name) || entry.name.startsWith('.') ? [] : docsPages(path)
+    }
+    return entry.name.endsWith('.md') ? [relative(root, path)] : []
+  })
+}
 
 interface Snippet {
   file: string
@@ -59,7 +72,7 @@ function check(list: Snippet[], options: ts.CompilerOptions): string[] {
     const name = resolve(
       root,
       dirname(snippet.file),
-      `README.snippet-${snippet.line}.${snippet.lang === 'ts' ? 'mts' : 'mjs'}`,
+      `${basename(snippet.file, '.md')}.snippet-${snippet.line}.${snippet.lang === 'ts' ? 'mts' : 'mjs'}`,
     )
     files.set(name, snippet)
   }
@@ -93,7 +106,7 @@ const common: ts.CompilerOptions = {
   skipLibCheck: true,
 }
 
-describe('README snippets', () => {
+describe('README and docs snippets', () => {
   const all = READMES.flatMap(snippets)
 
   it('finds the snippets, and the packages are built', () => {
