@@ -5,8 +5,8 @@ import { readmeConfig, startNginx, webhookLocation } from '../fixtures/nginx.mjs
 import { rawPost } from '../fixtures/raw-post.mjs'
 import { startTimingReceiver, TIMING_SECRET } from '../fixtures/timing-receiver.mjs'
 
-// Real nginx (Debian's package) in front of a node:http receiver, with the configuration of the core README's
-// "Running behind a proxy": every delivery is answered before the service's 10 s, however its body arrives, and
+// Real nginx (Debian's package) in front of a node:http receiver, with the configuration of "Behind a proxy" in
+// docs/guide/production.md (the core README's "Running behind a proxy" before issue 34): every delivery is answered before the service's 10 s, however its body arrives, and
 // the bytes reach the receiver as sent.
 const LIMIT_MS = 10_000
 type Receiver = Awaited<ReturnType<typeof startTimingReceiver>>
@@ -50,7 +50,7 @@ async function delivery(options: { sleep?: number; size?: number } = {}) {
 const sha256 = (body: string) => createHash('sha256').update(body).digest('hex')
 
 describe('behind nginx with the documented configuration (request buffering off, X-Request-Start)', () => {
-  it("is the README's, which the variants (bench/proxy-trial.mjs, the buffered setup below) are built from", () => {
+  it("is the production guide's, which the variants (bench/proxy-trial.mjs, the buffered setup below) are built from", () => {
     expect(readmeConfig().location).toBe(webhookLocation())
   })
 

@@ -2,8 +2,8 @@ import { expect, it } from 'vitest'
 import { readmeConfig } from '../fixtures/nginx.mjs'
 import { rollingRestart } from '../fixtures/rolling-restart.mjs'
 
-// Three receivers on one Redis behind a real nginx with the core README's configuration, each in turn sent SIGTERM
-// under load and started again, shutting down by the README's sequence (not ready, grace, stop accepting, drain,
+// Three receivers on one Redis behind a real nginx with the configuration of docs/guide/production.md, each in turn
+// sent SIGTERM under load and started again, shutting down by that page's sequence (not ready, grace, stop accepting, drain,
 // exit): no event acknowledged without a run, none run twice, no 502 from nginx and no 503 from a closing receiver.
 // With the README's snippet before issue 32 (close the receiver, never the server) the same run gave 503s, and 502s
 // without proxy_next_upstream's non_idempotent.
