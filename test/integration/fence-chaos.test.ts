@@ -4,7 +4,7 @@
 // continued and writes. The service then retries what was not acknowledged. Every transaction must end `returned`:
 // - postgresStore: R1's write is in the transaction of its done marker, whose commit is refused (lease lost);
 // - redisStore, on one server and on a Cluster: R1's write goes to the ledger with context.ordering.token, which the
-//   ledger refuses as older than R2's (the README's recipe).
+//   ledger refuses as older than R2's (the recipe of docs/guide/ordering.md).
 // The counts per store are printed.
 import { type ChildProcess, spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
