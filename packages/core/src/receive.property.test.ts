@@ -10,7 +10,10 @@ import { sign } from './signature.js'
 import { parseCreatedAt } from './time.js'
 
 const secret = 'whsec_property_test'
-/** The README's "What it answers" table, less 408 (only a transport's body can be late) and 409 (concurrency). */
+/**
+ * The statuses of docs/guide/errors.md's "Every answer" table, less 408 (only a transport's body can be late), 409
+ * (concurrency) and 500 (a failing handler or secret resolver: these never fail).
+ */
 const DOCUMENTED = [200, 400, 401, 405, 413, 422, 503]
 const HOUR = 60 * 60 * 1000
 
