@@ -178,7 +178,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     warnedAt = at
     log.warn(
       { code: 'memory_store_full', max_entries: maxEntries, window_ms: windowMs },
-      `[payhooks] memoryStore: maxEntries (${maxEntries}) reached, so done markers last ${window(windowMs)}, not ${duration(retentionMs)}: a retry of an event handled longer ago than that runs its handlers again (the service retries for 72 h). Raise maxEntries to your peak events per second × ${Math.round((2 * retentionMs) / 1000)} (twice the retention in seconds; see "memoryStore" in the README), or use a shared store (redisStore, postgresStore).`,
+      `[payhooks] memoryStore: maxEntries (${maxEntries}) reached, so done markers last ${window(windowMs)}, not ${duration(retentionMs)}: a retry of an event handled longer ago than that runs its handlers again (the service retries for 72 h). Raise maxEntries to your peak events per second × ${Math.round((2 * retentionMs) / 1000)} (twice the retention in seconds; see "One process on memoryStore" in docs/guide/production.md), or use a shared store (redisStore, postgresStore).`,
     )
   }
 

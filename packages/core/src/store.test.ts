@@ -132,7 +132,7 @@ describe('memoryStore', () => {
     expect(warnings).toEqual([])
     for (let i = 4; i < 40; i++) handle(`evt_${i}`) // 36 more minutes
     expect(warnings).toEqual([
-      '[payhooks] memoryStore: maxEntries (4) reached, so done markers last ~2 min to ~4 min, not ~73 h: a retry of an event handled longer ago than that runs its handlers again (the service retries for 72 h). Raise maxEntries to your peak events per second × 525600 (twice the retention in seconds; see "memoryStore" in the README), or use a shared store (redisStore, postgresStore).',
+      '[payhooks] memoryStore: maxEntries (4) reached, so done markers last ~2 min to ~4 min, not ~73 h: a retry of an event handled longer ago than that runs its handlers again (the service retries for 72 h). Raise maxEntries to your peak events per second × 525600 (twice the retention in seconds; see "One process on memoryStore" in docs/guide/production.md), or use a shared store (redisStore, postgresStore).',
     ])
     for (let i = 40; i < 70; i++) handle(`evt_${i}`) // past the hour: said again
     expect(warnings).toHaveLength(2)

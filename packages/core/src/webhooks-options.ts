@@ -12,7 +12,7 @@ export interface WebhooksOptions<S extends SchemaMapOption = {}, C extends objec
   /**
    * The subscription's `signature_secret`. Several secrets are tried in turn (rotation, or several
    * subscriptions posting to one route), each a string or `{ secret, label }`; a function may pick them per
-   * request. Which one verified is `context.verifiedWith` (see "Rotating the secret" in the README).
+   * request. Which one verified is `context.verifiedWith` (see docs/guide/secret-rotation.md).
    */
   secret: SecretOption
   /**
@@ -38,8 +38,8 @@ export interface WebhooksOptions<S extends SchemaMapOption = {}, C extends objec
    * received the request (and overwrites any the client sent): the deadline then counts from there, and a request
    * already past it is answered 408 `body_timeout` at once, nothing run. A time in the future counts as now, so it
    * never extends the deadline; a missing, unreadable or implausible one is ignored and warned about. Never set it
-   * where clients reach the receiver without that proxy: they could shorten their own deadline. See "Running
-   * behind a proxy" in the README.
+   * where clients reach the receiver without that proxy: they could shorten their own deadline. See "Behind a
+   * proxy" in docs/guide/production.md.
    *
    * @example
    * // nginx: set $arrival $msec; proxy_set_header X-Request-Start "t=$arrival";
@@ -132,7 +132,7 @@ export interface WebhooksOptions<S extends SchemaMapOption = {}, C extends objec
   deadLetters?: DeadLetterStore
   /**
    * Where failures go when no `onError` listener is registered, and warnings (likely mistakes, each logged once:
-   * see "Logging" in the README) always, to `warn`, else `error`. A logger with `info`, such as `console` or pino,
+   * see "Logs" in docs/guide/operating.md) always, to `warn`, else `error`. A logger with `info`, such as `console` or pino,
    * is called `error(fields, message)`: structured fields (`code`, `status`, `event_id`, `event_type`), never a
    * secret or a body. One with only `error` (and `warn`) gets one line.
    *
@@ -164,7 +164,7 @@ export interface WebhooksOptions<S extends SchemaMapOption = {}, C extends objec
    * and the time to order them by. The store keeps, per key, the newest event handled, and runs the events of one key
    * one at a time; handlers see it in `context.ordering` and may skip superseded events (`on(type, handler, {
    * skipSuperseded: true })`). Needs a store that keeps fences (`store.ordering`: `memoryStore`, `redisStore`,
-   * `postgresStore`); `createWebhooks` throws with any other. See "Ordering" in the README.
+   * `postgresStore`); `createWebhooks` throws with any other. See docs/guide/ordering.md.
    *
    * @example
    * const webhooks = createWebhooks({
