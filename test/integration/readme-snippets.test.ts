@@ -22,7 +22,12 @@ const READMES: { file: string; sections?: string[] }[] = [
   { file: 'packages/hono/README.md' },
   { file: 'packages/sandbox/README.md' },
   { file: 'packages/board/README.md' },
-  { file: 'packages/bullmq/README.md', sections: ['Batched enqueue: `batch`'] },
+  { file: 'packages/bullmq/README.md' },
+  { file: 'packages/koa/README.md' },
+  { file: 'packages/fastify/README.md' },
+  { file: 'packages/lambda/README.md' },
+  { file: 'packages/redis/README.md' },
+  { file: 'packages/testing/README.md' },
   ...docsPages().map((file) => ({ file })),
 ]
 
