@@ -22,7 +22,12 @@ const READMES: { file: string; sections?: string[] }[] = [
   { file: 'packages/hono/README.md' },
   { file: 'packages/sandbox/README.md' },
   { file: 'packages/board/README.md' },
-  { file: 'packages/bullmq/README.md', sections: ['Batched enqueue: `batch`'] },
+  { file: 'packages/bullmq/README.md' },
+  { file: 'packages/koa/README.md' },
+  { file: 'packages/fastify/README.md' },
+  { file: 'packages/lambda/README.md' },
+  { file: 'packages/redis/README.md' },
+  { file: 'packages/testing/README.md' },
   ...docsPages().map((file) => ({ file })),
 ]
 
@@ -38,11 +43,49 @@ function docsPages(dir = resolve(root, 'docs')): string[] {
   })
 }
 
+/**
+ * Page sections whose snippets need what only an example installs (NestJS, a runtime's own types): each is checked
+ * as modules of that example's folder, with its types, in a program of its own. Without `section`, the whole page.
+ */
+const IN_EXAMPLE: { file: string; section?: string; folder: string; options: ts.CompilerOptions }[] = [
+  {
+    file: 'docs/quick-start/nest.md',
+    folder: 'examples/nest/src',
+    options: { experimentalDecorators: true, emitDecoratorMetadata: true },
+  },
+  {
+    file: 'docs/quick-start/other-runtimes.md',
+    section: 'Bun',
+    folder: 'examples/bun',
+    options: { types: ['bun'], lib: ['lib.es2023.d.ts'] },
+  },
+  {
+    file: 'docs/quick-start/other-runtimes.md',
+    section: 'Deno',
+    folder: 'examples/deno',
+    options: { types: ['deno'] },
+  },
+  {
+    file: 'docs/quick-start/other-runtimes.md',
+    section: 'Cloudflare Workers',
+    folder: 'examples/workers/src',
+    options: { types: ['@cloudflare/workers-types'], lib: ['lib.es2023.d.ts'] },
+  },
+]
+
 interface Snippet {
   file: string
   line: number
   lang: 'ts' | 'js'
   code: string
+  section: string | undefined
+}
+
+/** The `IN_EXAMPLE` entry a snippet belongs to, if any. */
+function placeOf(snippet: Snippet) {
+  return IN_EXAMPLE.find(
+    (entry) => entry.file === snippet.file && (entry.section === undefined || entry.section === snippet.section),
+  )
 }
 
 /** Fenced ```ts and ```js blocks, list-indented ones included. */
@@ -60,23 +103,25 @@ function snippets({ file: readme, sections }: { file: string; sections?: string[
     const section = [...before.matchAll(/^#{1,6} (.+)$/gm)].pop()?.[1]
     if (sections && !sections.includes(section ?? '')) continue
     const line = before.split('\n').length
-    found.push({ file: readme, line, lang: match[2] as 'ts' | 'js', code })
+    found.push({ file: readme, line, lang: match[2] as 'ts' | 'js', code, section })
   }
   return found
 }
 
-/** Type errors of `list`, each as `README.md:12: message`. */
-function check(list: Snippet[], options: ts.CompilerOptions): string[] {
+/** Type errors of `list`, each as `README.md:12: message`; the snippets are modules of `folder` (else their page's). */
+function check(list: Snippet[], options: ts.CompilerOptions, folder?: string): string[] {
   const files = new Map<string, Snippet>()
   for (const snippet of list) {
     const name = resolve(
       root,
-      dirname(snippet.file),
+      folder ?? dirname(snippet.file),
       `${basename(snippet.file, '.md')}.snippet-${snippet.line}.${snippet.lang === 'ts' ? 'mts' : 'mjs'}`,
     )
     files.set(name, snippet)
   }
   const host = ts.createCompilerHost(options)
+  // A program's `types` are looked up from its current folder: the example's, for the example's own types.
+  if (folder) host.getCurrentDirectory = () => resolve(root, folder)
   const { getSourceFile, fileExists, readFile } = host
   host.fileExists = (name) => files.has(name) || fileExists.call(host, name)
   host.readFile = (name) => files.get(name)?.code ?? readFile.call(host, name)
@@ -114,25 +159,37 @@ describe('README and docs snippets', () => {
     expect(all.filter((s) => s.file === 'README.md')).toHaveLength(2)
     expect(all.filter((s) => s.lang === 'js').length).toBeGreaterThanOrEqual(2)
     expect(existsSync(resolve(root, 'packages/core/dist/index.d.ts'))).toBe(true)
+    for (const entry of IN_EXAMPLE) {
+      if (existsSync(resolve(root, entry.file)))
+        expect(
+          all.filter((s) => placeOf(s) === entry),
+          entry.folder,
+        ).not.toEqual([])
+    }
   })
+
+  /** Each language's snippets: those of the pages' folders in one program, those of each example in its own. */
+  function checkAll(lang: 'ts' | 'js', options: ts.CompilerOptions): string[] {
+    const mine = all.filter((s) => s.lang === lang)
+    return [
+      ...check(
+        mine.filter((s) => !placeOf(s)),
+        options,
+      ),
+      ...IN_EXAMPLE.flatMap((entry) => {
+        const placed = mine.filter((s) => placeOf(s) === entry)
+        return placed.length === 0 ? [] : check(placed, { ...options, ...entry.options }, entry.folder)
+      }),
+    ]
+  }
 
   it('TypeScript snippets type-check under strict', () => {
-    expect(
-      check(
-        all.filter((s) => s.lang === 'ts'),
-        { ...common, strict: true },
-      ),
-    ).toEqual([])
-  })
+    expect(checkAll('ts', { ...common, strict: true })).toEqual([])
+  }, 240_000) // one program per example besides the pages', on a machine shared with other work
 
   it('JavaScript snippets resolve their imports and type-check as JavaScript', () => {
-    expect(
-      check(
-        all.filter((s) => s.lang === 'js'),
-        { ...common, allowJs: true, checkJs: true },
-      ),
-    ).toEqual([])
-  })
+    expect(checkAll('js', { ...common, allowJs: true, checkJs: true })).toEqual([])
+  }, 120_000)
 })
 
 describe('the Hono README', () => {

@@ -26,7 +26,7 @@ export interface SignatureHint {
 
 const MESSAGES: Record<SignatureHintCode, string> = {
   body_reserialized:
-    'the body was re-serialized (whitespace, indentation, key order or \\u escapes changed): a re-formatted copy of the same JSON verifies. Verify the exact bytes received, before any body parser (see the raw body section of your adapter README).',
+    'the body was re-serialized (whitespace, indentation, key order or \\u escapes changed): a re-formatted copy of the same JSON verifies. Verify the exact bytes received, before any body parser (see the quick start of your framework in the documentation, docs/quick-start/: an app that already has express.json() passes keepRawBody).',
   trailing_newline:
     'a trailing newline was added to the body: the body without it verifies. Something between the sender and the receiver appends it (a proxy, a logging middleware, `echo` in a test script).',
   line_endings:
