@@ -59,30 +59,27 @@ const PACKAGES = [
 ]
 
 /**
- * TypeDoc's sidebar (docs/api/typedoc-sidebar.json) regrouped: one group per package, its subpath entries
- * (`@payhooks/core/node`) inside it.
+ * TypeDoc's sidebar (docs/api/typedoc-sidebar.json: one entry per package entry point, `@payhooks/core`,
+ * `@payhooks/core/node`, ...) grouped by package, in the order above.
  */
 function apiSidebar(): DefaultTheme.SidebarItem[] {
   const file = resolve(docs, 'api/typedoc-sidebar.json')
   if (!existsSync(file)) return []
   const items: DefaultTheme.SidebarItem[] = JSON.parse(readFileSync(file, 'utf8'))
-  const named = (name: string) => items.filter((item) => item.text === name)
-  const known = PACKAGES.filter((name) => named(name).length > 0)
-  const others = [...new Set(items.map((item) => item.text ?? ''))].filter((name) => !known.includes(name))
-  return [...known, ...others].map((name) => {
-    const parts = named(name)
-    const main = parts.find((item) => item.link)
-    const subpaths = parts
-      .filter((item) => !item.link)
-      .flatMap((item) => item.items ?? [])
-      .map((item) => ({ ...item, text: `@payhooks/${name}/${item.text}` }))
-    return {
-      text: `@payhooks/${name}`,
-      link: main?.link,
-      collapsed: name !== 'core',
-      items: [...(main?.items ?? []), ...subpaths],
-    }
-  })
+  const packageOf = (item: DefaultTheme.SidebarItem) => item.text?.split('/')[1] ?? ''
+  const names = [...new Set(items.map(packageOf))]
+  const order = (name: string) => (PACKAGES.includes(name) ? PACKAGES.indexOf(name) : PACKAGES.length)
+  return names
+    .sort((a, b) => order(a) - order(b))
+    .map((name) => {
+      const main = items.find((item) => item.text === `@payhooks/${name}`)
+      const subpaths = items.filter((item) => packageOf(item) === name && item !== main)
+      return {
+        text: `@payhooks/${name}`,
+        link: main?.link,
+        ...(subpaths.length > 0 ? { collapsed: true, items: subpaths } : {}),
+      }
+    })
 }
 
 export default defineConfig({
@@ -105,7 +102,7 @@ export default defineConfig({
       { text: 'Contract', link: '/contract' },
     ],
     sidebar: {
-      '/api/': [{ text: 'Guide', items: [{ text: 'Back to the guide', link: '/' }] }, ...apiSidebar()],
+      '/api/': [{ text: 'Packages', link: '/api/', items: apiSidebar() }],
       '/': guideSidebar,
     },
     search: { provider: 'local' },

@@ -23,7 +23,7 @@ export const modules = readdirSync(resolve(root, 'packages')).sort().flatMap(ent
 
 /** @type {Partial<import('typedoc').TypeDocOptions & import('typedoc-plugin-markdown').PluginOptions & { docsRoot: string }>} */
 export default {
-  name: 'payhooks',
+  name: 'API reference',
   entryPoints: modules.map(([, file]) => file),
   tsconfig: resolve(import.meta.dirname, 'tsconfig.typedoc.json'),
   plugin: ['typedoc-plugin-markdown', 'typedoc-vitepress-theme', resolve(import.meta.dirname, 'typedoc-modules.mjs')],
@@ -32,6 +32,9 @@ export default {
   readme: 'none',
   excludePrivate: true,
   excludeInternal: true,
+  // Members inherited from the standard library (Error's stack, captureStackTrace...) are not payhooks' API.
+  excludeExternals: true,
+  disableSources: true,
   // Helper types the packages do not export (MaybePromise, KeysOfUnion...) are shown by name where used.
   validation: { notExported: false, invalidLink: true, rewrittenLink: true, notDocumented: false },
   treatWarningsAsErrors: true,
@@ -41,4 +44,6 @@ export default {
   parametersFormat: 'table',
   interfacePropertiesFormat: 'table',
   sort: ['source-order'],
+  // One page per package entry (typedoc-modules.mjs), its members as sections: 26 pages rather than 340, a faster build.
+  router: 'payhooks-packages',
 }
