@@ -86,12 +86,13 @@ export default defineConfig({
   title: 'payhooks',
   description: "Receive the payment service's webhooks in the Node app you already run: verified, typed, handled once.",
   cleanUrls: true,
+  head: [['link', { rel: 'icon', type: 'image/svg+xml', href: '/favicon.svg' }]],
   lastUpdated: false,
   // The home page's buttons lead only to pages that exist (the guide's pages are written in parallel).
   transformPageData(pageData) {
     const hero = pageData.frontmatter.hero as { actions?: { link: string }[] } | undefined
     if (pageData.relativePath === 'index.md' && hero?.actions) {
-      hero.actions = hero.actions.filter(({ link }) => exists(link.endsWith('/') ? `${link}index` : link))
+      hero.actions = hero.actions.filter(({ link }) => exists(link.slice(1).replace(/\/$/, '/index')))
     }
   },
   themeConfig: {

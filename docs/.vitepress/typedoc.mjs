@@ -42,7 +42,6 @@ export default {
   hideBreadcrumbs: false,
   useCodeBlocks: true,
   parametersFormat: 'table',
-  interfacePropertiesFormat: 'table',
   sort: ['source-order'],
   // One page per package entry (typedoc-modules.mjs), its members as sections: 26 pages rather than 340, a faster build.
   router: 'payhooks-packages',
