@@ -39,38 +39,16 @@ const guideSidebar: DefaultTheme.SidebarItem[] = GUIDE.map(({ text, pages }) => 
   .filter((group) => group.items.length > 0)
   .concat({ text: 'API', items: [{ text: 'API reference', link: '/api/' }] })
 
-/** The packages in the order the API sidebar lists them. */
-const PACKAGES = [
-  'core',
-  'express',
-  'koa',
-  'hono',
-  'fastify',
-  'lambda',
-  'redis',
-  'postgres',
-  'bullmq',
-  'otel',
-  'testing',
-  'client',
-  'sandbox',
-  'board',
-  'cli',
-]
-
 /**
  * TypeDoc's sidebar (docs/api/typedoc-sidebar.json: one entry per package entry point, `@payhooks/core`,
- * `@payhooks/core/node`, ...) grouped by package, in the order above.
+ * `@payhooks/core/node`, ...) grouped by package, in TypeDoc's order (docs/.vitepress/typedoc.mjs).
  */
 function apiSidebar(): DefaultTheme.SidebarItem[] {
   const file = resolve(docs, 'api/typedoc-sidebar.json')
   if (!existsSync(file)) return []
   const items: DefaultTheme.SidebarItem[] = JSON.parse(readFileSync(file, 'utf8'))
   const packageOf = (item: DefaultTheme.SidebarItem) => item.text?.split('/')[1] ?? ''
-  const names = [...new Set(items.map(packageOf))]
-  const order = (name: string) => (PACKAGES.includes(name) ? PACKAGES.indexOf(name) : PACKAGES.length)
-  return names
-    .sort((a, b) => order(a) - order(b))
+  return [...new Set(items.map(packageOf))]
     .map((name) => {
       const main = items.find((item) => item.text === `@payhooks/${name}`)
       const subpaths = items.filter((item) => packageOf(item) === name && item !== main)

@@ -19,7 +19,14 @@ function entries(name) {
   })
 }
 
-export const modules = readdirSync(resolve(root, 'packages')).sort().flatMap(entries)
+/** The packages in the order the reference lists them: core, its adapters, the stores and queue, then the tools. */
+const ORDER = ['core', 'express', 'koa', 'hono', 'fastify', 'lambda', 'redis', 'postgres', 'bullmq', 'otel']
+ORDER.push('testing', 'client', 'sandbox', 'board', 'cli')
+const rank = (name) => (ORDER.includes(name) ? ORDER.indexOf(name) : ORDER.length)
+
+export const modules = readdirSync(resolve(root, 'packages'))
+  .sort((a, b) => rank(a) - rank(b) || a.localeCompare(b))
+  .flatMap(entries)
 
 /** @type {Partial<import('typedoc').TypeDocOptions & import('typedoc-plugin-markdown').PluginOptions & { docsRoot: string }>} */
 export default {
@@ -43,6 +50,7 @@ export default {
   useCodeBlocks: true,
   parametersFormat: 'table',
   sort: ['source-order'],
+  sortEntryPoints: false,
   // One page per package entry (typedoc-modules.mjs), its members as sections: 26 pages rather than 340, a faster build.
   router: 'payhooks-packages',
 }
