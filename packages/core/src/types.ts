@@ -57,7 +57,7 @@ export type QueuedEvent = VerifiedEvent
 export interface WebhookQueue {
   enqueue(event: VerifiedEvent, options?: EnqueueOptions): Promise<void>
   /**
-   * Called once by {@link createWebhooks} with the receiver, so an in-process queue can run
+   * Called once by `createWebhooks` with the receiver, so an in-process queue can run
    * `receiver.dispatch` itself and report failures with `receiver.report`.
    */
   attach?(receiver: Pick<Webhooks<unknown>, 'dispatch' | 'report'>): void

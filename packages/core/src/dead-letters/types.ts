@@ -128,7 +128,7 @@ export interface DeadLetterStore {
   /** Optional clean-up: close timers or connections the store owns. Called by `webhooks.close()`. */
   shutdown?(): MaybePromise<void>
   /**
-   * Optional: checks that the store can park letters, for `webhooks.health()` (as {@link WebhookStore.health}):
+   * Optional: checks that the store can park letters, for `webhooks.health()` (as `WebhookStore.health`):
    * its backend answers, its table and columns exist.
    */
   health?(signal: AbortSignal): Promise<HealthCheck[]>

@@ -12,7 +12,7 @@ async function after(time: number): Promise<void> {
 }
 
 /**
- * What tools rely on from a {@link DeadLetters} (list, get, replay, replayAll), as a vitest suite: newest first,
+ * What tools rely on from a `DeadLetters` (list, get, replay, replayAll), as a vitest suite: newest first,
  * filters and pages, replay runs an event's handlers once and a second replay runs nothing. Run by
  * {@link deadLetterContract} for every store, and on its own for dead letters that are not a store (BullMQ's
  * failed jobs, through `bullmqDeadLetters`).
