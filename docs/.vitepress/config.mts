@@ -6,7 +6,7 @@ const docs = resolve(import.meta.dirname, '..')
 
 /** The guide's pages in reading order; a page is listed once its file exists (they are written in parallel). */
 const GUIDE: { text: string; pages: string[] }[] = [
-  { text: 'Introduction', pages: ['guide/introduction'] },
+  { text: 'Start here', pages: ['guide/introduction'] },
   {
     text: 'Quick start',
     pages: ['express', 'koa', 'hono', 'fastify', 'next', 'nest', 'lambda', 'node-http', 'other-runtimes'].map(
@@ -34,7 +34,10 @@ const exists = (page: string) => existsSync(resolve(docs, `${page}.md`))
 
 const guideSidebar: DefaultTheme.SidebarItem[] = GUIDE.map(({ text, pages }) => ({
   text,
-  items: pages.filter(exists).map((page) => ({ text: title(page), link: `/${page}` })),
+  // Within its group a page needs no "Quick start: " before its framework's name.
+  items: pages
+    .filter(exists)
+    .map((page) => ({ text: title(page).replace(new RegExp(`^${text}: `, 'i'), ''), link: `/${page}` })),
 }))
   .filter((group) => group.items.length > 0)
   .concat({ text: 'API', items: [{ text: 'API reference', link: '/api/' }] })
