@@ -103,6 +103,15 @@ export {
   type SignatureHint,
   type SignatureHintCode,
 } from './signature-doctor/index.js'
+export type {
+  AnswerLatency,
+  DeliveryCounts,
+  ReceiverStats,
+  RetryingEvent,
+  RetryingEvents,
+  SecretStats,
+  SecretUsage,
+} from './stats/index.js'
 export type { ClaimResult, TransactionOutcome, WebhookStore } from './store.js'
 export type { DeadLetterOperation, StoreErrorOperation } from './store-operations.js'
 export type {

@@ -6,6 +6,7 @@ import type { HealthOptions, HealthReport } from './health/types.js'
 import type { OnOptions, Ordering } from './ordering/types.js'
 import type { BuiltInSchemas, SchemaMap, SchemaMapOption, UnknownEvent } from './schemas.js'
 import type { SecretEntry, VerifiedSecret } from './secrets.js'
+import type { ReceiverStats } from './stats/index.js'
 import type { TraceCarrier } from './telemetry.js'
 
 /** Looks up a request header by lower-case name. */
@@ -301,6 +302,23 @@ export interface Webhooks<E, C extends object = {}> {
    * })
    */
   drain(): void
+  /**
+   * This process's deliveries, counted in memory since the receiver was made (nothing is shared between
+   * instances; for all of them, use the OpenTelemetry metrics of `@payhooks/otel`): answers by outcome per minute
+   * over the last hour, answer latency p50/p99 over the hour (from the request's first byte, as the deadline
+   * counts it), events in flight and waiting for a slot now, conflicts in the hour, the events the service is
+   * retrying (answered non-2XX here, not 2XX since) with the oldest of them, and each secret's verifications per
+   * hour over the last 72 hours with when it was last used, to retire an old one. Recording costs each delivery
+   * a few array and map updates, and no allocation.
+   *
+   * @example
+   * const { deliveries, latency, retrying, secrets } = webhooks.stats()
+   * console.log(deliveries.total.processed ?? 0, 'processed in the last hour; p99', latency.p99Ms, 'ms')
+   * if (retrying.oldest) console.warn('still retried:', retrying.oldest.eventId, retrying.oldest.createdAt)
+   * const old = secrets.usage.find((secret) => secret.index === 1)
+   * if (old && old.total === 0) console.log('secret 1 unused for 72 hours here: last used', old.lastUsedAt)
+   */
+  stats(): ReceiverStats
   /** Effective options, for adapters. */
   readonly maxBodyBytes: number
   readonly deadlineMs: number

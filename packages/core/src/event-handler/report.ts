@@ -10,6 +10,7 @@ import type { EventHandler } from './state.js'
  */
 export function report(state: EventHandler, error: WebhookError): void {
   state.telemetry?.failure?.(error)
+  if (error.code === 'event_conflict') state.stats.conflict()
   const { errorListeners, log } = state
   if (errorListeners.length === 0) {
     log.error(errorFields(error), `[payhooks] ${error.status} ${error.code}: ${logMessage(error)}`)

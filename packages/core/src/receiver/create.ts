@@ -92,6 +92,11 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
     engine.closing ? Promise.reject(new ClosingError()) : engine.claims.track(work),
   )
 
+  const gauges = {
+    inFlight: () => engine.claims.running - (engine.slots?.usage().waiting ?? 0),
+    waiting: () => engine.slots?.usage().waiting ?? 0,
+  }
+
   const webhooks: Webhooks<EventMap<S>, C> = {
     on(type, handler, onOptions) {
       warnUnknownType(eventHandler, engine.schemas, type, warnedTypes)
@@ -135,13 +140,11 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
     drain() {
       engine.draining = true
     },
+    stats: () => eventHandler.stats.read(gauges),
     maxBodyBytes,
     deadlineMs,
   }
-  options.telemetry?.watch?.({
-    inFlight: () => engine.claims.running - (engine.slots?.usage().waiting ?? 0),
-    waiting: () => engine.slots?.usage().waiting ?? 0,
-  })
+  options.telemetry?.watch?.(gauges)
   if (options.checkAtStart !== false) {
     checkAtStart(
       eventHandler,
