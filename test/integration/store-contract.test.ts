@@ -19,11 +19,15 @@ const KEY_PREFIX = 'payhooks-contract:'
 
 // One process: the instances of a fleet are one instance.
 const memoryFleets = new Map<string, WebhookStore>()
-storeContract('memoryStore', (namespace) => {
-  const store = memoryFleets.get(namespace) ?? memoryStore()
-  memoryFleets.set(namespace, store)
-  return store
-})
+storeContract(
+  'memoryStore',
+  (namespace) => {
+    const store = memoryFleets.get(namespace) ?? memoryStore()
+    memoryFleets.set(namespace, store)
+    return store
+  },
+  { heldKeys: true },
+)
 
 // A store written before body digests: it drops claim's third argument and answers none, and still meets the
 // contract, the receiver answering copies with other bytes as plain duplicates.

@@ -5,7 +5,7 @@ import { ClosingError } from '../errors.js'
 import { createEventHandler, on, onAny, onError, report } from '../event-handler/index.js'
 import { checkAtStart, runHealth } from '../health/index.js'
 import { createLog } from '../log.js'
-import { orderingTable, withOnOptions } from '../ordering/index.js'
+import { listHeldKeys, orderingTable, withOnOptions } from '../ordering/index.js'
 import { checkProxyArrival } from '../proxy-arrival.js'
 import { eventSchemas, type SchemaMap, type SchemaMapOption } from '../schemas.js'
 import { checkSecrets } from '../secrets.js'
@@ -132,6 +132,7 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
       return engine.closing
     },
     health: (healthOptions) => runHealth(engine, healthOptions),
+    heldKeys: (heldOptions) => listHeldKeys(store, heldOptions),
     drain() {
       engine.draining = true
     },
