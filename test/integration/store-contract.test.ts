@@ -50,11 +50,15 @@ storeContract(
 
 // Each instance on its own connection, as in separate processes.
 const clients: Redis[] = []
-storeContract('redisStore', (namespace) => {
-  const client = new Redis(REDIS_URL)
-  clients.push(client)
-  return redisStore(client, { keyPrefix: `${KEY_PREFIX}${namespace}:` })
-})
+storeContract(
+  'redisStore',
+  (namespace) => {
+    const client = new Redis(REDIS_URL)
+    clients.push(client)
+    return redisStore(client, { keyPrefix: `${KEY_PREFIX}${namespace}:` })
+  },
+  { heldKeys: true },
+)
 
 // Each instance on its own pool, as in separate processes; each namespace its own table.
 const pools: pg.Pool[] = []
