@@ -63,14 +63,18 @@ storeContract(
 // Each instance on its own pool, as in separate processes; each namespace its own table.
 const pools: pg.Pool[] = []
 const tables = new Set<string>()
-storeContract('postgresStore', (namespace) => {
-  const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 4 })
-  pools.push(pool)
-  // Room for the `_fences` suffix of its ordering fences' table.
-  const table = `contract_${namespace.replace(/\W/g, '_')}`.slice(0, 56)
-  tables.add(table)
-  return postgresStore(pool, { table })
-})
+storeContract(
+  'postgresStore',
+  (namespace) => {
+    const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 4 })
+    pools.push(pool)
+    // Room for the `_fences` suffix of its ordering fences' table.
+    const table = `contract_${namespace.replace(/\W/g, '_')}`.slice(0, 56)
+    tables.add(table)
+    return postgresStore(pool, { table })
+  },
+  { heldKeys: true },
+)
 
 afterAll(async () => {
   const [adminPool] = pools
