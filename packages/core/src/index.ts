@@ -56,6 +56,8 @@ export {
   memoryStore,
 } from './memory-store.js'
 export type {
+  HeldKeysOptions,
+  HeldOrderingKey,
   OnOptions,
   Ordering,
   OrderingMark,

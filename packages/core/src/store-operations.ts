@@ -15,3 +15,4 @@ export type StoreErrorOperation =
   | 'queue connection'
   | 'worker connection'
   | 'worker'
+  | 'held keys'

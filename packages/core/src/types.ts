@@ -3,7 +3,7 @@ import type { RawBody } from './crypto/crypto-provider.js'
 import type { DeadLetterFilter, DeadLetters, ReplayOutcome } from './dead-letters/types.js'
 import type { WebhookError } from './errors.js'
 import type { HealthOptions, HealthReport } from './health/types.js'
-import type { OnOptions, Ordering } from './ordering/types.js'
+import type { HeldKeysOptions, HeldOrderingKey, OnOptions, Ordering } from './ordering/types.js'
 import type { BuiltInSchemas, SchemaMap, SchemaMapOption, UnknownEvent } from './schemas.js'
 import type { SecretEntry, VerifiedSecret } from './secrets.js'
 import type { ReceiverStats } from './stats/index.js'
@@ -285,6 +285,21 @@ export interface Webhooks<E, C extends object = {}> {
    * if (!ready) console.error(checks.filter((check) => !check.ok).map((check) => check.name))
    */
   health(options?: HealthOptions): Promise<HealthReport>
+  /**
+   * The ordering keys held right now by a live claim, longest held first (`store.heldKeys`): which event holds
+   * each, since when, until when its lease runs, and its fencing token. A key held for long means its other events
+   * wait (409 `key_held`) behind a slow or stuck handler. Resolves `undefined` when the store cannot list them (a
+   * store without `heldKeys`, such as a custom one written before it existed). Rejects with a {@link StoreError}
+   * (`held keys`) when the store fails or has not answered within `timeoutMs`, and with a `RangeError` for a
+   * `limit` that is not a whole number from 1 to 1000.
+   *
+   * @example
+   * const held = await webhooks.heldKeys({ limit: 20 })
+   * for (const { key, eventId, since } of held ?? []) {
+   *   console.log(key, eventId, `held for ${Date.now() - since.getTime()} ms`)
+   * }
+   */
+  heldKeys(options?: HeldKeysOptions): Promise<HeldOrderingKey[] | undefined>
   /**
    * The first step of a shutdown behind a load balancer: from now on {@link Webhooks.health} reports not ready
    * (check `draining`), so the readiness route answers 503 and the balancer stops sending here, while deliveries

@@ -149,6 +149,19 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): Telemetry {
           unit: '{delivery}',
         })
         .addCallback((result) => result.observe(gauges.waiting()))
+      const { heldKeys } = gauges
+      if (heldKeys) {
+        meter
+          .createObservableGauge('payhooks.ordering.keys_held', {
+            description:
+              'Ordering keys held now by a running event (up to 1000); their other events wait. Absent when the store cannot list them.',
+            unit: '{key}',
+          })
+          .addCallback(async (result) => {
+            const held = await heldKeys()
+            if (held !== undefined) result.observe(held)
+          })
+      }
     },
     parked({ eventType, code, durable }) {
       currentMeters().deadLetters.add(1, {

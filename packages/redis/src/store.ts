@@ -169,6 +169,7 @@ export function redisStore(
       )
     },
     release,
+    heldKeys: ({ limit }) => fences.heldKeys(limit),
     health: () => redisHealth(client, deadline, 'redis', 'the dedupe store'),
   }
 }
