@@ -243,6 +243,24 @@ describe('createBoard', () => {
       byCode: { schema_mismatch: 1, handler_failed: 1, stale_event: 0 },
       durable: false,
     })
+    // A store with its own count: parked counts come from it, not from paging through the list.
+    const counted: unknown[] = []
+    const counting = createBoard({
+      webhooks: {
+        deadLetters: {
+          ...webhooks.deadLetters,
+          list: () => Promise.reject(new Error('paged instead of counted')),
+          count: async (query: { code?: string; status?: string }) => {
+            counted.push(query)
+            return query.code === 'handler_failed' ? 7 : 0
+          },
+        },
+      },
+      authorize: () => true,
+    })
+    const fromCount = json(await counting.handle(request({ path: '/api/overview' })))
+    expect(fromCount.deadLetters).toMatchObject({ parked: 7, byCode: { handler_failed: 7 } })
+    expect(counted).toContainEqual({ code: 'handler_failed', status: 'parked' })
     const withHealth = Object.assign(Object.create(webhooks), {
       deadLetters: webhooks.deadLetters,
       health: async () => ({

@@ -155,6 +155,39 @@ describe('the board and held ordering keys', () => {
     expect((await get(board, '/api/ordering-keys', 'limit=0')).status).toBe(400)
   })
 
+  it("lists the key a running handler holds, from the receiver's own memoryStore, until it is done", async () => {
+    const webhooks = createWebhooks({
+      secret: SECRET,
+      store: memoryStore(),
+      checkAtStart: false,
+      ordering: {
+        transaction_settled: {
+          key: (event: { data: { transaction_id: string } }) => event.data.transaction_id,
+          at: (event: { data: { settlement_date: string } }) => event.data.settlement_date,
+        },
+      },
+    })
+    let finish = () => {}
+    webhooks.on('transaction_settled', () => new Promise<void>((resolve) => (finish = resolve)))
+    const board = createBoard({ webhooks, authorize: () => true })
+    expect((await get(board, '/api/ordering-keys')).json).toMatchObject({ supported: true, keys: [] })
+    const event = sampleEvent('transaction_settled', { eventId: 'evt_held', data: { transaction_id: 'txn_<b>' } })
+    const { body, headers } = await signedDelivery(JSON.stringify(event), SECRET)
+    const answer = webhooks.receive({
+      method: 'POST',
+      body,
+      getHeader: (name) => headers[name as keyof typeof headers],
+    })
+    await vi.waitFor(async () => expect((await get(board, '/api/ordering-keys')).json.keys).toHaveLength(1))
+    const [held] = (await get(board, '/api/ordering-keys')).json.keys
+    expect(held).toMatchObject({ key: 'txn_<b>', eventId: 'evt_held', eventType: 'transaction_settled' })
+    expect(Object.keys(held)).toEqual(['key', 'eventId', 'eventType', 'since', 'expiresAt'])
+    finish()
+    expect((await answer).status).toBe(200)
+    expect((await get(board, '/api/ordering-keys')).json.keys).toEqual([])
+    await webhooks.close()
+  })
+
   it('says so when the receiver or its store cannot list them', async () => {
     const { board } = withHeldKeys(async () => undefined)
     expect((await get(board, '/api/ordering-keys')).json).toEqual({ supported: false, keys: [] })
