@@ -45,7 +45,7 @@ function receiver(options: Partial<WebhooksOptions> = {}) {
       .filter((scope) => scope.scope.name === INSTRUMENTATION_NAME)
       .flatMap((scope) => scope.metrics)
       .filter((metric) => metric.descriptor.name === name)
-      .flatMap((metric) => metric.dataPoints)
+      .flatMap((metric) => metric.dataPoints as DataPoint<unknown>[])
     return points.length === 0 ? undefined : (points.at(-1)?.value as number)
   }
   return { webhooks, gauge }
