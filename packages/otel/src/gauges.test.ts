@@ -2,6 +2,7 @@
 // from the store, absent when it cannot tell, and never holding a collection up past their bound.
 import {
   AggregationTemporality,
+  type DataPoint,
   InMemoryMetricExporter,
   MeterProvider,
   PeriodicExportingMetricReader,
