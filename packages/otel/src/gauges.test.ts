@@ -2,6 +2,7 @@
 // from the store, absent when it cannot tell, and never holding a collection up past their bound.
 import {
   AggregationTemporality,
+  type DataPoint,
   InMemoryMetricExporter,
   MeterProvider,
   PeriodicExportingMetricReader,
@@ -45,7 +46,7 @@ function receiver(options: Partial<WebhooksOptions> = {}) {
       .filter((scope) => scope.scope.name === INSTRUMENTATION_NAME)
       .flatMap((scope) => scope.metrics)
       .filter((metric) => metric.descriptor.name === name)
-      .flatMap((metric) => metric.dataPoints)
+      .flatMap((metric) => metric.dataPoints as DataPoint<unknown>[])
     return points.length === 0 ? undefined : (points.at(-1)?.value as number)
   }
   return { webhooks, gauge }
