@@ -431,7 +431,7 @@ describe('board on Express with memory stores: this instance, secrets, ordering 
     await page.locator('#instance-cards .card').first().waitFor(WAIT)
     const cards = await page
       .locator('#instance-cards .card')
-      .evaluateAll((all) => all.map((card) => (card as HTMLElement).innerText.replace(/\s+/g, ' ')))
+      .evaluateAll((all) => all.map((card) => Array.from(card.children, (part) => part.textContent).join(' ')))
     expect(cards[0]).toBe('33 deliveries answered (this instance)')
     expect(cards[1]).toMatch(/^≤ [\d.]+ ms answer latency p50 \(this instance\)$/)
     expect(cards[3]).toBe('1 in flight now (this instance)')
@@ -452,7 +452,9 @@ describe('board on Express with memory stores: this instance, secrets, ordering 
     await page.locator('#secrets tbody tr').first().waitFor(WAIT)
     const rows = await page
       .locator('#secrets tbody tr')
-      .evaluateAll((all) => all.map((row) => [...row.querySelectorAll('td')].slice(0, 3).map((td) => td.textContent)))
+      .evaluateAll((all) =>
+        all.map((row) => Array.from(row.querySelectorAll('td'), (td) => td.textContent).slice(0, 3)),
+      )
     expect(rows).toEqual([
       ['0', 'sub_2026_q4', '27'],
       ['1', '<i>sub_2026_q3</i>', '6'],

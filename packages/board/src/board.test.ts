@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import { createBoard } from './board.js'
 import { CSRF_HEADER } from './security.js'
 import { change, json, park, request, setUp } from './test-helpers.js'
+import type { BoardWebhooks } from './types.js'
 
 afterEach(() => {
   vi.unstubAllEnvs()
@@ -249,12 +250,13 @@ describe('createBoard', () => {
       webhooks: {
         deadLetters: {
           ...webhooks.deadLetters,
+          // A store with count (another branch adds DeadLetterStore.count): not in this core's type yet.
           list: () => Promise.reject(new Error('paged instead of counted')),
           count: async (query: { code?: string; status?: string }) => {
             counted.push(query)
             return query.code === 'handler_failed' ? 7 : 0
           },
-        },
+        } as BoardWebhooks['deadLetters'],
       },
       authorize: () => true,
     })
