@@ -1,10 +1,12 @@
 export {
   type DeadLetter,
   type DeadLetterCode,
+  type DeadLetterCountQuery,
   type DeadLetterFilter,
   type DeadLetterQuery,
   type DeadLetterStore,
   type DeadLetters,
+  deadLetterCountQuery,
   deadLetterMatches,
   deadLetterQuery,
   LAST_TRIES_AFTER_MS,

@@ -26,6 +26,11 @@ export interface TelemetryGauges {
    * cannot list them, fails, or has not answered within a second. Never rejects.
    */
   heldKeys?(): Promise<number | undefined>
+  /**
+   * The dead letters parked now (`webhooks.deadLetters.count`), or undefined when the store fails or has not
+   * answered within a second. Absent when there is no dead-letter store, or it cannot count. Never rejects.
+   */
+  parkedLetters?(): Promise<number | undefined>
 }
 
 /** One handler run, as {@link TelemetryScope.handler} describes it. */

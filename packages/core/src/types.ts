@@ -2,7 +2,7 @@ import type * as v from 'valibot'
 import type { RawBody } from './crypto/crypto-provider.js'
 import type { DeadLetterFilter, DeadLetters, ReplayOutcome } from './dead-letters/types.js'
 import type { WebhookError } from './errors.js'
-import type { HealthOptions, HealthReport } from './health/types.js'
+import type { HealthCheck, HealthOptions, HealthReport } from './health/types.js'
 import type { HeldKeysOptions, HeldOrderingKey, OnOptions, Ordering } from './ordering/types.js'
 import type { BuiltInSchemas, SchemaMap, SchemaMapOption, UnknownEvent } from './schemas.js'
 import type { SecretEntry, VerifiedSecret } from './secrets.js'
@@ -62,6 +62,14 @@ export interface WebhookQueue {
    * `receiver.dispatch` itself and report failures with `receiver.report`.
    */
   attach?(receiver: Pick<Webhooks<unknown>, 'dispatch' | 'report'>): void
+  /**
+   * Optional: checks that the queue can take events, for {@link Webhooks.health} and the start-up check, as
+   * `WebhookStore.health` does for a store (its backend answers, with `latencyMs`; its settings). Bounded by the
+   * receiver, which aborts `signal` when it stops waiting.
+   * @example
+   * health: async () => [{ name: 'myqueue', ok: await ping(), fix: 'start the broker' }]
+   */
+  health?(signal: AbortSignal): Promise<HealthCheck[]>
 }
 
 /** What {@link Webhooks.dispatch} did with an event. */

@@ -7,7 +7,14 @@ import {
   MeterProvider,
   PeriodicExportingMetricReader,
 } from '@opentelemetry/sdk-metrics'
-import { createWebhooks, memoryStore, type WebhookStore, type WebhooksOptions } from '@payhooks/core'
+import {
+  createWebhooks,
+  type DeadLetterStore,
+  memoryDeadLetterStore,
+  memoryStore,
+  type WebhookStore,
+  type WebhooksOptions,
+} from '@payhooks/core'
 import { sampleEvent, signedDelivery } from '@payhooks/testing'
 import { afterEach, describe, expect, it } from 'vitest'
 import { INSTRUMENTATION_NAME, openTelemetry } from './index.js'
@@ -89,6 +96,39 @@ describe('payhooks.ordering.keys_held', () => {
     const started = Date.now()
     expect(await gauge('payhooks.ordering.keys_held')).toBeUndefined()
     expect(await gauge('payhooks.deliveries.in_flight')).toBe(0)
+    expect(Date.now() - started).toBeLessThan(5000)
+  })
+})
+
+describe('payhooks.dead_letters.parked', () => {
+  it('gauges the letters parked now, not the replayed ones', async () => {
+    const deadLetters = memoryDeadLetterStore()
+    const { gauge } = receiver({ deadLetters })
+    expect(await gauge('payhooks.dead_letters.parked')).toBe(0)
+    const letter = {
+      eventType: 'transaction_settled',
+      body: new Uint8Array([123, 125]),
+      headers: {},
+      code: 'schema_mismatch' as const,
+      reason: 'does not match its schema',
+      createdAt: undefined,
+      parkedAt: new Date(),
+    }
+    deadLetters.park({ ...letter, eventId: 'evt_p1' })
+    deadLetters.park({ ...letter, eventId: 'evt_p2' })
+    deadLetters.markReplayed('evt_p2', new Date())
+    expect(await gauge('payhooks.dead_letters.parked')).toBe(1)
+  })
+
+  it('is not observed without a store that counts, or from one that does not answer', async () => {
+    expect(await receiver().gauge('payhooks.dead_letters.parked')).toBeUndefined()
+    const { count: _, ...plain } = memoryDeadLetterStore()
+    expect(
+      await receiver({ deadLetters: plain as DeadLetterStore }).gauge('payhooks.dead_letters.parked'),
+    ).toBeUndefined()
+    const hanging: DeadLetterStore = { ...memoryDeadLetterStore(), count: () => new Promise(() => {}) }
+    const started = Date.now()
+    expect(await receiver({ deadLetters: hanging }).gauge('payhooks.dead_letters.parked')).toBeUndefined()
     expect(Date.now() - started).toBeLessThan(5000)
   })
 })

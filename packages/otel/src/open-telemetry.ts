@@ -149,7 +149,19 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): Telemetry {
           unit: '{delivery}',
         })
         .addCallback((result) => result.observe(gauges.waiting()))
-      const { heldKeys } = gauges
+      const { heldKeys, parkedLetters } = gauges
+      if (parkedLetters) {
+        meter
+          .createObservableGauge('payhooks.dead_letters.parked', {
+            description:
+              'Dead letters parked now, waiting for a replay. Absent when the dead-letter store cannot count them.',
+            unit: '{event}',
+          })
+          .addCallback(async (result) => {
+            const parked = await parkedLetters()
+            if (parked !== undefined) result.observe(parked)
+          })
+      }
       if (heldKeys) {
         meter
           .createObservableGauge('payhooks.ordering.keys_held', {

@@ -84,7 +84,7 @@ export interface FenceStatements {
    * and is now held.
    */
   enter: string
-  /** $1 key: `remaining_ms` of the holder's lease. */
+  /** $1 key: `remaining_ms` of the holder's lease (and since when it holds the key, `since_ms`, with 007). */
   holder: string
   /** $1 limit: the keys held now, longest held first (with the columns of migration 007). */
   held: string
@@ -121,7 +121,7 @@ keep_until = GREATEST(f.keep_until, EXCLUDED.keep_until), fence_token = GREATEST
 WHERE f.holder IS NULL OR f.held_until <= clock_timestamp()
 RETURNING CASE WHEN ${live} THEN f.mark_at END AS mark_at, CASE WHEN ${live} THEN f.mark_type END AS mark_type,
 CASE WHEN ${live} THEN f.mark_id END AS mark_id, f.fence_token::float8 AS fence_token`,
-    holder: `SELECT extract(epoch FROM held_until - clock_timestamp())::float8 * 1000 AS remaining_ms FROM ${f}
+    holder: `SELECT extract(epoch FROM held_until - clock_timestamp())::float8 * 1000 AS remaining_ms${holders ? ',\nextract(epoch FROM held_since)::float8 * 1000 AS since_ms' : ''} FROM ${f}
 WHERE ordering_key = $1 AND holder IS NOT NULL`,
     held: `SELECT ordering_key, holder_event_id, holder_event_type, extract(epoch FROM held_since)::float8 * 1000 AS since_ms,
 extract(epoch FROM held_until)::float8 * 1000 AS until_ms, fence_token::float8 AS fence_token FROM ${f}

@@ -101,10 +101,14 @@ export function postgresFences(pool: Pool, table: string, fenceTable: string, cr
           const newest = { at: row.mark_at, eventType: row.mark_type as string, eventId: row.mark_id as string }
           return { status: 'claimed', token, newest, fencingToken }
         }
-        const holder = await pool.query<{ remaining_ms: number }>(sql.holder, [position.key])
+        const holder = await pool.query<{ remaining_ms: number; since_ms?: number | null }>(sql.holder, [position.key])
         const remaining = holder.rows[0]?.remaining_ms
-        if (remaining !== undefined && remaining > 0)
-          return { status: 'processing', retryAfterMs: Math.ceil(remaining) }
+        if (remaining !== undefined && remaining > 0) {
+          const since = holder.rows[0]?.since_ms
+          return typeof since === 'number'
+            ? { status: 'processing', retryAfterMs: Math.ceil(remaining), keyHeldSince: Math.round(since) }
+            : { status: 'processing', retryAfterMs: Math.ceil(remaining) }
+        }
       }
       return { status: 'processing' }
     },

@@ -89,7 +89,9 @@ interface Held {
   readonly mark: string
 }
 
-export type FenceEntry = { newest: OrderingMark | undefined; fencingToken: number } | { busyForMs: number | undefined }
+export type FenceEntry =
+  | { newest: OrderingMark | undefined; fencingToken: number }
+  | { busyForMs: number | undefined; heldSince: number | undefined }
 
 function parseMark(value: string): OrderingMark | undefined {
   const match = /^([^|]*)\|([^|]*)\|(.*)$/s.exec(value)
@@ -139,7 +141,10 @@ export function redisFences(
           commands.payhooksFenceLeave(fence.lock, fence.mark, token, '', '', '', retentionMs).catch(() => {})
         },
       )
-      if (reply.length === 1) return { busyForMs: reply[0] >= 0 ? reply[0] : undefined }
+      if (reply.length === 1) {
+        // Since when: from the index of held keys (another slot), for the 409's message.
+        return { busyForMs: reply[0] >= 0 ? reply[0] : undefined, heldSince: await index.since(position.key) }
+      }
       held.set(token, fence)
       const [fencingToken, mark] = reply
       await index.take(position.key, token, Number(fencingToken), position.eventType, eventId, leaseMs)

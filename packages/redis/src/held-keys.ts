@@ -94,6 +94,14 @@ export function heldKeyIndex(client: Redis | Cluster, keyPrefix: string, deadlin
     take: (key: string, claim: string, fencingToken: number, eventType: string, eventId: string, leaseMs: number) =>
       step('take', key, claim, String(fencingToken), eventType, eventId, leaseMs),
     renew: (key: string, claim: string, leaseMs: number) => step('renew', key, claim, leaseMs),
+    /** Since when the key's holder took it (ms since the epoch), when the index knows; never rejects. */
+    since: (key: string): Promise<number | undefined> =>
+      deadline
+        .call(() => client.zscore(keys[0], key), 'held-key index got no reply from Redis')
+        .then(
+          (score) => (score === null ? undefined : Number(score)),
+          () => undefined,
+        ),
     free: (key: string, claim: string) => step('free', key, claim),
     async list(limit: number): Promise<HeldOrderingKey[]> {
       const reply = await deadline.call(

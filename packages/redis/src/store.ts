@@ -138,9 +138,10 @@ export function redisStore(
         }
         if ('busyForMs' in entry) {
           await release(eventId, token)
-          return entry.busyForMs === undefined
-            ? { status: 'processing' }
-            : { status: 'processing', retryAfterMs: entry.busyForMs }
+          const busy: ClaimResult = { status: 'processing' }
+          if (entry.busyForMs !== undefined) busy.retryAfterMs = entry.busyForMs
+          if (entry.heldSince !== undefined) busy.keyHeldSince = entry.heldSince
+          return busy
         }
         const { newest, fencingToken } = entry
         return newest === undefined

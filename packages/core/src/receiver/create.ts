@@ -5,7 +5,7 @@ import { ClosingError } from '../errors.js'
 import { createEventHandler, on, onAny, onError, report } from '../event-handler/index.js'
 import { checkAtStart, runHealth } from '../health/index.js'
 import { createLog } from '../log.js'
-import { listHeldKeys, MAX_HELD_KEYS, orderingTable, withOnOptions } from '../ordering/index.js'
+import { listHeldKeys, orderingTable, withOnOptions } from '../ordering/index.js'
 import { checkProxyArrival } from '../proxy-arrival.js'
 import { eventSchemas, type SchemaMap, type SchemaMapOption } from '../schemas.js'
 import { checkSecrets } from '../secrets.js'
@@ -17,6 +17,7 @@ import { receiveWebRequest } from '../web.js'
 import type { WebhooksOptions } from '../webhooks-options.js'
 import { refusedAnswer } from './answer.js'
 import type { Engine } from './engine.js'
+import { gaugesOf } from './gauges.js'
 import { checkOptions } from './options.js'
 import { expire, receive, respond } from './receive.js'
 import { shutDown } from './shutdown.js'
@@ -145,14 +146,7 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
     maxBodyBytes,
     deadlineMs,
   }
-  options.telemetry?.watch?.({
-    ...gauges,
-    heldKeys: () =>
-      listHeldKeys(store, { limit: MAX_HELD_KEYS, timeoutMs: GAUGE_TIMEOUT_MS }).then(
-        (held) => held?.length,
-        () => undefined,
-      ),
-  })
+  options.telemetry?.watch?.(gaugesOf(engine, store, deadLetters))
   if (options.checkAtStart !== false) {
     checkAtStart(
       eventHandler,
@@ -163,9 +157,6 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
   options.queue?.attach?.(webhooks as Webhooks<unknown>)
   return webhooks
 }
-
-/** Longest a gauge read from a store (held keys, parked letters) waits, so a collection never hangs on it. */
-const GAUGE_TIMEOUT_MS = 1000
 
 /** The built-in schemas with the option's over them; a key set to `undefined` (a conditional's) keeps the built-in. */
 function withSchemas(given: SchemaMapOption | undefined): SchemaMap {

@@ -56,7 +56,13 @@ export function heldKeyTests(context: ContractContext): void {
     )
     expect((await heldKeys(one, 1)).map((h) => h.key)).toEqual(['txn_h1'])
     // A claim refused for the key changes nothing; a completed or released claim frees its key.
-    expect((await two.claim('evt_h3', LEASE_MS, undefined, position('txn_h1'))).status).toBe('processing')
+    const refused = await two.claim('evt_h3', LEASE_MS, undefined, position('txn_h1'))
+    expect(refused.status).toBe('processing')
+    // A store that lists held keys also says since when the key is held, for the 409's message.
+    if (refused.status === 'processing') {
+      expect(refused.keyHeldSince).toBeTypeOf('number')
+      expect(Math.abs((refused.keyHeldSince as number) - (held[0] as HeldOrderingKey).since.getTime())).toBeLessThan(5)
+    }
     expect((await heldKeys(one)).map((h) => h.eventId)).toEqual(['evt_h1', 'evt_h2'])
     expect(await one.complete('evt_h1', first.token)).toBe(true)
     expect((await heldKeys(one)).map((h) => h.key)).toEqual(['txn_h2'])
