@@ -17,14 +17,25 @@ interface Counter {
 /** Verifications per secret (index and label), per hour over the last 72 hours. */
 export class SecretCounts {
   private hour = 0
+  private hourStart = 0
+  private last: VerifiedSecret | undefined = undefined
+  private lastCounter: Counter | undefined = undefined
   private readonly counters: Counter[] = []
 
   verified(secret: VerifiedSecret, now: number): void {
-    const hour = periodOf(now, HOUR, this.hour)
-    if (hour !== this.hour) this.advance(hour)
-    const counter = this.counter(secret)
-    if (!counter) return
-    ;(counter.hours[hour % HOURS] as number)++
+    if (now < this.hourStart || now >= this.hourStart + HOUR) {
+      const hour = periodOf(now, HOUR, this.hour)
+      if (hour !== this.hour) this.advance(hour)
+    }
+    // Each secret is the same object for every delivery it verifies: the last one's counter is reused.
+    let counter = this.last === secret ? this.lastCounter : undefined
+    if (!counter) {
+      counter = this.counter(secret)
+      if (!counter) return
+      this.last = secret
+      this.lastCounter = counter
+    }
+    ;(counter.hours[this.hour % HOURS] as number)++
     counter.lastUsed = now
   }
 
@@ -60,5 +71,6 @@ export class SecretCounts {
   private advance(hour: number): void {
     for (const counter of this.counters) clearSlots(counter.hours, 1, HOURS, this.hour, hour)
     this.hour = hour
+    this.hourStart = hour * HOUR
   }
 }

@@ -29,6 +29,7 @@ export interface Gauges {
 export class Stats {
   readonly since = Date.now()
   private minute = 0
+  private minuteStart = 0
   private readonly outcomes: Map<string, number>[] = Array.from({ length: MINUTES }, () => new Map())
   private readonly latency = new Uint32Array(MINUTES * BUCKETS)
   private readonly conflicts = new Uint32Array(MINUTES)
@@ -92,6 +93,8 @@ export class Stats {
 
   /** The ring slot of the minute `now` falls in, moving the ring on (zeroing the minutes skipped) when needed. */
   private slot(now: number): number {
+    // Within the current minute (nearly every call): no division.
+    if (now >= this.minuteStart && now < this.minuteStart + MINUTE) return this.minute % MINUTES
     const minute = periodOf(now, MINUTE, this.minute)
     if (minute !== this.minute) {
       const last = this.minute
@@ -100,6 +103,7 @@ export class Stats {
       clearSlots(this.latency, BUCKETS, MINUTES, last, minute)
       clearSlots(this.conflicts, 1, MINUTES, last, minute)
       this.minute = minute
+      this.minuteStart = minute * MINUTE
     }
     return minute % MINUTES
   }
