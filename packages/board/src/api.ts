@@ -15,14 +15,10 @@ export const problem = (status: number, error: string): Answer => ({ status, jso
 const MAX_IDS = 500
 const PAGE = 500
 
-type Counting = BoardWebhooks['deadLetters'] & {
-  count?: (query: DeadLetterFilter & { status?: 'parked' | 'replayed' | 'all' }) => Promise<number>
-}
-
 /** How many parked letters match `filter`: the store's own count when it has one, else counted in pages. */
 export async function countParked(webhooks: BoardWebhooks, filter: DeadLetterFilter): Promise<number> {
-  const deadLetters = webhooks.deadLetters as Counting
-  if (typeof deadLetters.count === 'function') return deadLetters.count({ ...filter, status: 'parked' })
+  if (typeof webhooks.deadLetters.count === 'function')
+    return webhooks.deadLetters.count({ ...filter, status: 'parked' })
   let count = 0
   for (let offset = 0; ; offset += PAGE) {
     const found = await webhooks.deadLetters.list({ ...filter, status: 'parked', limit: PAGE, offset })

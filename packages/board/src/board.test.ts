@@ -3,7 +3,6 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import { createBoard } from './board.js'
 import { CSRF_HEADER } from './security.js'
 import { change, json, park, request, setUp } from './test-helpers.js'
-import type { BoardWebhooks } from './types.js'
 
 afterEach(() => {
   vi.unstubAllEnvs()
@@ -244,19 +243,23 @@ describe('createBoard', () => {
       byCode: { schema_mismatch: 1, handler_failed: 1, stale_event: 0 },
       durable: false,
     })
+    // A store without count: counted by paging through the list.
+    const { count: _, ...paging } = webhooks.deadLetters
+    const pagingBoard = createBoard({ webhooks: { deadLetters: paging }, authorize: () => true })
+    const paged = json(await pagingBoard.handle(request({ path: '/api/overview' })))
+    expect(paged.deadLetters).toMatchObject({ parked: 2, byCode: { schema_mismatch: 1, handler_failed: 1 } })
     // A store with its own count: parked counts come from it, not from paging through the list.
     const counted: unknown[] = []
     const counting = createBoard({
       webhooks: {
         deadLetters: {
           ...webhooks.deadLetters,
-          // A store with count (another branch adds DeadLetterStore.count): not in this core's type yet.
           list: () => Promise.reject(new Error('paged instead of counted')),
           count: async (query: { code?: string; status?: string }) => {
             counted.push(query)
             return query.code === 'handler_failed' ? 7 : 0
           },
-        } as BoardWebhooks['deadLetters'],
+        },
       },
       authorize: () => true,
     })
