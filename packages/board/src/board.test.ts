@@ -1,4 +1,4 @@
-import { SIGNATURE_HEADER } from '@payhooks/core'
+import { type DeadLetterCountQuery, SIGNATURE_HEADER } from '@payhooks/core'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { createBoard } from './board.js'
 import { CSRF_HEADER } from './security.js'
@@ -255,9 +255,9 @@ describe('createBoard', () => {
         deadLetters: {
           ...webhooks.deadLetters,
           list: () => Promise.reject(new Error('paged instead of counted')),
-          count: async (query: { code?: string; status?: string }) => {
+          count: async (query?: DeadLetterCountQuery) => {
             counted.push(query)
-            return query.code === 'handler_failed' ? 7 : 0
+            return query?.code === 'handler_failed' ? 7 : 0
           },
         },
       },
