@@ -1,8 +1,9 @@
 // A small Hono app receiving the payment service's webhooks at POST /webhooks, served on Node.
 import { realpathSync } from 'node:fs'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { serve } from '@hono/node-server'
 import { createWebhooks } from '@payhooks/core'
-import { honoWebhooks } from '@payhooks/hono'
+import { honoHealth, honoWebhooks } from '@payhooks/hono'
 import { Hono } from 'hono'
 
 /** The receiver and its typed handlers; `createApp` mounts it, the entry point closes it on SIGTERM. */
@@ -38,6 +39,7 @@ export function createReceiver({ secret = process.env.WEBHOOK_SECRET || 'whsec_d
 export function createApp({ secret, log, webhooks = createReceiver({ secret, log }) } = {}) {
   const app = new Hono()
   app.post('/webhooks', honoWebhooks(webhooks))
+  app.get('/ready', honoHealth(webhooks)) // the readiness probe: 503 once shutting down
   app.get('/', (c) => c.text('POST signed webhooks to /webhooks\n'))
   return app
 }
@@ -57,11 +59,17 @@ if (process.argv[1] && realpathSync(process.argv[1]) === import.meta.filename) {
     console.log(`listening on http://${hostname}:${port}/webhooks`)
     console.log(secretNotice())
   })
-  // On SIGTERM (a deploy, a scale-down): stop taking connections (deliveries meanwhile are refused or answered 503,
-  // so the service retries them), let running handlers finish for up to 8 s, release the claims of any still
-  // running (their signal is aborted; the retry runs them), then exit.
+  // On SIGTERM (a deploy, a scale-down), in the order of core's README "Shutting down": GET /ready answers 503 at
+  // once, so the balancer stops sending here, while deliveries still arriving are handled; after a grace (a few of
+  // the balancer's probe periods in production; SHUTDOWN_GRACE_MS, 2 s by default here) the server stops accepting,
+  // then the receiver lets running handlers finish for up to 8 s (releasing the claims of any still running: their
+  // retry runs them) and the process exits.
+  const graceMs = Number(process.env.SHUTDOWN_GRACE_MS) >= 0 ? Number(process.env.SHUTDOWN_GRACE_MS) : 2000
   process.once('SIGTERM', async () => {
-    server.close()
+    webhooks.drain()
+    await sleep(graceMs)
+    const closed = new Promise((resolve) => server.close(resolve))
+    await Promise.race([closed, sleep(webhooks.deadlineMs + 1000)]) // requests already in get their answer
     await webhooks.close({ timeoutMs: 8000 })
     process.exit(0)
   })

@@ -1,5 +1,6 @@
-// The runnable examples shut down on SIGTERM through webhooks.close(): they exit 0 by themselves (a process left to
-// SIGTERM's default would die by the signal), after answering what they received.
+// The runnable examples shut down on SIGTERM in the documented order (core's README "Shutting down"): readiness 503
+// at once while deliveries are still handled during the grace, then the server and the receiver close, and they
+// exit 0 by themselves (a process left to SIGTERM's default would die by the signal).
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { resolve } from 'node:path'
@@ -10,11 +11,17 @@ import { freePort } from '../fixtures/own-redis.js'
 const root = resolve(import.meta.dirname, '../..')
 
 describe.each(['express', 'koa', 'hono'])('examples/%s on SIGTERM', (name) => {
-  it('closes the receiver and exits 0', async () => {
+  it('answers readiness 503 and still handles deliveries during the grace, then closes and exits 0', async () => {
     const port = await freePort()
     const child = spawn(process.execPath, [`examples/${name}/server.js`], {
       cwd: root,
-      env: { PATH: process.env.PATH ?? '', PORT: String(port), HOST: '127.0.0.1', WEBHOOK_SECRET: 'whsec_sigterm' },
+      env: {
+        PATH: process.env.PATH ?? '',
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        WEBHOOK_SECRET: 'whsec_sigterm',
+        SHUTDOWN_GRACE_MS: '1500',
+      },
     })
     const exited = once(child, 'exit')
     let stdout = ''
@@ -35,9 +42,31 @@ describe.each(['express', 'koa', 'hono'])('examples/%s on SIGTERM', (name) => {
     expect(response.status).toBe(200)
     await response.text()
 
+    const ready = await fetch(`http://127.0.0.1:${port}/ready`)
+    expect(ready.status).toBe(200)
+    await ready.text()
+
+    const killedAt = Date.now()
     child.kill('SIGTERM')
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    const draining = await fetch(`http://127.0.0.1:${port}/ready`)
+    expect(draining.status).toBe(503)
+    expect(await draining.text()).toContain('draining')
+    const during = await signedDelivery(
+      sampleEvent('transaction_settled', { eventId: 'evt_during_grace' }),
+      'whsec_sigterm',
+    )
+    const handled = await fetch(`http://127.0.0.1:${port}/webhooks`, {
+      method: 'POST',
+      body: during.body,
+      headers: during.headers,
+    })
+    expect(handled.status).toBe(200)
+    await handled.text()
     const [code, signal] = await exited
     expect({ code, signal }).toEqual({ code: 0, signal: null })
+    expect(Date.now() - killedAt).toBeGreaterThanOrEqual(1400) // the grace was waited
     expect(stdout).toContain('transaction_settled evt_before_sigterm')
+    expect(stdout).toContain('transaction_settled evt_during_grace')
   })
 })

@@ -182,6 +182,7 @@ describe('health() on PostgreSQL', () => {
       'postgres_migration_004:missing',
       'postgres_migration_005:missing',
       'postgres_migration_006:missing',
+      'postgres_migration_007:missing',
       'dead_letter_postgres_migration_002:missing',
       'dead_letter_postgres_migration_003:missing',
     ])
@@ -211,7 +212,7 @@ describe('health() on PostgreSQL', () => {
       'dead_letter_postgres_migration_003',
     ])
     await runMigration(admin, schema, '003_payhooks_dead_letters_stale_event.sql')
-    expect((await webhooks.health()).ready).toBe(true) // 004, 005 and 006 missing are warnings
+    expect((await webhooks.health()).ready).toBe(true) // 004 to 007 missing are warnings
     await runMigration(admin, schema, '004_payhooks_events_body_digest.sql')
     await runMigration(admin, schema, '005_payhooks_events_fences.sql')
     expect(migrationChecks(await webhooks.health()).slice(0, 4)).toEqual([
@@ -221,6 +222,8 @@ describe('health() on PostgreSQL', () => {
       'postgres_migration_006:missing',
     ])
     await runMigration(admin, schema, '006_payhooks_events_fence_token.sql')
+    expect(migrationChecks(await webhooks.health())[4]).toBe('postgres_migration_007:missing')
+    await runMigration(admin, schema, '007_payhooks_events_held_keys.sql')
     const all = await webhooks.health()
     expect(failed(all)).toEqual([])
     const closing = webhooks.close()

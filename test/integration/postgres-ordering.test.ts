@@ -75,7 +75,7 @@ describe('postgresStore ordering fences', () => {
     expect(errors.map((e) => e.code)).toEqual(['handler_failed'])
   })
 
-  it('works on the tables of the shipped migrations (001, 004, 005, 006) with createTable: false', async () => {
+  it('works on the tables of the shipped migrations (001, 004 to 007) with createTable: false', async () => {
     const schema = `ordering_${randomUUID().replaceAll('-', '').slice(0, 12)}`
     await admin.query(`CREATE SCHEMA ${schema}`)
     dropped.push(`${schema}.payhooks_events_fences`, `${schema}.payhooks_events`)
@@ -84,6 +84,7 @@ describe('postgresStore ordering fences', () => {
       '004_payhooks_events_body_digest.sql',
       '005_payhooks_events_fences.sql',
       '006_payhooks_events_fence_token.sql',
+      '007_payhooks_events_held_keys.sql',
     ])
       await runMigration(admin, schema, file)
     const store = postgresStore(newPool(), { table: `${schema}.payhooks_events`, createTable: false })
@@ -122,6 +123,43 @@ describe('postgresStore ordering fences', () => {
     adding.onAny((_e, context) => void tokens.push(context.ordering?.token ?? 0))
     expect(await deliver(adding, settled)).toBe(200)
     expect(tokens[0]).toBeGreaterThan(0)
+    await admin.query(`DROP SCHEMA ${schema} CASCADE`)
+  })
+  it('keeps ordering working on a fence table without migration 007 (createTable: false), heldKeys naming it; lists once it is applied', async () => {
+    const schema = `ordering_${randomUUID().replaceAll('-', '').slice(0, 12)}`
+    await admin.query(`CREATE SCHEMA ${schema}`)
+    for (const file of [
+      '001_payhooks_events.sql',
+      '004_payhooks_events_body_digest.sql',
+      '005_payhooks_events_fences.sql',
+      '006_payhooks_events_fence_token.sql',
+    ])
+      await runMigration(admin, schema, file)
+    const table = `${schema}.payhooks_events`
+    const before = createWebhooks({ secret, store: postgresStore(newPool(), { table, createTable: false }), ordering })
+    await expect(before.heldKeys()).rejects.toThrow('007_payhooks_events_held_keys.sql')
+    expect(await deliver(before, event('transaction_settled', 'txn_h7', '2026-11-03T08:00:00Z'))).toBe(200)
+    await runMigration(admin, schema, '007_payhooks_events_held_keys.sql')
+    const after = createWebhooks({ secret, store: postgresStore(newPool(), { table, createTable: false }), ordering })
+    let finish = () => {}
+    after.on(
+      'transaction_settled',
+      () =>
+        new Promise<void>((resolve) => {
+          finish = resolve
+        }),
+    )
+    const settled = event('transaction_settled', 'txn_h7', '2026-11-04T08:00:00Z')
+    const answered = deliver(after, settled)
+    let held = await after.heldKeys()
+    for (let i = 0; i < 200 && held?.length === 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10))
+      held = await after.heldKeys()
+    }
+    expect(held).toMatchObject([{ key: 'txn_h7', eventId: settled.event_id, eventType: 'transaction_settled' }])
+    finish()
+    expect(await answered).toBe(200)
+    expect(await after.heldKeys()).toEqual([])
     await admin.query(`DROP SCHEMA ${schema} CASCADE`)
   })
 })

@@ -37,8 +37,10 @@ afterAll(async () => {
   await Promise.all(clients.map((client) => client.quit().catch(() => client.disconnect())))
 })
 
-storeContract('redisStore on a Redis Cluster', (namespace) =>
-  redisStore(cluster(), { keyPrefix: `payhooks-cluster-store:${namespace}:` }),
+storeContract(
+  'redisStore on a Redis Cluster',
+  (namespace) => redisStore(cluster(), { keyPrefix: `payhooks-cluster-store:${namespace}:` }),
+  { heldKeys: true },
 )
 
 deadLetterContract('redisDeadLetterStore on a Redis Cluster', (namespace) =>

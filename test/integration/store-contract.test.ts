@@ -19,11 +19,15 @@ const KEY_PREFIX = 'payhooks-contract:'
 
 // One process: the instances of a fleet are one instance.
 const memoryFleets = new Map<string, WebhookStore>()
-storeContract('memoryStore', (namespace) => {
-  const store = memoryFleets.get(namespace) ?? memoryStore()
-  memoryFleets.set(namespace, store)
-  return store
-})
+storeContract(
+  'memoryStore',
+  (namespace) => {
+    const store = memoryFleets.get(namespace) ?? memoryStore()
+    memoryFleets.set(namespace, store)
+    return store
+  },
+  { heldKeys: true },
+)
 
 // A store written before body digests: it drops claim's third argument and answers none, and still meets the
 // contract, the receiver answering copies with other bytes as plain duplicates.
@@ -46,23 +50,31 @@ storeContract(
 
 // Each instance on its own connection, as in separate processes.
 const clients: Redis[] = []
-storeContract('redisStore', (namespace) => {
-  const client = new Redis(REDIS_URL)
-  clients.push(client)
-  return redisStore(client, { keyPrefix: `${KEY_PREFIX}${namespace}:` })
-})
+storeContract(
+  'redisStore',
+  (namespace) => {
+    const client = new Redis(REDIS_URL)
+    clients.push(client)
+    return redisStore(client, { keyPrefix: `${KEY_PREFIX}${namespace}:` })
+  },
+  { heldKeys: true },
+)
 
 // Each instance on its own pool, as in separate processes; each namespace its own table.
 const pools: pg.Pool[] = []
 const tables = new Set<string>()
-storeContract('postgresStore', (namespace) => {
-  const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 4 })
-  pools.push(pool)
-  // Room for the `_fences` suffix of its ordering fences' table.
-  const table = `contract_${namespace.replace(/\W/g, '_')}`.slice(0, 56)
-  tables.add(table)
-  return postgresStore(pool, { table })
-})
+storeContract(
+  'postgresStore',
+  (namespace) => {
+    const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 4 })
+    pools.push(pool)
+    // Room for the `_fences` suffix of its ordering fences' table.
+    const table = `contract_${namespace.replace(/\W/g, '_')}`.slice(0, 56)
+    tables.add(table)
+    return postgresStore(pool, { table })
+  },
+  { heldKeys: true },
+)
 
 afterAll(async () => {
   const [adminPool] = pools

@@ -1,6 +1,6 @@
 // The JSON API under /api. Reads are GET; replay and delete are POST, checked by the board before they get here.
 import { type DeadLetter, type DeadLetterFilter, deadLetterMatches } from '@payhooks/core'
-import { BadQuery, filterFrom, queryFrom, summary, whole } from './letters.js'
+import { BadQuery, queryFrom, summary, whole } from './letters.js'
 import type { BoardAuditEntry, BoardWebhooks } from './types.js'
 
 export interface Answer {
@@ -15,8 +15,10 @@ export const problem = (status: number, error: string): Answer => ({ status, jso
 const MAX_IDS = 500
 const PAGE = 500
 
-/** How many parked letters match `filter`, counted in pages. */
+/** How many parked letters match `filter`: the store's own count when it has one, else counted in pages. */
 export async function countParked(webhooks: BoardWebhooks, filter: DeadLetterFilter): Promise<number> {
+  if (typeof webhooks.deadLetters.count === 'function')
+    return webhooks.deadLetters.count({ ...filter, status: 'parked' })
   let count = 0
   for (let offset = 0; ; offset += PAGE) {
     const found = await webhooks.deadLetters.list({ ...filter, status: 'parked', limit: PAGE, offset })
@@ -61,9 +63,9 @@ function idsFrom(body: Record<string, unknown>): string[] {
   return [...new Set(ids as string[])]
 }
 
-type Audit = (entry: Omit<BoardAuditEntry, 'actor' | 'at'>) => Promise<void>
+export type Audit = (entry: Omit<BoardAuditEntry, 'actor' | 'at'>) => Promise<void>
 
-const outcomeJson = (outcome: Awaited<ReturnType<BoardWebhooks['deadLetters']['replay']>>) =>
+export const outcomeJson = (outcome: Awaited<ReturnType<BoardWebhooks['deadLetters']['replay']>>) =>
   outcome.status === 'failed'
     ? { eventId: outcome.eventId, status: outcome.status, code: outcome.error.code }
     : outcome.status === 'in_progress'
@@ -79,28 +81,6 @@ export async function replaySelected(
   const outcomes = []
   for (const id of ids) outcomes.push(outcomeJson(await webhooks.deadLetters.replay(id)))
   await audit({ action: 'replay', outcomes: outcomes.map(({ eventId, status }) => ({ eventId, status })) })
-  return ok({ outcomes })
-}
-
-/** Replays every parked letter matching the filter, once the caller confirmed the count it was shown. */
-export async function replayMatching(
-  webhooks: BoardWebhooks,
-  body: Record<string, unknown>,
-  audit: Audit,
-): Promise<Answer> {
-  const fields = (body.filter ?? {}) as Record<string, unknown>
-  if (typeof fields !== 'object' || fields === null) throw new BadQuery('filter must be an object')
-  const filter = filterFrom((name) => (typeof fields[name] === 'string' ? (fields[name] as string) : null))
-  const expected = body.confirmCount
-  if (typeof expected !== 'number') throw new BadQuery('confirmCount must be the count you confirmed')
-  const count = await countParked(webhooks, filter)
-  if (count !== expected) return { status: 409, json: { error: 'the count changed: confirm again', count } }
-  const outcomes: ReturnType<typeof outcomeJson>[] = (await webhooks.deadLetters.replayAll(filter)).map(outcomeJson)
-  await audit({
-    action: 'replay_all',
-    filter,
-    outcomes: outcomes.map(({ eventId, status }) => ({ eventId, status })),
-  })
   return ok({ outcomes })
 }
 

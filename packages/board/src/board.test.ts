@@ -1,113 +1,8 @@
-import {
-  createWebhooks,
-  type DeadLetterStore,
-  memoryDeadLetterStore,
-  memoryStore,
-  SIGNATURE_HEADER,
-} from '@payhooks/core'
-import { sampleEvent, signedDelivery } from '@payhooks/testing'
+import { type DeadLetterCountQuery, SIGNATURE_HEADER } from '@payhooks/core'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { createBoard } from './board.js'
-import { CSRF_COOKIE, CSRF_HEADER } from './security.js'
-import type { BoardAuditEntry, BoardOptions, BoardRequest, BoardResponse } from './types.js'
-
-const SECRET = 'whsec_board_unit'
-const HOST = 'ops.example.test'
-const TOKEN = 'A'.repeat(43)
-
-async function setUp(options: Partial<BoardOptions<{ user: string }>> = {}) {
-  const store = memoryDeadLetterStore()
-  const runs = new Map<string, number>()
-  const webhooks = createWebhooks({ secret: SECRET, store: memoryStore(), deadLetters: store, logger: { error() {} } })
-  webhooks.onAny((event) => {
-    runs.set(event.event_id, (runs.get(event.event_id) ?? 0) + 1)
-  })
-  const audits: BoardAuditEntry[] = []
-  const logs: string[] = []
-  const board = createBoard<{ user: string }>({
-    webhooks,
-    authorize: (request) => request.user === 'ops',
-    actor: (request) => request.user,
-    onAudit: (entry) => {
-      audits.push(entry)
-    },
-    logger: { warn: (_fields, message) => logs.push(message), info: (_fields, message) => logs.push(message) },
-    ...options,
-  })
-  return { store, webhooks, runs, board, audits, logs }
-}
-
-async function park(
-  store: DeadLetterStore,
-  id: string,
-  extra: {
-    type?: string
-    code?: 'schema_mismatch' | 'handler_failed'
-    at?: string
-    data?: Record<string, unknown>
-    /** The exact body to park again (a store counts a park of the same bytes, and keeps the first of others). */
-    body?: string
-  } = {},
-) {
-  const event = sampleEvent(extra.type ?? 'transaction_settled', { eventId: id, data: extra.data })
-  const { body, headers } = await signedDelivery(extra.body ?? event, SECRET)
-  await store.park({
-    eventId: id,
-    eventType: String(event.event_type),
-    body: new TextEncoder().encode(body),
-    headers,
-    code: extra.code ?? 'handler_failed',
-    reason: 'ledger down',
-    createdAt: undefined,
-    parkedAt: new Date(extra.at ?? '2026-11-20T10:00:00Z'),
-  })
-  return body
-}
-
-interface Call {
-  method?: string
-  path: string
-  query?: string
-  headers?: Record<string, string>
-  body?: unknown
-  user?: string
-}
-
-function request({
-  method = 'GET',
-  path,
-  query = '',
-  headers = {},
-  body,
-  user = 'ops',
-}: Call): BoardRequest<{ user: string }> {
-  const all: Record<string, string> = { host: HOST, ...headers }
-  return {
-    method,
-    path,
-    base: '/admin/payhooks',
-    query: new URLSearchParams(query),
-    header: (name) => all[name],
-    body: async () => (typeof body === 'string' ? body : JSON.stringify(body ?? {})),
-    native: { user },
-  }
-}
-
-/** A state change as the page makes it: same origin, JSON, the cookie's token in the header. */
-const change = (path: string, body: unknown, headers: Record<string, string> = {}): Call => ({
-  method: 'POST',
-  path,
-  body,
-  headers: {
-    origin: `https://${HOST}`,
-    'content-type': 'application/json',
-    cookie: `${CSRF_COOKIE}=${TOKEN}`,
-    [CSRF_HEADER]: TOKEN,
-    ...headers,
-  },
-})
-
-const json = (response: BoardResponse) => JSON.parse(String(response.body))
+import { CSRF_HEADER } from './security.js'
+import { change, json, park, request, setUp } from './test-helpers.js'
 
 afterEach(() => {
   vi.unstubAllEnvs()
@@ -307,6 +202,7 @@ describe('createBoard', () => {
       ),
     )
     expect(done.outcomes.map((o: { eventId: string }) => o.eventId)).toEqual(['evt_a', 'evt_b'])
+    expect(done).toMatchObject({ total: 2, done: 2, failed: 0, remaining: 0, cursor: null })
     expect([...runs.keys()]).toEqual(['evt_a', 'evt_b'])
     expect(audits[0]).toMatchObject({ action: 'replay_all', filter: { code: 'schema_mismatch' } })
   })
@@ -347,6 +243,29 @@ describe('createBoard', () => {
       byCode: { schema_mismatch: 1, handler_failed: 1, stale_event: 0 },
       durable: false,
     })
+    // A store without count: counted by paging through the list.
+    const { count: _, ...paging } = webhooks.deadLetters
+    const pagingBoard = createBoard({ webhooks: { deadLetters: paging }, authorize: () => true })
+    const paged = json(await pagingBoard.handle(request({ path: '/api/overview' })))
+    expect(paged.deadLetters).toMatchObject({ parked: 2, byCode: { schema_mismatch: 1, handler_failed: 1 } })
+    // A store with its own count: parked counts come from it, not from paging through the list.
+    const counted: unknown[] = []
+    const counting = createBoard({
+      webhooks: {
+        deadLetters: {
+          ...webhooks.deadLetters,
+          list: () => Promise.reject(new Error('paged instead of counted')),
+          count: async (query?: DeadLetterCountQuery) => {
+            counted.push(query)
+            return query?.code === 'handler_failed' ? 7 : 0
+          },
+        },
+      },
+      authorize: () => true,
+    })
+    const fromCount = json(await counting.handle(request({ path: '/api/overview' })))
+    expect(fromCount.deadLetters).toMatchObject({ parked: 7, byCode: { handler_failed: 7 } })
+    expect(counted).toContainEqual({ code: 'handler_failed', status: 'parked' })
     const withHealth = Object.assign(Object.create(webhooks), {
       deadLetters: webhooks.deadLetters,
       health: async () => ({

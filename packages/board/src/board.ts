@@ -1,16 +1,9 @@
-import {
-  type Answer,
-  countParked,
-  deleteSelected,
-  listLetters,
-  oneLetter,
-  problem,
-  replayMatching,
-  replaySelected,
-} from './api.js'
+import { type Answer, countParked, deleteSelected, listLetters, oneLetter, problem, replaySelected } from './api.js'
+import { heldKeys, instanceStats, secretUsage } from './instance.js'
 import { BadQuery, filterFrom } from './letters.js'
 import { overview } from './overview.js'
 import { asset, page } from './page.js'
+import { replayBatch } from './replay-batches.js'
 import { CSRF_HEADER, cookieToken, newToken, SECURITY_HEADERS, stateChangeRefusal, tokenCookie } from './security.js'
 import type { Board, BoardAuditEntry, BoardOptions, BoardRequest, BoardResponse } from './types.js'
 
@@ -43,9 +36,12 @@ const LETTER = /^\/api\/dead-letters\/([^/]+)$/
  * app.use('/admin/payhooks', expressBoard(board))
  */
 export function createBoard<Request = unknown>(options: BoardOptions<Request>): Board<Request> {
-  const { webhooks, authorize, readOnly = false, actor, onAudit, allowedOrigins = [] } = options
+  const { webhooks, authorize, readOnly = false, actor, onAudit, allowedOrigins = [], replayBatchSize = 50 } = options
   const logger = options.logger ?? console
   if (!webhooks?.deadLetters) throw new TypeError('createBoard: webhooks must be a receiver from createWebhooks')
+  if (!Number.isSafeInteger(replayBatchSize) || replayBatchSize < 1 || replayBatchSize > 500) {
+    throw new RangeError('createBoard: replayBatchSize must be a whole number from 1 to 500')
+  }
   if (authorize !== undefined && typeof authorize !== 'function') {
     throw new TypeError('createBoard: authorize must be a function (request) => boolean')
   }
@@ -95,7 +91,7 @@ export function createBoard<Request = unknown>(options: BoardOptions<Request>): 
       case '/api/dead-letters/replay':
         return json(await replaySelected(webhooks, body, record))
       case '/api/dead-letters/replay-matching':
-        return json(await replayMatching(webhooks, body, record))
+        return json(await replayBatch(webhooks, body, record, replayBatchSize))
       case '/api/dead-letters/delete':
         return json(await deleteSelected(webhooks, body, record))
       default:
@@ -136,6 +132,13 @@ export function createBoard<Request = unknown>(options: BoardOptions<Request>): 
       })
     }
     if (path === '/api/overview') return json({ status: 200, json: await overview(webhooks) })
+    if (path === '/api/stats') return json({ status: 200, json: instanceStats(webhooks) })
+    if (path === '/api/secrets') return json({ status: 200, json: secretUsage(webhooks) })
+    if (path === '/api/ordering-keys') {
+      const limit = Number(request.query.get('limit') || 200)
+      if (!Number.isSafeInteger(limit) || limit < 1 || limit > 500) throw new BadQuery('limit must be 1 to 500')
+      return json({ status: 200, json: await heldKeys(webhooks, limit) })
+    }
     if (path === '/api/dead-letters') return json(await listLetters(webhooks, request.query))
     if (path === '/api/dead-letters/count') {
       const filter = filterFrom((name) => request.query.get(name))

@@ -2,6 +2,7 @@
 // receiver's health() checks when it has them.
 import type { DeadLetterCode } from '@payhooks/core'
 import { countParked } from './api.js'
+import { instanceSummary } from './instance.js'
 import type { BoardWebhooks } from './types.js'
 
 const CODES: DeadLetterCode[] = ['schema_mismatch', 'handler_failed', 'stale_event']
@@ -37,5 +38,6 @@ export async function overview(webhooks: MaybeHealth) {
   return {
     deadLetters: { parked, byCode, durable: webhooks.deadLetters.durable ?? null },
     health,
+    instance: instanceSummary(webhooks),
   }
 }

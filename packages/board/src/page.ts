@@ -25,6 +25,8 @@ export function page(token: string): string {
   <nav>
     <a href="#/" data-view="letters">Dead letters</a>
     <a href="#/overview" data-view="overview">Overview</a>
+    <a href="#/secrets" data-view="secrets">Secrets</a>
+    <a href="#/keys" data-view="keys">Ordering keys</a>
   </nav>
   <span id="mode" class="mode" hidden>read-only</span>
 </header>

@@ -67,4 +67,11 @@ pre.body { background: #0f1420; color: #e6e9f0; padding: 12px 14px; border-radiu
 #health ul { list-style: none; margin: 0; padding: 0; }
 #health li { padding: 3px 0; }
 .note { color: var(--muted); font-size: 12px; }
+.bars { display: flex; align-items: flex-end; gap: 1px; height: 48px; padding: 2px 0; border-bottom: 1px solid var(--line); }
+.bars span { flex: 1 1 0; min-width: 2px; background: var(--accent); border-radius: 1px 1px 0 0; }
+td.chart { width: 45%; min-width: 220px; }
+#instance .cards { margin-top: 10px; grid-template-columns: repeat(auto-fill, minmax(160px, 1fr)); }
+#instance table { margin-bottom: 8px; }
+.progress { display: flex; gap: 10px; align-items: center; flex-wrap: wrap; }
+.progress progress { width: 220px; }
 `

@@ -2,8 +2,20 @@ import type { DeadLetter, DeadLetterFilter, ReplayOutcome, Webhooks } from '@pay
 
 type MaybePromise<T> = T | Promise<T>
 
-/** What the board reads of a receiver: its dead letters, and `health()` when the receiver has one. */
+/**
+ * What the board reads of a receiver: its dead letters; and, when the receiver has them, `health()`, `stats()`
+ * (this process's deliveries and secrets) and `heldKeys()` (the ordering keys its store holds).
+ */
 export type BoardWebhooks = Pick<Webhooks<unknown>, 'deadLetters'>
+
+/** An ordering key held now, as `webhooks.heldKeys()` lists it. */
+export interface HeldKeyLike {
+  key: string
+  eventId: string
+  eventType: string
+  since: Date
+  expiresAt: Date
+}
 
 /** A replay or a delete made from the board, as {@link BoardOptions.onAudit} and the logger get it. */
 export interface BoardAuditEntry {
@@ -61,6 +73,12 @@ export interface BoardOptions<Request = unknown> {
    * @default []
    */
   allowedOrigins?: string[]
+  /**
+   * Most letters one request of "Replay all matching" replays: the page asks batch after batch (showing progress,
+   * and can stop), so no request runs long whatever the count.
+   * @default 50
+   */
+  replayBatchSize?: number
 }
 
 /** One request as a mount hands it to {@link Board.handle}. */

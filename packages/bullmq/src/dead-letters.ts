@@ -1,6 +1,7 @@
 import {
   type DeadLetterFilter,
   type DeadLetters,
+  deadLetterCountQuery,
   deadLetterMatches,
   deadLetterQuery,
   type ReplayOutcome,
@@ -56,6 +57,13 @@ export function bullmqDeadLetters(queue: BullmqQueue): DeadLetters {
         found.push(letter)
         if (found.length === limit) break
       }
+      return found
+    },
+    async count(query) {
+      const { status, ...filter } = deadLetterCountQuery(query, `${where}.count`)
+      if (status === 'replayed') return 0
+      let found = 0
+      for await (const _ of matching(filter)) found++
       return found
     },
     get: (eventId) => queue.deadLetter(eventId),

@@ -1,5 +1,6 @@
 import type { EnqueueOptions, VerifiedEvent, WebhookError, WebhookQueue, Webhooks } from '@payhooks/core'
 import { connectionDeadline } from '@payhooks/redis/connection'
+import { redisHealth } from '@payhooks/redis/health'
 import { Queue } from 'bullmq'
 import { jobBatcher } from './batch.js'
 import { closeBullmq, closeConnection, connectionErrorReporter, openConnection } from './connection.js'
@@ -117,6 +118,15 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqQueue {
     attach(webhooks) {
       receiver = webhooks
     },
+    // BullMQ needs noeviction: an evicted job is an event acknowledged and never run.
+    health: () =>
+      redisHealth(
+        client,
+        enqueueDeadline,
+        'bullmq_redis',
+        'the BullMQ queue',
+        'BullMQ requires noeviction: a job evicted is an event answered 200 and never run',
+      ),
     enqueue(event, enqueueOptions) {
       if (closed) return Promise.reject(new Error(`${caller}: closed`))
       const trace = enqueueOptions?.trace

@@ -1,10 +1,12 @@
 export {
   type DeadLetter,
   type DeadLetterCode,
+  type DeadLetterCountQuery,
   type DeadLetterFilter,
   type DeadLetterQuery,
   type DeadLetterStore,
   type DeadLetters,
+  deadLetterCountQuery,
   deadLetterMatches,
   deadLetterQuery,
   LAST_TRIES_AFTER_MS,
@@ -56,6 +58,8 @@ export {
   memoryStore,
 } from './memory-store.js'
 export type {
+  HeldKeysOptions,
+  HeldOrderingKey,
   OnOptions,
   Ordering,
   OrderingMark,
@@ -103,6 +107,15 @@ export {
   type SignatureHint,
   type SignatureHintCode,
 } from './signature-doctor/index.js'
+export type {
+  AnswerLatency,
+  DeliveryCounts,
+  ReceiverStats,
+  RetryingEvent,
+  RetryingEvents,
+  SecretStats,
+  SecretUsage,
+} from './stats/index.js'
 export type { ClaimResult, TransactionOutcome, WebhookStore } from './store.js'
 export type { DeadLetterOperation, StoreErrorOperation } from './store-operations.js'
 export type {

@@ -3,7 +3,7 @@ import { createLog, type Logger } from './log.js'
 import { type Marker, marker, markerDigest, markerExpiry } from './memory-marker.js'
 import { markOf } from './ordering/marks.js'
 import { MemoryFences } from './ordering/memory-fences.js'
-import type { OrderingPosition } from './ordering/types.js'
+import type { HeldOrderingKey, OrderingPosition } from './ordering/types.js'
 import { RETRY_INTERVAL_MS, RETRY_WINDOW_MS } from './service-contract.js'
 import type { ClaimResult, WebhookStore } from './store.js'
 import { check, inRange } from './validations.js'
@@ -18,6 +18,7 @@ export interface MemoryStore extends WebhookStore {
   readonly retentionMs: number
   /** Events currently remembered: done markers and claims in progress. */
   readonly size: number
+  heldKeys(options: { limit: number }): HeldOrderingKey[]
 }
 
 /** Options of {@link memoryStore}. */
@@ -209,7 +210,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
         claims.set(eventId, { token, expiresAt, digest, position })
         return { status: 'claimed', token }
       }
-      const entry = fences.enter(position.key, token, at, expiresAt)
+      const entry = fences.enter(position.key, token, at, expiresAt, eventId, position.eventType)
       if ('busyForMs' in entry) {
         return { status: 'processing', retryAfterMs: entry.busyForMs, keyHeldSince: entry.heldSince }
       }
@@ -261,6 +262,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       )
       return checks
     },
+    heldKeys: ({ limit }) => fences.held(now(), limit),
     release(eventId, token) {
       const at = now()
       const claim = held(eventId, token, at)

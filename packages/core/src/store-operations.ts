@@ -2,7 +2,7 @@
 export type StoreOperation = 'init' | 'claim' | 'extend' | 'complete' | 'release' | 'transaction' | 'enqueue' | 'park'
 
 /** A dead-letter store's calls, as a `StoreError` names them (`dead-letter park`...). */
-export type DeadLetterOperation = 'init' | 'park' | 'get' | 'list' | 'mark' | 'delete' | 'shutdown'
+export type DeadLetterOperation = 'init' | 'park' | 'get' | 'list' | 'mark' | 'delete' | 'count' | 'shutdown'
 
 /**
  * What a `StoreError` says failed: a store call the receiver makes (the names telemetry's
@@ -15,3 +15,4 @@ export type StoreErrorOperation =
   | 'queue connection'
   | 'worker connection'
   | 'worker'
+  | 'held keys'

@@ -1,5 +1,5 @@
 import type { HealthCheck } from './health/types.js'
-import type { OrderingMark, OrderingPosition } from './ordering/types.js'
+import type { HeldOrderingKey, OrderingMark, OrderingPosition } from './ordering/types.js'
 import type { TransactionAbortedError } from './transaction-aborted.js'
 
 /**
@@ -83,6 +83,16 @@ export interface WebhookStore<Context extends object = {}> {
    * @default false: a receiver with `ordering` rules refuses the store at start
    */
   readonly ordering?: boolean
+  /**
+   * Optional, for a store that keeps ordering fences: the ordering keys held right now by a live claim (lease not run
+   * out), at most `limit` of them (a whole number from 1 to 1000), those held longest first (by `since`, then
+   * key), for `webhooks.heldKeys()` and the console. Costs at most about `limit` entries read, however many keys
+   * the store holds or has marks for. Never creates anything.
+   * @example
+   * const held = await store.heldKeys?.({ limit: 20 })
+   * for (const h of held ?? []) console.log(h.key, h.eventId, Date.now() - h.since.getTime(), 'ms')
+   */
+  heldKeys?(options: { limit: number }): MaybePromise<HeldOrderingKey[]>
   // --- end ordering fences ---
   /**
    * Renews the claim for `leaseMs` milliseconds from now if `token` still holds it; returns false when

@@ -21,6 +21,16 @@ export interface TelemetryGauges {
   inFlight(): number
   /** Deliveries and dispatches waiting for an event slot (`maxConcurrentEvents`). */
   waiting(): number
+  /**
+   * The ordering keys held now (`webhooks.heldKeys`, counted up to its cap of 1000), or undefined when the store
+   * cannot list them, fails, or has not answered within a second. Never rejects.
+   */
+  heldKeys?(): Promise<number | undefined>
+  /**
+   * The dead letters parked now (`webhooks.deadLetters.count`), or undefined when the store fails or has not
+   * answered within a second. Absent when there is no dead-letter store, or it cannot count. Never rejects.
+   */
+  parkedLetters?(): Promise<number | undefined>
 }
 
 /** One handler run, as {@link TelemetryScope.handler} describes it. */

@@ -2,10 +2,11 @@ import type * as v from 'valibot'
 import type { RawBody } from './crypto/crypto-provider.js'
 import type { DeadLetterFilter, DeadLetters, ReplayOutcome } from './dead-letters/types.js'
 import type { WebhookError } from './errors.js'
-import type { HealthOptions, HealthReport } from './health/types.js'
-import type { OnOptions, Ordering } from './ordering/types.js'
+import type { HealthCheck, HealthOptions, HealthReport } from './health/types.js'
+import type { HeldKeysOptions, HeldOrderingKey, OnOptions, Ordering } from './ordering/types.js'
 import type { BuiltInSchemas, SchemaMap, SchemaMapOption, UnknownEvent } from './schemas.js'
 import type { SecretEntry, VerifiedSecret } from './secrets.js'
+import type { ReceiverStats } from './stats/index.js'
 import type { TraceCarrier } from './telemetry.js'
 
 /** Looks up a request header by lower-case name. */
@@ -61,6 +62,14 @@ export interface WebhookQueue {
    * `receiver.dispatch` itself and report failures with `receiver.report`.
    */
   attach?(receiver: Pick<Webhooks<unknown>, 'dispatch' | 'report'>): void
+  /**
+   * Optional: checks that the queue can take events, for {@link Webhooks.health} and the start-up check, as
+   * `WebhookStore.health` does for a store (its backend answers, with `latencyMs`; its settings). Bounded by the
+   * receiver, which aborts `signal` when it stops waiting.
+   * @example
+   * health: async () => [{ name: 'myqueue', ok: await ping(), fix: 'start the broker' }]
+   */
+  health?(signal: AbortSignal): Promise<HealthCheck[]>
 }
 
 /** What {@link Webhooks.dispatch} did with an event. */
@@ -285,6 +294,21 @@ export interface Webhooks<E, C extends object = {}> {
    */
   health(options?: HealthOptions): Promise<HealthReport>
   /**
+   * The ordering keys held right now by a live claim, longest held first (`store.heldKeys`): which event holds
+   * each, since when, until when its lease runs, and its fencing token. A key held for long means its other events
+   * wait (409 `key_held`) behind a slow or stuck handler. Resolves `undefined` when the store cannot list them (a
+   * store without `heldKeys`, such as a custom one written before it existed). Rejects with a {@link StoreError}
+   * (`held keys`) when the store fails or has not answered within `timeoutMs`, and with a `RangeError` for a
+   * `limit` that is not a whole number from 1 to 1000.
+   *
+   * @example
+   * const held = await webhooks.heldKeys({ limit: 20 })
+   * for (const { key, eventId, since } of held ?? []) {
+   *   console.log(key, eventId, `held for ${Date.now() - since.getTime()} ms`)
+   * }
+   */
+  heldKeys(options?: HeldKeysOptions): Promise<HeldOrderingKey[] | undefined>
+  /**
    * The first step of a shutdown behind a load balancer: from now on {@link Webhooks.health} reports not ready
    * (check `draining`), so the readiness route answers 503 and the balancer stops sending here, while deliveries
    * that still arrive are handled as before (answering them 503 `closing` would delay each event by the service's
@@ -301,6 +325,23 @@ export interface Webhooks<E, C extends object = {}> {
    * })
    */
   drain(): void
+  /**
+   * This process's deliveries, counted in memory since the receiver was made (nothing is shared between
+   * instances; for all of them, use the OpenTelemetry metrics of `@payhooks/otel`): answers by outcome per minute
+   * over the last hour, answer latency p50/p99 over the hour (from the request's first byte, as the deadline
+   * counts it), events in flight and waiting for a slot now, conflicts in the hour, the events the service is
+   * retrying (answered non-2XX here, not 2XX since) with the oldest of them, and each secret's verifications per
+   * hour over the last 72 hours with when it was last used, to retire an old one. Recording costs each delivery
+   * a few array and map updates, and no allocation.
+   *
+   * @example
+   * const { deliveries, latency, retrying, secrets } = webhooks.stats()
+   * console.log(deliveries.total.processed ?? 0, 'processed in the last hour; p99', latency.p99Ms, 'ms')
+   * if (retrying.oldest) console.warn('still retried:', retrying.oldest.eventId, retrying.oldest.createdAt)
+   * const old = secrets.usage.find((secret) => secret.index === 1)
+   * if (old && old.total === 0) console.log('secret 1 unused for 72 hours here: last used', old.lastUsedAt)
+   */
+  stats(): ReceiverStats
   /** Effective options, for adapters. */
   readonly maxBodyBytes: number
   readonly deadlineMs: number

@@ -149,6 +149,31 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): Telemetry {
           unit: '{delivery}',
         })
         .addCallback((result) => result.observe(gauges.waiting()))
+      const { heldKeys, parkedLetters } = gauges
+      if (parkedLetters) {
+        meter
+          .createObservableGauge('payhooks.dead_letters.parked', {
+            description:
+              'Dead letters parked now, waiting for a replay. Absent when the dead-letter store cannot count them.',
+            unit: '{event}',
+          })
+          .addCallback(async (result) => {
+            const parked = await parkedLetters()
+            if (parked !== undefined) result.observe(parked)
+          })
+      }
+      if (heldKeys) {
+        meter
+          .createObservableGauge('payhooks.ordering.keys_held', {
+            description:
+              'Ordering keys held now by a running event (up to 1000); their other events wait. Absent when the store cannot list them.',
+            unit: '{key}',
+          })
+          .addCallback(async (result) => {
+            const held = await heldKeys()
+            if (held !== undefined) result.observe(held)
+          })
+      }
     },
     parked({ eventType, code, durable }) {
       currentMeters().deadLetters.add(1, {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import type { DeadLetterCode, NormalizedDeadLetterQuery } from '@payhooks/core'
+import type { DeadLetterCode, DeadLetterFilter, NormalizedDeadLetterQuery } from '@payhooks/core'
 import { checkTable, quoteTable } from './sql.js'
 
 // Every statement of the dead-letter store, for one table. The times are the receiver's (`parkedAt`, `replayedAt`
@@ -110,6 +110,23 @@ export interface DeadLetterStatements {
   sweep: string
   /** The list query and its parameters. */
   list(query: NormalizedDeadLetterQuery): { text: string; values: unknown[] }
+  /** The count query (`count` column) and its parameters. */
+  count(query: DeadLetterFilter & { status: NormalizedDeadLetterQuery['status'] }): { text: string; values: unknown[] }
+}
+
+/** The WHERE clause of a list or count, its parameters pushed onto `values`. */
+function filterOf(query: DeadLetterFilter & { status: string }, values: unknown[]): string {
+  const param = (value: unknown) => {
+    values.push(value)
+    return `$${values.length}`
+  }
+  const where: string[] = []
+  if (query.status !== 'all') where.push(`status = ${param(query.status)}`)
+  if (query.eventType !== undefined) where.push(`event_type = ${param(query.eventType)}`)
+  if (query.code !== undefined) where.push(`code = ${param(query.code)}`)
+  if (query.parkedAfter !== undefined) where.push(`parked_at >= ${param(query.parkedAfter)}`)
+  if (query.parkedBefore !== undefined) where.push(`parked_at < ${param(query.parkedBefore)}`)
+  return where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''
 }
 
 export function deadLetterStatements(table: string): DeadLetterStatements {
@@ -130,20 +147,15 @@ RETURNING ${COLUMNS}`,
 WHERE status = 'replayed' AND replayed_at < clock_timestamp() - $1::float8 * interval '1 millisecond'`,
     list(query) {
       const values: unknown[] = []
-      const param = (value: unknown) => {
-        values.push(value)
-        return `$${values.length}`
-      }
-      const where: string[] = []
-      if (query.status !== 'all') where.push(`status = ${param(query.status)}`)
-      if (query.eventType !== undefined) where.push(`event_type = ${param(query.eventType)}`)
-      if (query.code !== undefined) where.push(`code = ${param(query.code)}`)
-      if (query.parkedAfter !== undefined) where.push(`parked_at >= ${param(query.parkedAfter)}`)
-      if (query.parkedBefore !== undefined) where.push(`parked_at < ${param(query.parkedBefore)}`)
-      const filter = where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''
+      const filter = filterOf(query, values)
+      values.push(query.limit, query.offset)
       const text = `SELECT ${COLUMNS} FROM ${t}${filter}
-ORDER BY parked_at DESC, event_id DESC LIMIT ${param(query.limit)} OFFSET ${param(query.offset)}`
+ORDER BY parked_at DESC, event_id DESC LIMIT $${values.length - 1} OFFSET $${values.length}`
       return { text, values }
+    },
+    count(query) {
+      const values: unknown[] = []
+      return { text: `SELECT count(*)::float8 AS count FROM ${t}${filterOf(query, values)}`, values }
     },
   }
 }

@@ -1,4 +1,4 @@
-import { type DeadLetter, deadLetterQuery } from '@payhooks/core'
+import { type DeadLetter, deadLetterCountQuery, deadLetterQuery } from '@payhooks/core'
 import { check, nonNegativeNumber } from '@payhooks/core/validations'
 import type { Pool } from 'pg'
 import {
@@ -119,6 +119,12 @@ export function postgresDeadLetterStore(
       const { text, values } = sql.list(deadLetterQuery(query, `${where}.list`))
       const { rows } = await pool.query<DeadLetterRow>(text, values)
       return rows.map(toLetter)
+    },
+
+    async count(query) {
+      const { text, values } = sql.count(deadLetterCountQuery(query, `${where}.count`))
+      const { rows } = await pool.query<{ count: number }>(text, values)
+      return rows[0]?.count ?? 0
     },
 
     async markReplayed(eventId, at) {

@@ -53,6 +53,26 @@ export function fenceTokenColumnSql(table: string): string {
   return `ALTER TABLE ${quoteTable(fences)} ADD COLUMN IF NOT EXISTS fence_token bigint NOT NULL DEFAULT 0`
 }
 
+/**
+ * The statements recording who holds each ordering key and since when, for `heldKeys()` (what the store runs on first
+ * use when they are missing and `sql/007_payhooks_events_held_keys.sql` holds for the default name): the holder's
+ * event id and type and when it took the key, and an index of the held rows by that time, so listing them reads the
+ * held keys only, never the marks.
+ *
+ * @example
+ * import { heldKeysSql } from '@payhooks/postgres'
+ *
+ * await migrationClient.query(heldKeysSql('billing.webhook_events')) // on billing.webhook_events_fences
+ */
+export function heldKeysSql(table: string): string {
+  const fences = fenceTableOf(checkTable(table, 'heldKeysSql'))
+  if (fences === undefined) throw new TypeError(`heldKeysSql: table must leave room for a _fences suffix`)
+  const index = `${fences.split('.').pop()}_held`
+  return `ALTER TABLE ${quoteTable(fences)} ADD COLUMN IF NOT EXISTS held_since timestamptz,
+  ADD COLUMN IF NOT EXISTS holder_event_id text, ADD COLUMN IF NOT EXISTS holder_event_type text;
+CREATE INDEX IF NOT EXISTS ${quoteTable(index)} ON ${quoteTable(fences)} (held_since, ordering_key) WHERE holder IS NOT NULL`
+}
+
 /** The database's clock in microseconds since the epoch: a fencing token never below it. */
 const MICROS = `(extract(epoch FROM clock_timestamp()) * 1000000)::bigint`
 
@@ -64,8 +84,10 @@ export interface FenceStatements {
    * and is now held.
    */
   enter: string
-  /** $1 key: `remaining_ms` of the holder's lease. */
+  /** $1 key: `remaining_ms` of the holder's lease (and since when it holds the key, `since_ms`, with 007). */
   holder: string
+  /** $1 limit: the keys held now, longest held first (with the columns of migration 007). */
+  held: string
   /**
    * The store's claim statements with the fence's step joined to each, as one statement (so one commit): `$1`
    * event id and `$2` token as in the store's statement, then the fence's parameters.
@@ -86,21 +108,25 @@ export interface FenceStatements {
  * The fence statements on `fences`, joined to the store table `table`'s statements. A newer mark compares (at, type,
  * id) with the C collation, as JavaScript compares ASCII; a mark past its `keep_until` counts as none.
  */
-export function fenceStatements(table: string, fences: string): FenceStatements {
+export function fenceStatements(table: string, fences: string, holders = false): FenceStatements {
   const t = quoteTable(table)
   const f = quoteTable(fences)
   const live = 'f.keep_until > clock_timestamp()'
   const newer = `(f.mark_at IS NULL OR NOT (${live}) OR ROW(f.mark_at, f.mark_type COLLATE "C", f.mark_id COLLATE "C") < ROW($5::float8, $6::text COLLATE "C", $1::text COLLATE "C"))`
   return {
-    enter: `INSERT INTO ${f} AS f (ordering_key, holder, held_until, keep_until, fence_token)
-VALUES ($1, $2, ${later('$3')}, ${later('$3')}, ${MICROS})
-ON CONFLICT (ordering_key) DO UPDATE SET holder = EXCLUDED.holder, held_until = EXCLUDED.held_until,
+    enter: `INSERT INTO ${f} AS f (ordering_key, holder, held_until, keep_until, fence_token${holders ? ', held_since, holder_event_id, holder_event_type' : ''})
+VALUES ($1, $2, ${later('$3')}, ${later('$3')}, ${MICROS}${holders ? ', clock_timestamp(), $4, $5' : ''})
+ON CONFLICT (ordering_key) DO UPDATE SET holder = EXCLUDED.holder, held_until = EXCLUDED.held_until,${holders ? ' held_since = EXCLUDED.held_since,\nholder_event_id = EXCLUDED.holder_event_id, holder_event_type = EXCLUDED.holder_event_type,' : ''}
 keep_until = GREATEST(f.keep_until, EXCLUDED.keep_until), fence_token = GREATEST(f.fence_token + 1, EXCLUDED.fence_token)
 WHERE f.holder IS NULL OR f.held_until <= clock_timestamp()
 RETURNING CASE WHEN ${live} THEN f.mark_at END AS mark_at, CASE WHEN ${live} THEN f.mark_type END AS mark_type,
 CASE WHEN ${live} THEN f.mark_id END AS mark_id, f.fence_token::float8 AS fence_token`,
-    holder: `SELECT extract(epoch FROM held_until - clock_timestamp())::float8 * 1000 AS remaining_ms FROM ${f}
+    holder: `SELECT extract(epoch FROM held_until - clock_timestamp())::float8 * 1000 AS remaining_ms${holders ? ',\nextract(epoch FROM held_since)::float8 * 1000 AS since_ms' : ''} FROM ${f}
 WHERE ordering_key = $1 AND holder IS NOT NULL`,
+    held: `SELECT ordering_key, holder_event_id, holder_event_type, extract(epoch FROM held_since)::float8 * 1000 AS since_ms,
+extract(epoch FROM held_until)::float8 * 1000 AS until_ms, fence_token::float8 AS fence_token FROM ${f}
+WHERE holder IS NOT NULL AND held_since IS NOT NULL AND held_until > clock_timestamp()
+ORDER BY held_since, ordering_key LIMIT $1`,
     extend: `WITH fence AS (UPDATE ${f} SET held_until = ${later('$3')}, keep_until = GREATEST(keep_until, ${later('$3')})
 WHERE ordering_key = $4 AND holder = $2 AND held_until > clock_timestamp() RETURNING 1)
 UPDATE ${t} SET expires_at = ${later('$3')} WHERE event_id = $1 AND token = $2 AND expires_at > clock_timestamp()

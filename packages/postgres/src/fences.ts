@@ -1,6 +1,12 @@
-import type { ClaimResult, OrderingPosition } from '@payhooks/core'
+import type { ClaimResult, HeldOrderingKey, OrderingPosition } from '@payhooks/core'
 import type { Pool } from 'pg'
-import { createFenceTableSql, type FenceStatements, fenceStatements, fenceTokenColumnSql } from './fence-sql.js'
+import {
+  createFenceTableSql,
+  type FenceStatements,
+  fenceStatements,
+  fenceTokenColumnSql,
+  heldKeysSql,
+} from './fence-sql.js'
 import { createOnce } from './maintenance.js'
 import { quoteTable } from './sql.js'
 
@@ -11,10 +17,19 @@ interface MarkRow {
   fence_token: number
 }
 
-/** Whether the fence table has the fence_token column (false when the query fails on it: 42703, undefined column). */
-async function hasTokenColumn(pool: Pool, fenceTable: string): Promise<boolean> {
+interface HeldRow {
+  ordering_key: string
+  holder_event_id: string
+  holder_event_type: string
+  since_ms: number
+  until_ms: number
+  fence_token: number
+}
+
+/** Whether the fence table has `columns` (false when the query fails on one: 42703, undefined column). */
+async function hasColumns(pool: Pool, fenceTable: string, columns: string): Promise<boolean> {
   try {
-    await pool.query(`SELECT fence_token FROM ${quoteTable(fenceTable)} LIMIT 0`)
+    await pool.query(`SELECT ${columns} FROM ${quoteTable(fenceTable)} LIMIT 0`)
     return true
   } catch (error) {
     if ((error as { code?: unknown }).code === '42703') return false
@@ -22,17 +37,27 @@ async function hasTokenColumn(pool: Pool, fenceTable: string): Promise<boolean> 
   }
 }
 
-/** The fence table, created when `createTable`, with the fence_token column (added, or asked for when missing). */
-async function prepareTable(pool: Pool, table: string, fenceTable: string, createTable: boolean): Promise<void> {
+const HOLDER_COLUMNS = 'held_since, holder_event_id, holder_event_type'
+
+/**
+ * The fence table, created when `createTable`, with the fence_token column (added, or asked for when missing) and the
+ * holder columns of migration 007 (added, or done without when missing): whether it has those.
+ */
+async function prepareTable(pool: Pool, table: string, fenceTable: string, createTable: boolean): Promise<boolean> {
   if (createTable) await createOnce(pool, fenceTable, createFenceTableSql(table))
   // Checked before altering: ALTER TABLE locks the table, waiting on the other instances' transactions.
-  if (await hasTokenColumn(pool, fenceTable)) return
-  if (!createTable) {
-    throw new Error(
-      `postgresStore: ${fenceTable} has no fence_token column: apply sql/006_payhooks_events_fence_token.sql (or fenceTokenColumnSql)`,
-    )
+  if (!(await hasColumns(pool, fenceTable, 'fence_token'))) {
+    if (!createTable) {
+      throw new Error(
+        `postgresStore: ${fenceTable} has no fence_token column: apply sql/006_payhooks_events_fence_token.sql (or fenceTokenColumnSql)`,
+      )
+    }
+    await createOnce(pool, fenceTable, fenceTokenColumnSql(table))
   }
-  await createOnce(pool, fenceTable, fenceTokenColumnSql(table))
+  if (await hasColumns(pool, fenceTable, HOLDER_COLUMNS)) return true
+  if (!createTable) return false
+  await createOnce(pool, fenceTable, heldKeysSql(table))
+  return true
 }
 
 /**
@@ -42,12 +67,17 @@ async function prepareTable(pool: Pool, table: string, fenceTable: string, creat
  * as the claims they go with.
  */
 export function postgresFences(pool: Pool, table: string, fenceTable: string, createTable: boolean) {
-  const sql: FenceStatements = fenceStatements(table, fenceTable)
+  let sql: FenceStatements = fenceStatements(table, fenceTable)
   const held = new Map<string, OrderingPosition>()
   let ready: Promise<void> | undefined
+  /** Whether the fence table has the holder columns of migration 007, once known. */
+  let holders: boolean | undefined
   /** The fence table, created on first use (a store never given a position creates nothing). */
   const prepare = () => {
-    ready ??= prepareTable(pool, table, fenceTable, createTable)
+    ready ??= prepareTable(pool, table, fenceTable, createTable).then((found) => {
+      holders = found
+      sql = fenceStatements(table, fenceTable, found)
+    })
     ready.catch(() => {
       ready = undefined
     })
@@ -56,10 +86,13 @@ export function postgresFences(pool: Pool, table: string, fenceTable: string, cr
 
   return {
     /** Takes the position's key for the claim `token`, or answers how long another claim holds it. */
-    async enter(token: string, position: OrderingPosition, leaseMs: number): Promise<ClaimResult> {
+    async enter(eventId: string, token: string, position: OrderingPosition, leaseMs: number): Promise<ClaimResult> {
       await prepare()
+      const values = holders
+        ? [position.key, token, leaseMs, eventId, position.eventType]
+        : [position.key, token, leaseMs]
       for (let attempt = 0; attempt < 3; attempt++) {
-        const entered = await pool.query<MarkRow>(sql.enter, [position.key, token, leaseMs])
+        const entered = await pool.query<MarkRow>(sql.enter, values)
         const row = entered.rows[0]
         if (row) {
           held.set(token, position)
@@ -68,10 +101,14 @@ export function postgresFences(pool: Pool, table: string, fenceTable: string, cr
           const newest = { at: row.mark_at, eventType: row.mark_type as string, eventId: row.mark_id as string }
           return { status: 'claimed', token, newest, fencingToken }
         }
-        const holder = await pool.query<{ remaining_ms: number }>(sql.holder, [position.key])
+        const holder = await pool.query<{ remaining_ms: number; since_ms?: number | null }>(sql.holder, [position.key])
         const remaining = holder.rows[0]?.remaining_ms
-        if (remaining !== undefined && remaining > 0)
-          return { status: 'processing', retryAfterMs: Math.ceil(remaining) }
+        if (remaining !== undefined && remaining > 0) {
+          const since = holder.rows[0]?.since_ms
+          return typeof since === 'number'
+            ? { status: 'processing', retryAfterMs: Math.ceil(remaining), keyHeldSince: Math.round(since) }
+            : { status: 'processing', retryAfterMs: Math.ceil(remaining) }
+        }
       }
       return { status: 'processing' }
     },
@@ -102,6 +139,33 @@ export function postgresFences(pool: Pool, table: string, fenceTable: string, cr
     /** Drops what this process keeps of the claim `token`'s fence, once its done marker is written. */
     forget(token: string): void {
       held.delete(token)
+    },
+    /**
+     * The keys held now, longest held first. Creates nothing: no fence table yet is no key held; a table without the
+     * columns of migration 007 is an error naming it.
+     */
+    async heldKeys(limit: number): Promise<HeldOrderingKey[]> {
+      if (holders !== true) {
+        try {
+          if (!(await hasColumns(pool, fenceTable, HOLDER_COLUMNS))) {
+            throw new Error(
+              `postgresStore: ${fenceTable} has no held_since column: apply sql/007_payhooks_events_held_keys.sql (or heldKeysSql)`,
+            )
+          }
+        } catch (error) {
+          if ((error as { code?: unknown }).code === '42P01') return []
+          throw error
+        }
+      }
+      const { rows } = await pool.query<HeldRow>(fenceStatements(table, fenceTable, true).held, [limit])
+      return rows.map((row) => ({
+        key: row.ordering_key,
+        eventId: row.holder_event_id,
+        eventType: row.holder_event_type,
+        since: new Date(Math.round(row.since_ms)),
+        expiresAt: new Date(Math.round(row.until_ms)),
+        token: row.fence_token,
+      }))
     },
     async sweep(): Promise<number> {
       return ready === undefined ? 0 : ((await pool.query(sql.sweep)).rowCount ?? 0)

@@ -1,6 +1,6 @@
 export { createDeadLetterTableSql, widenDeadLetterCodeSql } from './dead-letter-sql.js'
 export { postgresDeadLetterStore } from './dead-letters.js'
-export { createFenceTableSql, fenceTokenColumnSql } from './fence-sql.js'
+export { createFenceTableSql, fenceTokenColumnSql, heldKeysSql } from './fence-sql.js'
 export { bodyDigestColumnSql, createTableSql } from './sql.js'
 export { postgresStore } from './store.js'
 export type {

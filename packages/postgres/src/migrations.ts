@@ -83,4 +83,13 @@ export const MIGRATIONS: readonly Migration[] = [
     without: 'events of types with ordering rules are refused 503 (no fencing token)',
     severity: 'warning',
   },
+  {
+    number: '007',
+    file: '007_payhooks_events_held_keys.sql',
+    store: 'events',
+    suffix: '_fences',
+    columns: ['held_since', 'holder_event_id', 'holder_event_type'],
+    without: 'webhooks.heldKeys() cannot list the ordering keys held (it rejects, naming this migration)',
+    severity: 'warning',
+  },
 ]

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { createDeadLetterTableSql, widenDeadLetterCodeSql } from './dead-letter-sql.js'
-import { createFenceTableSql, fenceTokenColumnSql } from './fence-sql.js'
+import { createFenceTableSql, fenceTokenColumnSql, heldKeysSql } from './fence-sql.js'
 import { bodyDigestColumnSql, createTableSql } from './sql.js'
 
 /** The statements without comments, quotes around names, or layout. */
@@ -39,6 +39,10 @@ describe('the shipped migrations', () => {
     expect(statements(shipped('006_payhooks_events_fence_token.sql'))).toBe(
       statements(fenceTokenColumnSql('payhooks_events')),
     )
+  })
+
+  it('007 adds what heldKeysSql writes for the default table', () => {
+    expect(statements(shipped('007_payhooks_events_held_keys.sql'))).toBe(statements(heldKeysSql('payhooks_events')))
   })
 
   it('002 creates what createDeadLetterTableSql writes for the default table', () => {

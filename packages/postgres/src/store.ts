@@ -121,7 +121,7 @@ export function postgresStore(pool: Pool, options: PostgresStoreOptions = {}): P
   async function enterFence(eventId: string, token: string, position: OrderingPosition, ms: number) {
     let entered: ClaimResult
     try {
-      entered = await (fences as NonNullable<typeof fences>).enter(token, position, ms)
+      entered = await (fences as NonNullable<typeof fences>).enter(eventId, token, position, ms)
     } catch (error) {
       await pool.query(sql.release, [eventId, token]).catch(() => {})
       throw error
@@ -204,6 +204,8 @@ export function postgresStore(pool: Pool, options: PostgresStoreOptions = {}): P
     },
 
     sweep,
+
+    ...(fences ? { heldKeys: ({ limit }: { limit: number }) => fences.heldKeys(limit) } : {}),
 
     health: () => postgresHealth(pool, { name: 'postgres', store: 'events', table, createTable }),
 

@@ -1,6 +1,7 @@
 import {
   type DeadLetter,
   type DeadLetterStore,
+  deadLetterCountQuery,
   deadLetterMatches,
   deadLetterQuery,
   type NormalizedDeadLetterQuery,
@@ -113,7 +114,7 @@ export function redisDeadLetterStore(
     })
   }
 
-  /** Ids of the letters matching `query`, page applied, newest first. */
+  /** Ids of the letters matching `query`, page applied, newest first (all of them with `limit` Infinity). */
   async function matchingIds(query: NormalizedDeadLetterQuery): Promise<string[]> {
     const max = query.parkedBefore ? `(${query.parkedBefore.getTime()}` : '+inf'
     const min = query.parkedAfter ? String(query.parkedAfter.getTime()) : '-inf'
@@ -188,6 +189,11 @@ export function redisDeadLetterStore(
         'markReplayed got no reply from Redis',
       )
       return reply === 1
+    },
+    async count(query) {
+      const checked = deadLetterCountQuery(query, 'redisDeadLetterStore.count')
+      // Every letter of the time range is looked at (its status, type and code, never its body): CHUNK a trip.
+      return (await matchingIds({ ...checked, limit: Number.POSITIVE_INFINITY, offset: 0 })).length
     },
     async delete(eventId) {
       const [removed] = await exec<number>((pipeline) => {

@@ -1,6 +1,7 @@
 import type { OrderingMark, OrderingPosition } from '@payhooks/core'
 import type { Cluster, Redis } from 'ioredis'
 import type { ConnectionDeadline } from './connection.js'
+import { heldKeyIndex } from './held-keys.js'
 
 // Ordering fences (issue 24). Each ordering key has three keys, `<prefix>{fence:<key>}:lock` (the token of the claim
 // handling an event of the key, expiring with its lease), `:mark` (the newest event handled: `at|type|id`) and
@@ -88,7 +89,9 @@ interface Held {
   readonly mark: string
 }
 
-export type FenceEntry = { newest: OrderingMark | undefined; fencingToken: number } | { busyForMs: number | undefined }
+export type FenceEntry =
+  | { newest: OrderingMark | undefined; fencingToken: number }
+  | { busyForMs: number | undefined; heldSince: number | undefined }
 
 function parseMark(value: string): OrderingMark | undefined {
   const match = /^([^|]*)\|([^|]*)\|(.*)$/s.exec(value)
@@ -109,6 +112,7 @@ export function redisFences(
   const commands = client as unknown as FenceCommands
   const held = new Map<string, Held>()
   const { call } = deadline
+  const index = heldKeyIndex(client, keyPrefix, deadline)
 
   const leave = (token: string, fence: Held, applied: boolean) =>
     call(
@@ -137,15 +141,20 @@ export function redisFences(
           commands.payhooksFenceLeave(fence.lock, fence.mark, token, '', '', '', retentionMs).catch(() => {})
         },
       )
-      if (reply.length === 1) return { busyForMs: reply[0] >= 0 ? reply[0] : undefined }
+      if (reply.length === 1) {
+        // Since when: from the index of held keys (another slot), for the 409's message.
+        return { busyForMs: reply[0] >= 0 ? reply[0] : undefined, heldSince: await index.since(position.key) }
+      }
       held.set(token, fence)
       const [fencingToken, mark] = reply
+      await index.take(position.key, token, Number(fencingToken), position.eventType, eventId, leaseMs)
       return { newest: mark === null ? undefined : parseMark(mark), fencingToken: Number(fencingToken) }
     },
     async extend(token: string, leaseMs: number): Promise<void> {
       const fence = held.get(token)
       if (fence === undefined) return
       await call(() => commands.payhooksFenceExtend(fence.lock, token, leaseMs), 'fence extend got no reply from Redis')
+      await index.renew(fence.position.key, token, leaseMs)
     },
     /** Frees the key of the claim `token`, first moving its mark when the event was handled (`applied`). */
     async leave(token: string, applied: boolean): Promise<void> {
@@ -155,7 +164,10 @@ export function redisFences(
         await leave(token, fence, applied)
       } finally {
         held.delete(token)
+        await index.free(fence.position.key, token)
       }
     },
+    /** The ordering keys held now, longest held first. */
+    heldKeys: (limit: number) => index.list(limit),
   }
 }

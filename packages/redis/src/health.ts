@@ -50,6 +50,8 @@ export async function redisHealth(
   { call }: ConnectionDeadline,
   name: string,
   what: string,
+  /** What an evicted key loses, for the `maxmemory-policy` check. */
+  evicted = 'a done marker lost runs an event twice; a letter lost is an event lost',
 ): Promise<HealthCheck[]> {
   const started = performance.now()
   try {
@@ -75,7 +77,7 @@ export async function redisHealth(
           name: `${name}_maxmemory_policy`,
           ok: false,
           severity: 'warning',
-          detail: `maxmemory-policy is ${evicting}: when memory runs out Redis may evict ${what}'s keys (a done marker lost runs an event twice; a letter lost is an event lost)`,
+          detail: `maxmemory-policy is ${evicting}: when memory runs out Redis may evict ${what}'s keys (${evicted})`,
           fix: 'set maxmemory-policy noeviction (redis.conf or CONFIG SET), or give payhooks a Redis of its own',
         }
       : unknownPolicy

@@ -138,9 +138,10 @@ export function redisStore(
         }
         if ('busyForMs' in entry) {
           await release(eventId, token)
-          return entry.busyForMs === undefined
-            ? { status: 'processing' }
-            : { status: 'processing', retryAfterMs: entry.busyForMs }
+          const busy: ClaimResult = { status: 'processing' }
+          if (entry.busyForMs !== undefined) busy.retryAfterMs = entry.busyForMs
+          if (entry.heldSince !== undefined) busy.keyHeldSince = entry.heldSince
+          return busy
         }
         const { newest, fencingToken } = entry
         return newest === undefined
@@ -169,6 +170,7 @@ export function redisStore(
       )
     },
     release,
+    heldKeys: ({ limit }) => fences.heldKeys(limit),
     health: () => redisHealth(client, deadline, 'redis', 'the dedupe store'),
   }
 }

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { claimTests } from './store-contract/claims.js'
 import { contractContext } from './store-contract/context.js'
 import { digestTests } from './store-contract/digests.js'
+import { heldKeyTests } from './store-contract/held-keys.js'
 import { instanceTests } from './store-contract/instances.js'
 import { leaseTests } from './store-contract/leases.js'
 import { orderingTests } from './store-contract/ordering.js'
@@ -58,8 +59,10 @@ export function storeContract(name: string, makeStore: StoreFactory, options: St
     instanceTests(context)
     digestTests(context)
     // Ordering fences (issue 24): for stores that say they keep them (`store.ordering`).
-    if (options.ordering ?? true) orderingTests(context)
-    else {
+    if (options.ordering ?? true) {
+      orderingTests(context)
+      heldKeyTests(context)
+    } else {
       it('ordering: says it keeps no fences, so a receiver refuses ordering rules on it', async () => {
         expect((await fleet()()).ordering).not.toBe(true)
       })

@@ -1,22 +1,27 @@
 import { ApiError, get, type Session } from './api.js'
 import { notice, noticeAfterNavigation } from './dom.js'
+import { showKeys } from './keys.js'
 import { showLetter } from './letter.js'
 import { showLetters } from './letters.js'
 import { showOverview } from './overview.js'
+import { showSecrets } from './secrets.js'
 
 const view = document.getElementById('view') as HTMLElement
 let session: Session
 
 async function route(): Promise<void> {
   const hash = location.hash.slice(1) || '/'
+  const name = hash.match(/^\/(overview|secrets|keys)/)?.[1] ?? 'letters'
   for (const link of document.querySelectorAll<HTMLAnchorElement>('nav a')) {
-    const current = link.dataset.view === (hash.startsWith('/overview') ? 'overview' : 'letters')
+    const current = link.dataset.view === name
     if (current) link.setAttribute('aria-current', 'page')
     else link.removeAttribute('aria-current')
   }
   try {
     if (hash.startsWith('/letter/')) await showLetter(view, session, decodeURIComponent(hash.slice(8)))
-    else if (hash.startsWith('/overview')) await showOverview(view)
+    else if (name === 'overview') await showOverview(view)
+    else if (name === 'secrets') await showSecrets(view)
+    else if (name === 'keys') await showKeys(view)
     else await showLetters(view, session, new URLSearchParams(hash.split('?')[1] ?? ''))
   } catch (error) {
     notice(error instanceof ApiError ? `The board answered ${error.status}: ${error.message}` : String(error), 'error')

@@ -1,9 +1,62 @@
 // The dead-letter list: filters in the address (#/?code=...), pages, selection, replay and delete.
 import { get, type Outcome, post, type Session, type Summary } from './api.js'
-import { el, notice, when } from './dom.js'
+import { el, notice, noticeAfterNavigation, noticeNext, when } from './dom.js'
 
 const PAGE = 50
 const FILTERS = ['code', 'eventType', 'from', 'to', 'eventId', 'status'] as const
+
+interface Batch {
+  outcomes: Outcome[]
+  total: number
+  done: number
+  failed: number
+  remaining: number
+  cursor: unknown
+}
+
+/**
+ * Replays the letters matching `filter` batch after batch (the server replays a few per request), showing the
+ * progress in `box`, with a button that stops after the batch under way.
+ */
+async function replayInBatches(
+  box: HTMLElement,
+  filter: Record<string, string>,
+  count: number,
+  session: Session,
+): Promise<void> {
+  let stopped = false
+  const bar = el('progress', { max: String(count), value: '0', id: 'replay-progress' })
+  const line = el('span', { id: 'replay-progress-text' }, `Replaying 0 of ${count}…`)
+  const stop = el('button', { type: 'button', id: 'replay-stop' }, 'Stop')
+  stop.addEventListener('click', () => {
+    stopped = true
+    stop.disabled = true
+    line.textContent = `${line.textContent} stopping after this batch…`
+  })
+  box.replaceChildren(el('div', { class: 'progress' }, bar, line, stop))
+  box.hidden = false
+  const all: Outcome[] = []
+  let body: Record<string, unknown> = { filter, confirmCount: count }
+  let last: Batch | undefined
+  try {
+    for (;;) {
+      last = await post<Batch>('dead-letters/replay-matching', body, session.csrfHeader)
+      all.push(...last.outcomes)
+      bar.value = last.done + last.failed
+      line.textContent = `Replayed ${last.done} of ${last.total}${last.failed ? `, ${last.failed} failed (left parked)` : ''}…`
+      if (last.cursor === null || stopped) break
+      body = { filter, cursor: last.cursor }
+    }
+  } catch (error) {
+    noticeNext(`Replay stopped: ${(error as Error).message}. ${outcomeLine(all)}`, 'error')
+    return
+  }
+  const ok = all.every((o) => o.status === 'processed' || o.status === 'duplicate')
+  noticeNext(
+    `${stopped && last?.cursor ? `Stopped after ${all.length} of ${count}. ` : ''}${outcomeLine(all)}`,
+    ok && !(stopped && last?.cursor) ? 'ok' : 'error',
+  )
+}
 
 export function outcomeLine(outcomes: Outcome[]): string {
   const counts = new Map<string, number>()
@@ -151,24 +204,19 @@ export async function showLetters(view: HTMLElement, session: Session, params: U
     const { count } = await get<{ count: number }>(`dead-letters/count?${filterOnly}`)
     const yes = el('button', { type: 'button', class: 'primary', id: 'confirm-yes' }, `Replay ${count}`)
     const no = el('button', { type: 'button', id: 'confirm-no' }, 'Cancel')
+    if (count === 0) {
+      notice('No parked letter matches this filter.', 'info')
+      return
+    }
     confirm.replaceChildren(`Replay all ${count} parked letter(s) matching this filter, oldest first?`, yes, no)
     confirm.hidden = false
     no.addEventListener('click', () => {
       confirm.hidden = true
     })
-    yes.addEventListener('click', async () => {
-      yes.disabled = true
-      const filter = Object.fromEntries(filterOnly)
-      const { outcomes } = await post<{ outcomes: Outcome[] }>(
-        'dead-letters/replay-matching',
-        { filter, confirmCount: count },
-        session.csrfHeader,
-      )
-      notice(
-        outcomeLine(outcomes),
-        outcomes.every((o) => o.status === 'processed' || o.status === 'duplicate') ? 'ok' : 'error',
-      )
-      await showLetters(view, session, params)
+    yes.addEventListener('click', () => {
+      void replayInBatches(confirm, Object.fromEntries(filterOnly), count, session)
+        .then(() => showLetters(view, session, params))
+        .then(noticeAfterNavigation)
     })
   })
 

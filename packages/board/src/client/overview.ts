@@ -1,16 +1,109 @@
 import { get } from './api.js'
-import { el } from './dom.js'
+import { bars } from './bars.js'
+import { el, when } from './dom.js'
 
 interface Overview {
   deadLetters: { parked: number; byCode: Record<string, number>; durable: boolean | null }
   health: { ready: boolean; checks: Record<string, unknown>[] } | null
+  instance: Instance | null
+}
+
+interface Instance {
+  since: string
+  at: string
+  outcomes: Record<string, number>
+  perMinute: number[]
+  latency: { count: number; p50Ms: number | null; p99Ms: number | null }
+  inFlight: number
+  waiting: number
+  conflicts: number
+  retrying: {
+    count: number
+    oldest: {
+      eventId: string
+      eventType: string
+      createdAt: string | null
+      firstSeen: string
+      lastSeen: string
+      attempts: number
+      lastOutcome: string
+      lastStatus: number
+    } | null
+  }
+}
+
+const card = (value: string, label: string, id?: string) =>
+  el('div', { class: 'card', id }, el('div', { class: 'value' }, value), el('div', { class: 'label' }, label))
+
+const ms = (value: number | null) => (value === null ? '—' : value <= 1 ? '≤ 1 ms' : `≤ ${value} ms`)
+
+/** This process's figures: the page says so, with when it started counting. */
+function instancePanel(instance: Instance | null): HTMLElement {
+  const panel = el('section', { class: 'panel', id: 'instance' }, el('h3', {}, 'This instance, last hour'))
+  if (!instance) {
+    panel.append(el('p', { class: 'note' }, 'This receiver has no stats() (a newer @payhooks/core has).'))
+    return panel
+  }
+  const answered = Object.values(instance.outcomes).reduce((sum, n) => sum + n, 0)
+  const oldest = instance.retrying.oldest
+  const fact = (term: string, value: string) => [el('dt', {}, term), el('dd', {}, value)]
+  panel.append(
+    el(
+      'p',
+      { class: 'note' },
+      `Counted in this process since ${when(instance.since)}: every other instance counts its own. For all of them, use the OpenTelemetry metrics of @payhooks/otel (payhooks.deliveries, payhooks.answer.duration).`,
+    ),
+    el(
+      'div',
+      { class: 'cards', id: 'instance-cards' },
+      card(String(answered), 'deliveries answered (this instance)'),
+      card(ms(instance.latency.p50Ms), 'answer latency p50 (this instance)'),
+      card(ms(instance.latency.p99Ms), 'answer latency p99 (this instance)'),
+      card(String(instance.inFlight), 'in flight now (this instance)'),
+      card(String(instance.waiting), 'waiting for a slot (this instance)'),
+      card(String(instance.conflicts), 'conflicts (this instance)'),
+    ),
+    bars(instance.perMinute, (index) => `${60 - index} min ago`, 'per-minute'),
+    el('p', { class: 'note' }, 'Deliveries per minute, the last hour (oldest left).'),
+    answered === 0
+      ? el('p', { class: 'empty' }, 'No delivery answered in the last hour.')
+      : el(
+          'table',
+          { id: 'outcomes' },
+          el('thead', {}, el('tr', {}, el('th', {}, 'Outcome'), el('th', {}, 'Deliveries'))),
+          el(
+            'tbody',
+            {},
+            ...Object.entries(instance.outcomes)
+              .sort((a, b) => b[1] - a[1])
+              .map(([outcome, count]) => el('tr', {}, el('td', {}, outcome), el('td', {}, String(count)))),
+          ),
+        ),
+    el('h3', {}, 'Oldest event still retried'),
+    oldest
+      ? el(
+          'dl',
+          { class: 'facts', id: 'oldest-retried' },
+          ...fact('Event', oldest.eventId),
+          ...fact('Type', oldest.eventType),
+          ...fact('Created', when(oldest.createdAt)),
+          ...fact('First answered non-2XX here', when(oldest.firstSeen)),
+          ...fact('Attempts here', String(oldest.attempts)),
+          ...fact('Last answer', `${oldest.lastStatus} ${oldest.lastOutcome} at ${when(oldest.lastSeen)}`),
+          ...fact('Events retried (this instance)', String(instance.retrying.count)),
+        )
+      : el(
+          'p',
+          { class: 'empty', id: 'oldest-retried' },
+          'None: every event this instance answered non-2XX was answered 2XX since.',
+        ),
+  )
+  return panel
 }
 
 export async function showOverview(view: HTMLElement): Promise<void> {
   const data = await get<Overview>('overview')
-  const card = (value: string, label: string) =>
-    el('div', { class: 'card' }, el('div', { class: 'value' }, value), el('div', { class: 'label' }, label))
-  const { deadLetters, health } = data
+  const { deadLetters, health, instance } = data
   view.replaceChildren(
     el('h2', {}, 'Overview'),
     el(
@@ -26,6 +119,7 @@ export async function showOverview(view: HTMLElement): Promise<void> {
         ? 'These dead letters live in this process’s memory: other instances have their own.'
         : 'Dead letters are shared through the store: every instance shows the same list.',
     ),
+    instancePanel(instance),
     el(
       'section',
       { class: 'panel', id: 'health' },

@@ -205,6 +205,30 @@ describe('createWebhooks({ deadLetters })', () => {
     expect(answer.body.error).toBe('schema_mismatch')
     expect(errors.map((error) => error.constructor)).toEqual([SchemaError, StoreError])
     expect(errors[1]?.message).toBe('store dead-letter park failed for evt_unparked: disk full')
+    expect((errors[1] as StoreError).answered).toEqual({ status: 422, code: 'schema_mismatch' })
+  })
+
+  it('logs a failed park with the answer the delivery got (422), not the store error’s 503', async () => {
+    const { store } = durableStore({ park: new Error('relation "payhooks_dead_letters" does not exist') })
+    const lines: { fields: Record<string, unknown>; message: string }[] = []
+    const logger = {
+      error: (fields: Record<string, unknown>, message: string) => void lines.push({ fields, message }),
+      warn() {},
+      info() {},
+    }
+    const webhooks = createWebhooks({ secret: SECRET, deadLetters: store, logger, checkAtStart: false })
+    const answer = await deliver(webhooks, settled('evt_no_table', { amount: '10' }))
+    expect(answer.status).toBe(422)
+    const failure = lines.find((line) => line.fields.code === 'store_unavailable')
+    expect(failure?.message).toMatch(
+      /^\[payhooks\] store_unavailable \(answered 422 schema_mismatch\): store dead-letter park failed for evt_no_table/,
+    )
+    expect(failure?.message).not.toContain('503')
+    expect(failure?.fields).toMatchObject({
+      status: 422,
+      answered_code: 'schema_mismatch',
+      operation: 'dead-letter park',
+    })
   })
 
   it("runs the store's init once before parking, again after it failed", async () => {

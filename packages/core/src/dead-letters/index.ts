@@ -8,11 +8,12 @@ export {
   park,
   readyDeadLetters,
 } from './park.js'
-export { deadLetterMatches, deadLetterQuery, type NormalizedDeadLetterQuery } from './query.js'
+export { deadLetterCountQuery, deadLetterMatches, deadLetterQuery, type NormalizedDeadLetterQuery } from './query.js'
 export { deadLetterView, type Guard, type ReplayState, replay, replayAll } from './replay.js'
 export type {
   DeadLetter,
   DeadLetterCode,
+  DeadLetterCountQuery,
   DeadLetterFilter,
   DeadLetterQuery,
   DeadLetterStore,

@@ -1,6 +1,6 @@
 import { positiveInteger } from '../validations.js'
-import { deadLetterMatches, deadLetterQuery } from './query.js'
-import type { DeadLetter, DeadLetterQuery, DeadLetterStore, ParkedEvent } from './types.js'
+import { deadLetterCountQuery, deadLetterMatches, deadLetterQuery } from './query.js'
+import type { DeadLetter, DeadLetterCountQuery, DeadLetterQuery, DeadLetterStore, ParkedEvent } from './types.js'
 
 /** Options of {@link memoryDeadLetterStore}. */
 export interface MemoryDeadLetterStoreOptions {
@@ -19,6 +19,7 @@ export interface MemoryDeadLetterStore extends DeadLetterStore {
   get(eventId: string): DeadLetter | undefined
   list(query?: DeadLetterQuery): DeadLetter[]
   markReplayed(eventId: string, at: Date): boolean
+  count(query?: DeadLetterCountQuery): number
   /** Letters held, parked or replayed. */
   readonly size: number
 }
@@ -104,6 +105,12 @@ export function memoryDeadLetterStore(options: MemoryDeadLetterStoreOptions = {}
     },
     delete(eventId) {
       return letters.delete(eventId)
+    },
+    count(query) {
+      const checked = deadLetterCountQuery(query, 'memoryDeadLetterStore.count')
+      let found = 0
+      for (const letter of letters.values()) if (deadLetterMatches(letter, checked)) found++
+      return found
     },
   }
 }

@@ -151,6 +151,8 @@ export async function park(
     report(state.eventHandler, error)
     const failure =
       cause instanceof StoreError ? cause : new StoreError('dead-letter park', cause, error.eventId, error.eventType)
+    // The delivery gets the error's own answer, not the store's 503: the log says which.
+    failure.answered = { status: error.status, code: error.code }
     report(state.eventHandler, failure)
     return { result: errorAnswer(error), outcome: undefined }
   }

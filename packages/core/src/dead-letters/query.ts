@@ -1,5 +1,5 @@
 import { check, nonNegativeInteger, positiveInteger } from '../validations.js'
-import type { DeadLetter, DeadLetterFilter, DeadLetterQuery } from './types.js'
+import type { DeadLetter, DeadLetterCountQuery, DeadLetterFilter, DeadLetterQuery } from './types.js'
 
 /** A {@link DeadLetterQuery} with its defaults, checked. */
 export type NormalizedDeadLetterQuery = DeadLetterFilter &
@@ -45,6 +45,22 @@ export function deadLetterQuery(query: DeadLetterQuery = {}, where = 'list'): No
     limit: positiveInteger(query.limit ?? 100, where, 'limit'),
     offset: nonNegativeInteger(query.offset ?? 0, where, 'offset'),
   }
+}
+
+/**
+ * `query` of a count with its default (`status: 'parked'`), checked as {@link deadLetterQuery} checks a list's.
+ *
+ * @example
+ * count(query) {
+ *   const { status, eventType, code } = deadLetterCountQuery(query, 'myDeadLetterStore.count')
+ * }
+ */
+export function deadLetterCountQuery(
+  query: DeadLetterCountQuery = {},
+  where = 'count',
+): DeadLetterFilter & Required<Pick<DeadLetterQuery, 'status'>> {
+  const { limit: _limit, offset: _offset, ...checked } = deadLetterQuery(query, where)
+  return checked
 }
 
 /**

@@ -6,8 +6,15 @@ import { isThenable } from '../thenable.js'
 import type { VerifiedEvent } from '../types.js'
 import { type VerifiedWithSink, type VerifyState, verifyAndParse, withoutAgeChecks } from '../verify-and-parse.js'
 import { type ParkState, readyDeadLetters } from './park.js'
-import { deadLetterQuery } from './query.js'
-import type { DeadLetter, DeadLetterFilter, DeadLetterStore, DeadLetters, ReplayOutcome } from './types.js'
+import { deadLetterCountQuery, deadLetterQuery } from './query.js'
+import type {
+  DeadLetter,
+  DeadLetterCountQuery,
+  DeadLetterFilter,
+  DeadLetterStore,
+  DeadLetters,
+  ReplayOutcome,
+} from './types.js'
 
 /** What replaying needs from the receiver: verification, dispatch and the dead-letter store. */
 export interface ReplayState extends VerifyState, SlotState, ParkState {}
@@ -18,7 +25,7 @@ export type Guard = <T>(work: () => Promise<T>) => Promise<T>
 const PAGE = 500
 
 async function stored<T>(
-  operation: 'get' | 'list' | 'mark' | 'delete',
+  operation: 'get' | 'list' | 'mark' | 'delete' | 'count',
   eventId: string | undefined,
   call: () => T | Promise<T>,
 ): Promise<T> {
@@ -119,6 +126,16 @@ export function deadLetterView(state: ReplayState, guard: Guard): DeadLetters {
     replay: (eventId) => guard(() => replay(state, eventId)),
     replayAll: (filter) => guard(() => replayAll(state, filter)),
     ...(state.deadLetters ? { durable: state.deadLetters.durable } : {}),
+    ...(state.deadLetters?.count
+      ? {
+          count: (query?: DeadLetterCountQuery) =>
+            guard(async () => {
+              const checked = deadLetterCountQuery(query, 'deadLetters.count')
+              const store = await readyDeadLetters(state)
+              return stored('count', undefined, () => store.count?.(checked) ?? 0)
+            }),
+        }
+      : {}),
     ...(state.deadLetters?.delete
       ? {
           delete: (eventId: string) =>

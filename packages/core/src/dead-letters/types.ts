@@ -68,6 +68,9 @@ export interface DeadLetterQuery extends DeadLetterFilter {
   offset?: number
 }
 
+/** Which letters {@link DeadLetterStore.count} counts: a list's filter and status, without its page. */
+export type DeadLetterCountQuery = Omit<DeadLetterQuery, 'limit' | 'offset'>
+
 /**
  * Where a receiver parks the signed events it cannot handle, so that none disappears when the service stops
  * retrying after 72 hours: the exact bytes, the headers a replay needs, the reason and the times. Pass one as
@@ -125,6 +128,13 @@ export interface DeadLetterStore {
    * event needs no handling). Returns false when there was none. Without it, tools offer no delete.
    */
   delete?(eventId: string): MaybePromise<boolean>
+  /**
+   * Optional: how many letters match `query` (by default the `parked` ones), as {@link DeadLetterStore.list} would
+   * return them all, without reading their bodies. Without it, tools count by listing.
+   * @example
+   * const parked = await store.count?.({ code: 'handler_failed' })
+   */
+  count?(query?: DeadLetterCountQuery): MaybePromise<number>
   /** Optional clean-up: close timers or connections the store owns. Called by `webhooks.close()`. */
   shutdown?(): MaybePromise<void>
   /**
@@ -178,6 +188,13 @@ export interface DeadLetters {
    * can delete (payhooks' memory, Redis and PostgreSQL stores can).
    */
   delete?(eventId: string): Promise<boolean>
+  /**
+   * How many letters match `query` (by default the `parked` ones). Present only when the store can count
+   * (payhooks' memory, Redis and PostgreSQL stores, and BullMQ's dead letters, can).
+   * @example
+   * const parked = await webhooks.deadLetters.count?.({ eventType: 'transaction_settled' })
+   */
+  count?(query?: DeadLetterCountQuery): Promise<number>
   /**
    * The store's own `durable`: `false` for letters that live in this process's memory (`memoryDeadLetterStore`),
    * which another process, such as the `payhooks dead-letters` CLI, never sees. Undefined when unknown.

@@ -66,9 +66,22 @@ export class DeadlineError extends WebhookError {
   }
 }
 
-/** 503: the dedupe store failed. Nothing is acknowledged that could not be recorded. */
+/**
+ * 503: the dedupe store failed. Nothing is acknowledged that could not be recorded. A dead-letter store that failed
+ * to park an event refused for another reason leaves that reason's answer (a 422 `schema_mismatch`...): `answered`
+ * then says so, and the log line reads `store_unavailable (answered 422 schema_mismatch)`.
+ */
 export class StoreError extends WebhookError {
   override name = 'StoreError'
+  /**
+   * The answer the delivery got when it was not this error's 503: the status and code of the error whose event
+   * could not be parked.
+   * @example
+   * webhooks.onError((error) => {
+   *   if (error instanceof StoreError) console.error(error.answered?.status ?? error.status, error.message)
+   * })
+   */
+  answered?: { status: number; code: string }
   constructor(
     /** What failed: `claim`, `complete`, `enqueue`, `dead-letter park`... (see {@link StoreErrorOperation}) */
     readonly operation: StoreErrorOperation,

@@ -4,15 +4,24 @@ import type { VerifiedSecret } from '../secrets.js'
 import type { VerifiedEvent } from '../types.js'
 import type { EventHandler } from './state.js'
 
+/** `503 store_unavailable`, or `store_unavailable (answered 422 schema_mismatch)` when the answer was another's. */
+function statusOf(error: WebhookError): string {
+  const answered = (error as { answered?: { status: number; code: string } }).answered
+  return answered === undefined
+    ? `${error.status} ${error.code}`
+    : `${error.code} (answered ${answered.status} ${answered.code})`
+}
+
 /**
  * Hands `error` to every `onError` listener, or logs it (one line, or structured fields) when there is none. A
  * throwing listener is logged. Telemetry counts it either way.
  */
 export function report(state: EventHandler, error: WebhookError): void {
   state.telemetry?.failure?.(error)
+  if (error.code === 'event_conflict') state.stats.conflict()
   const { errorListeners, log } = state
   if (errorListeners.length === 0) {
-    log.error(errorFields(error), `[payhooks] ${error.status} ${error.code}: ${logMessage(error)}`)
+    log.error(errorFields(error), `[payhooks] ${statusOf(error)}: ${logMessage(error)}`)
     return
   }
   for (const listener of errorListeners) {

@@ -1,4 +1,5 @@
 import type { Log } from '../log.js'
+import { Stats } from '../stats/index.js'
 import type { Telemetry } from '../telemetry.js'
 import type { ErrorListener, Handler } from '../types.js'
 
@@ -10,9 +11,11 @@ export interface EventHandler {
   /** Failures go here until an `onError` listener is added; warnings always. */
   readonly log: Log
   readonly telemetry: Telemetry | undefined
+  /** This process's delivery stats, for `webhooks.stats()`. */
+  readonly stats: Stats
 }
 
 /** An empty registry whose failures go to `log` until an `onError` listener is added. */
 export function createEventHandler(log: Log, telemetry?: Telemetry): EventHandler {
-  return { handlers: new Map(), anyHandlers: [], errorListeners: [], log, telemetry }
+  return { handlers: new Map(), anyHandlers: [], errorListeners: [], log, telemetry, stats: new Stats() }
 }

@@ -2,7 +2,7 @@ import type { Engine } from '../receiver/engine.js'
 import { nonNegativeNumber } from '../validations.js'
 import type { HealthCheck, HealthOptions, HealthReport } from './types.js'
 
-/** What contributes checks: a store or a dead-letter store, with the name its failure is reported under. */
+/** What contributes checks: a store, a dead-letter store or a queue, with the name its failure is reported under. */
 interface Source {
   readonly name: string
   health?(signal: AbortSignal): PromiseLike<HealthCheck[]> | HealthCheck[]
@@ -82,6 +82,9 @@ export async function runHealth(engine: Engine, options: HealthOptions = {}): Pr
   const sources: Source[] = [{ name: 'store', health: engine.store.health?.bind(engine.store) }]
   const deadLetters = engine.deadLetters
   if (deadLetters) sources.push({ name: 'dead_letter_store', health: deadLetters.health?.bind(deadLetters) })
+  // A queue without checks of its own (inProcessQueue) adds none.
+  const queue = engine.queue
+  if (queue?.health) sources.push({ name: 'queue', health: queue.health.bind(queue) })
   try {
     const found = await Promise.all(sources.map((source) => sourceChecks(source, controller.signal, timeoutMs)))
     const checks = [...ownChecks(engine), ...found.flat()]

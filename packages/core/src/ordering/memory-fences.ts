@@ -1,5 +1,5 @@
 import { compareMarks } from './marks.js'
-import type { OrderingMark } from './types.js'
+import type { HeldOrderingKey, OrderingMark } from './types.js'
 
 interface Fence {
   /** The newest event handled for the key. */
@@ -11,6 +11,10 @@ interface Fence {
   heldUntil: number
   /** When the holder took the key. */
   heldSince: number
+  /** The holder's event and fencing token. */
+  eventId: string
+  eventType: string
+  fencingToken: number
 }
 
 /** What {@link MemoryFences.enter} answers: the key's mark, or how long another claim still holds the key. */
@@ -25,6 +29,8 @@ export type FenceEntry =
  */
 export class MemoryFences {
   readonly #fences = new Map<string, Fence>()
+  /** The keys with a holder (whose lease may have run out), so listing them never walks the marks. */
+  readonly #held = new Set<string>()
   #sweepAt: number
   /**
    * The last fencing token given, for any key: one counter for the store (one process) grows for every key, so a
@@ -44,12 +50,21 @@ export class MemoryFences {
     return this.#fences.size
   }
 
-  /** Takes the key for `token` until `heldUntil`, unless another live claim holds it. */
-  enter(key: string, token: string, at: number, heldUntil: number): FenceEntry {
+  /** Takes the key for `token` (a claim of `eventId`) until `heldUntil`, unless another live claim holds it. */
+  enter(key: string, token: string, at: number, heldUntil: number, eventId = '', eventType = ''): FenceEntry {
     let fence = this.#fences.get(key)
     if (fence === undefined) {
       if (this.#fences.size >= this.#sweepAt) this.#sweep(at)
-      fence = { mark: undefined, keepUntil: 0, holder: undefined, heldUntil: 0, heldSince: 0 }
+      fence = {
+        mark: undefined,
+        keepUntil: 0,
+        holder: undefined,
+        heldUntil: 0,
+        heldSince: 0,
+        eventId,
+        eventType,
+        fencingToken: 0,
+      }
       this.#fences.set(key, fence)
     } else if (fence.holder !== undefined && fence.heldUntil > at) {
       return { busyForMs: fence.heldUntil - at, heldSince: fence.heldSince }
@@ -58,7 +73,11 @@ export class MemoryFences {
     fence.holder = token
     fence.heldUntil = heldUntil
     fence.heldSince = at
+    fence.eventId = eventId
+    fence.eventType = eventType
     this.#lastToken = Math.max(this.#lastToken + 1, at * 1000)
+    fence.fencingToken = this.#lastToken
+    this.#held.add(key)
     return { newest: fence.mark, fencingToken: this.#lastToken }
   }
 
@@ -72,6 +91,7 @@ export class MemoryFences {
     const fence = this.#fences.get(key)
     if (fence === undefined || fence.holder !== token) return
     fence.holder = undefined
+    this.#held.delete(key)
     if (applied !== undefined && (fence.mark === undefined || compareMarks(applied, fence.mark) > 0)) {
       fence.mark = applied
       fence.keepUntil = at + this.retentionMs
@@ -79,11 +99,33 @@ export class MemoryFences {
     if (fence.mark === undefined) this.#fences.delete(key)
   }
 
+  /** The keys held at `at`, longest held first, at most `limit`; forgets holders whose lease ran out. */
+  held(at: number, limit: number): HeldOrderingKey[] {
+    const live: [string, Fence][] = []
+    for (const key of this.#held) {
+      const fence = this.#fences.get(key)
+      if (fence === undefined || fence.holder === undefined || fence.heldUntil <= at) this.#held.delete(key)
+      else live.push([key, fence])
+    }
+    live.sort(([a, x], [b, y]) => x.heldSince - y.heldSince || (a < b ? -1 : a > b ? 1 : 0))
+    return live.slice(0, limit).map(([key, fence]) => ({
+      key,
+      eventId: fence.eventId,
+      eventType: fence.eventType,
+      since: new Date(fence.heldSince),
+      expiresAt: new Date(fence.heldUntil),
+      token: fence.fencingToken,
+    }))
+  }
+
   /** Drops fences with neither a live holder nor a mark within its retention; amortized O(1) per new key. */
   #sweep(at: number): void {
     for (const [key, fence] of this.#fences) {
       const held = fence.holder !== undefined && fence.heldUntil > at
-      if (!held && fence.keepUntil <= at) this.#fences.delete(key)
+      if (!held && fence.keepUntil <= at) {
+        this.#fences.delete(key)
+        this.#held.delete(key)
+      }
     }
     this.#sweepAt = Math.max(this.maxEntries, this.#fences.size * 2)
   }

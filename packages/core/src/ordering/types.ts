@@ -74,3 +74,35 @@ export interface OnOptions {
    */
   skipSuperseded?: boolean
 }
+
+/**
+ * An ordering key held right now by the claim of one event (from {@link WebhookStore.heldKeys}): the key's other
+ * events wait (409 `key_held`) until it is released, completed or its lease runs out.
+ */
+export interface HeldOrderingKey {
+  /** The ordering key. */
+  readonly key: string
+  /** The event whose claim holds the key. */
+  readonly eventId: string
+  readonly eventType: string
+  /** When this claim took the key. */
+  readonly since: Date
+  /** When the claim's lease ends, unless renewed (the receiver renews it while the handlers run). */
+  readonly expiresAt: Date
+  /** The claim's fencing token (`context.ordering.token`). */
+  readonly token: number
+}
+
+/** Options of {@link Webhooks.heldKeys}. */
+export interface HeldKeysOptions {
+  /**
+   * Most keys listed, at most 1000.
+   * @default 100
+   */
+  limit?: number
+  /**
+   * Longest the call waits for the store: past it, it rejects with a `StoreError` (`held keys`).
+   * @default 2000
+   */
+  timeoutMs?: number
+}

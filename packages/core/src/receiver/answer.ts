@@ -1,10 +1,14 @@
 import { errorAnswer } from '../answers.js'
 import type { WebhookError } from '../errors.js'
 import { report } from '../event-handler/index.js'
+import type { Answered } from '../stats/index.js'
 import type { TelemetryScope } from '../telemetry.js'
 import type { WebhookResult } from '../types.js'
 import type { IncomingDelivery } from './delivery.js'
 import type { Engine } from './engine.js'
+
+/** A delivery refused before any work: nothing of it known. */
+const NOTHING_KNOWN: Answered = { event: undefined, error: undefined, verifiedWith: undefined }
 
 // The one place a delivery's answer goes out: its telemetry scope ends, its error is reported, it is answered.
 
@@ -21,17 +25,16 @@ function endScope(scope: TelemetryScope | undefined, error: WebhookError): void 
 /** A delivery refused before any work (closing, or an adapter's `reject`): its own telemetry scope, when observed. */
 export function refusedAnswer(engine: Engine, error: WebhookError): WebhookResult {
   endScope(engine.eventHandler.telemetry?.receive(), error)
+  engine.eventHandler.stats.answered(NOTHING_KNOWN, error.code, error.status, Number.NaN)
   return reportedAnswer(engine, error)
 }
 
 /** The delivery's work settled before the deadline: count it out, end its scope with `result`, mark it answered. */
 export function settledAnswer(engine: Engine, delivery: IncomingDelivery, result: WebhookResult): WebhookResult {
   engine.claims.finish()
-  const scope = delivery.scope
-  if (scope) {
-    const outcome = delivery.outcome ?? delivery.error?.code ?? 'internal_error'
-    scope.end({ outcome, status: result.status, error: delivery.error })
-  }
+  const outcome = delivery.outcome ?? delivery.error?.code ?? 'internal_error'
+  delivery.scope?.end({ outcome, status: result.status, error: delivery.error })
+  engine.eventHandler.stats.answered(delivery, outcome, result.status, delivery.due - engine.deadlineMs)
   delivery.phase = 'answered'
   return result
 }
@@ -42,5 +45,6 @@ export function settledAnswer(engine: Engine, delivery: IncomingDelivery, result
  */
 export function expiredAnswer(engine: Engine, delivery: IncomingDelivery, error: WebhookError): void {
   endScope(delivery.scope, error)
+  engine.eventHandler.stats.answered(delivery, error.code, error.status, delivery.due - engine.deadlineMs)
   ;(delivery.resolve as (result: WebhookResult) => void)(reportedAnswer(engine, error))
 }

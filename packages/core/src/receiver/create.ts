@@ -5,7 +5,7 @@ import { ClosingError } from '../errors.js'
 import { createEventHandler, on, onAny, onError, report } from '../event-handler/index.js'
 import { checkAtStart, runHealth } from '../health/index.js'
 import { createLog } from '../log.js'
-import { orderingTable, withOnOptions } from '../ordering/index.js'
+import { listHeldKeys, orderingTable, withOnOptions } from '../ordering/index.js'
 import { checkProxyArrival } from '../proxy-arrival.js'
 import { eventSchemas, type SchemaMap, type SchemaMapOption } from '../schemas.js'
 import { checkSecrets } from '../secrets.js'
@@ -17,6 +17,7 @@ import { receiveWebRequest } from '../web.js'
 import type { WebhooksOptions } from '../webhooks-options.js'
 import { refusedAnswer } from './answer.js'
 import type { Engine } from './engine.js'
+import { gaugesOf } from './gauges.js'
 import { checkOptions } from './options.js'
 import { expire, receive, respond } from './receive.js'
 import { shutDown } from './shutdown.js'
@@ -92,6 +93,11 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
     engine.closing ? Promise.reject(new ClosingError()) : engine.claims.track(work),
   )
 
+  const gauges = {
+    inFlight: () => engine.claims.running - (engine.slots?.usage().waiting ?? 0),
+    waiting: () => engine.slots?.usage().waiting ?? 0,
+  }
+
   const webhooks: Webhooks<EventMap<S>, C> = {
     on(type, handler, onOptions) {
       warnUnknownType(eventHandler, engine.schemas, type, warnedTypes)
@@ -132,16 +138,15 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
       return engine.closing
     },
     health: (healthOptions) => runHealth(engine, healthOptions),
+    heldKeys: (heldOptions) => listHeldKeys(store, heldOptions),
     drain() {
       engine.draining = true
     },
+    stats: () => eventHandler.stats.read(gauges),
     maxBodyBytes,
     deadlineMs,
   }
-  options.telemetry?.watch?.({
-    inFlight: () => engine.claims.running - (engine.slots?.usage().waiting ?? 0),
-    waiting: () => engine.slots?.usage().waiting ?? 0,
-  })
+  options.telemetry?.watch?.(gaugesOf(engine, store, deadLetters))
   if (options.checkAtStart !== false) {
     checkAtStart(
       eventHandler,

@@ -176,6 +176,32 @@ export function storeTests(fleet: (namespace?: string) => Fleet): void {
     expect((await store.get('evt_deleted'))?.parkCount).toBe(1)
   })
 
+  it('counts the letters a list would return, by status, code, event type and time, when the store can', async () => {
+    const store = await fleet()()
+    if (!store.count) return
+    expect(await store.count()).toBe(0)
+    await store.park(parked('evt_n1', { parkedAt: new Date('2026-11-04T08:00:00Z') }))
+    await store.park(parked('evt_n2', { code: 'handler_failed', parkedAt: new Date('2026-11-04T09:00:00Z') }))
+    await store.park(
+      parked('evt_n3', { eventType: 'transaction_returned', parkedAt: new Date('2026-11-04T10:00:00Z') }),
+    )
+    await store.park(parked('evt_n1', { parkedAt: new Date('2026-11-04T08:30:00Z') })) // parked again: one letter
+    expect(await store.markReplayed('evt_n2', new Date())).toBe(true)
+    expect(await store.count()).toBe(2)
+    expect(await store.count({ status: 'all' })).toBe(3)
+    expect(await store.count({ status: 'replayed' })).toBe(1)
+    expect(await store.count({ code: 'schema_mismatch' })).toBe(2)
+    expect(await store.count({ code: 'handler_failed', status: 'all' })).toBe(1)
+    expect(await store.count({ eventType: 'transaction_returned' })).toBe(1)
+    expect(await store.count({ parkedAfter: new Date('2026-11-04T08:30:00Z') })).toBe(2)
+    expect(await store.count({ parkedBefore: new Date('2026-11-04T08:30:00Z') })).toBe(0)
+    expect(await store.count({ status: 'all', parkedBefore: new Date('2026-11-04T10:00:00Z') })).toBe(2)
+    for (const query of [{}, { status: 'all' as const }, { code: 'schema_mismatch' as const }]) {
+      expect(await store.count(query)).toBe((await store.list({ ...query, limit: 1000 })).length)
+    }
+    await expect((async () => store.count?.({ status: 'gone' as 'all' }))()).rejects.toThrow(TypeError)
+  })
+
   it('shares its letters between the instances of one namespace', async () => {
     const instance = fleet()
     const [first, second] = [await instance(0), await instance(1)]

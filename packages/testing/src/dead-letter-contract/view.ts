@@ -83,6 +83,14 @@ export function deadLetterViewContract(name: string, makeSubject: DeadLetterSubj
       expect(
         ids(await s.deadLetters.list({ eventType: 'transaction_settled', parkedAfter: b.parkedAt, limit: 5 })),
       ).toEqual(['evt_dl_c'])
+      // count, where the letters can be counted, says how many a list would return.
+      if (s.deadLetters.count) {
+        expect(await s.deadLetters.count()).toBe(3)
+        expect(await s.deadLetters.count({ eventType: 'transaction_settled' })).toBe(2)
+        expect(await s.deadLetters.count({ code: 'schema_mismatch' })).toBe(0)
+        expect(await s.deadLetters.count({ parkedAfter: b.parkedAt })).toBe(2)
+        expect(await s.deadLetters.count({ status: 'replayed' })).toBe(0)
+      }
     })
 
     it('replays a letter: its handlers run once and it leaves the parked list; a second replay runs nothing', async () => {

@@ -66,5 +66,6 @@ export function contractContext(
     races,
     retryAfter,
     digests,
+    heldKeys: options.heldKeys ?? false,
   }
 }

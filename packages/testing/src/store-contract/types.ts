@@ -49,6 +49,12 @@ export interface StoreContractOptions {
    * @default true
    */
   ordering?: boolean
+  /**
+   * Whether the store must list the ordering keys held now (`store.heldKeys`, for `webhooks.heldKeys()`). Its tests
+   * run whenever the store has the method; true makes a store without it fail them.
+   * @default false
+   */
+  heldKeys?: boolean
 }
 
 /** Instances of one store fleet in a namespace of the test's own: `instance(i)` is made (and `init`ed) on first use. */
@@ -79,4 +85,6 @@ export interface ContractContext {
   retryAfter: boolean
   /** Whether the store keeps digests. */
   digests: boolean
+  /** Whether the store must have `heldKeys`. */
+  heldKeys: boolean
 }

@@ -1,0 +1,110 @@
+import type { WebhookError } from '../errors.js'
+import type { VerifiedSecret } from '../secrets.js'
+import { BUCKETS, bucketOf, quantile } from './latency.js'
+import { Retrying } from './retrying.js'
+import { clearSlots, periodOf, sumSlots } from './ring.js'
+import { SecretCounts } from './secrets.js'
+import type { ReceiverStats } from './types.js'
+
+const MINUTE = 60_000
+const MINUTES = 60
+
+/** What a delivery's answer tells the stats. */
+export interface Answered {
+  readonly event: { event_id: string; event_type: string } | undefined
+  readonly error: WebhookError | undefined
+  readonly verifiedWith: VerifiedSecret | undefined
+}
+
+/** Reads the gauges of the receiver. */
+export interface Gauges {
+  inFlight(): number
+  waiting(): number
+}
+
+/**
+ * A receiver's in-process delivery stats. Recording an answer is O(1) and allocates nothing on the 2XX path
+ * (a Map entry per outcome per minute, a histogram slot, a secret's hour): rings of 60 minutes and 72 hours.
+ */
+export class Stats {
+  readonly since = Date.now()
+  private minute = 0
+  private minuteStart = 0
+  private readonly outcomes: Map<string, number>[] = Array.from({ length: MINUTES }, () => new Map())
+  private readonly latency = new Uint32Array(MINUTES * BUCKETS)
+  private readonly conflicts = new Uint32Array(MINUTES)
+  private readonly retrying = new Retrying()
+  private readonly secrets = new SecretCounts()
+
+  /**
+   * A delivery was answered `status` (`outcome` as telemetry names it); `arrivedAt` is its first byte, NaN when
+   * it has none (refused before any work).
+   */
+  answered(delivery: Answered, outcome: string, status: number, arrivedAt: number): void {
+    const now = Date.now()
+    const slot = this.slot(now)
+    const counts = this.outcomes[slot] as Map<string, number>
+    counts.set(outcome, (counts.get(outcome) ?? 0) + 1)
+    if (!Number.isNaN(arrivedAt)) (this.latency[slot * BUCKETS + bucketOf(now - arrivedAt)] as number)++
+    if (delivery.verifiedWith) this.secrets.verified(delivery.verifiedWith, now)
+    const event = delivery.event
+    if (status < 300) {
+      if (event && this.retrying.entries.size > 0) this.retrying.handled(event.event_id)
+      return
+    }
+    // A schema mismatch carries the event it refused.
+    const failed = event ?? (delivery.error as { event?: { event_id: string; event_type: string } } | undefined)?.event
+    if (failed) this.retrying.failed(failed, outcome, status, now)
+  }
+
+  /** A copy of an event arrived with other bytes (an `EventConflictError` was reported). */
+  conflict(): void {
+    ;(this.conflicts[this.slot(Date.now())] as number)++
+  }
+
+  read(gauges: Gauges): ReceiverStats {
+    const now = Date.now()
+    this.slot(now)
+    const minute = this.minute
+    const perMinute: Record<string, number>[] = []
+    const total: Record<string, number> = {}
+    for (let m = minute - MINUTES + 1; m <= minute; m++) {
+      const counts: Record<string, number> = {}
+      for (const [outcome, count] of this.outcomes[m % MINUTES] as Map<string, number>) {
+        counts[outcome] = count
+        total[outcome] = (total[outcome] ?? 0) + count
+      }
+      perMinute.push(counts)
+    }
+    const sums = sumSlots(this.latency, BUCKETS)
+    const count = sums.reduce((sum, n) => sum + n, 0)
+    return {
+      since: new Date(this.since),
+      at: new Date(now),
+      deliveries: { from: new Date((minute - MINUTES + 1) * MINUTE), perMinute, total },
+      latency: { count, p50Ms: quantile(sums, count, 0.5), p99Ms: quantile(sums, count, 0.99) },
+      inFlight: gauges.inFlight(),
+      waiting: gauges.waiting(),
+      conflicts: this.conflicts.reduce((sum, n) => sum + n, 0),
+      retrying: this.retrying.read(now),
+      secrets: this.secrets.read(now),
+    }
+  }
+
+  /** The ring slot of the minute `now` falls in, moving the ring on (zeroing the minutes skipped) when needed. */
+  private slot(now: number): number {
+    // Within the current minute (nearly every call): no division.
+    if (now >= this.minuteStart && now < this.minuteStart + MINUTE) return this.minute % MINUTES
+    const minute = periodOf(now, MINUTE, this.minute)
+    if (minute !== this.minute) {
+      const last = this.minute
+      const first = Math.max(last + 1, minute - MINUTES + 1)
+      for (let m = first; m <= minute; m++) (this.outcomes[m % MINUTES] as Map<string, number>).clear()
+      clearSlots(this.latency, BUCKETS, MINUTES, last, minute)
+      clearSlots(this.conflicts, 1, MINUTES, last, minute)
+      this.minute = minute
+      this.minuteStart = minute * MINUTE
+    }
+    return minute % MINUTES
+  }
+}

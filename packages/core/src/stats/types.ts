@@ -1,0 +1,98 @@
+/**
+ * What `webhooks.stats()` returns: this process's deliveries, counted in memory since the receiver was made.
+ * Other instances count their own; for every instance at once, use the OpenTelemetry metrics of `@payhooks/otel`
+ * (`payhooks.deliveries`, `payhooks.answer.duration`, `payhooks.event.conflicts`, `payhooks.secret.verified`).
+ */
+export interface ReceiverStats {
+  /** When this receiver was made: no count goes back further. */
+  readonly since: Date
+  /** When these figures were read. */
+  readonly at: Date
+  /** Deliveries answered in the last 60 minutes, by outcome. */
+  readonly deliveries: DeliveryCounts
+  /** How long answers took over the last 60 minutes, from the request's first byte (as the deadline counts it). */
+  readonly latency: AnswerLatency
+  /** Deliveries and dispatches running now (holding an event slot, or running without a limit). */
+  readonly inFlight: number
+  /** Deliveries and dispatches waiting for an event slot (`maxConcurrentEvents`) now. */
+  readonly waiting: number
+  /** Copies of an event received with other bytes (`EventConflictError`) in the last 60 minutes. */
+  readonly conflicts: number
+  /** Events this process answered non-2XX (so the service retries them) and has not answered 2XX since. */
+  readonly retrying: RetryingEvents
+  /** Deliveries verified by each secret of the list, per hour over the last 72 hours. */
+  readonly secrets: SecretStats
+}
+
+/** Deliveries answered per minute, by outcome. */
+export interface DeliveryCounts {
+  /** The start of the first minute of {@link DeliveryCounts.perMinute}. */
+  readonly from: Date
+  /**
+   * 60 entries, oldest first, the last the minute under way: answers by outcome, as telemetry names them
+   * (`processed`, `duplicate`, `queued`, `parked`, `in_progress`, or the failure's code: `invalid_signature`...).
+   */
+  readonly perMinute: readonly Readonly<Record<string, number>>[]
+  /** The same, summed over the 60 minutes. */
+  readonly total: Readonly<Record<string, number>>
+}
+
+/**
+ * Answer latency percentiles, read from a histogram of buckets about 19% wide (four per doubling): each figure
+ * is the upper edge of the bucket it falls in, so the true value is at most that and over 84% of it.
+ */
+export interface AnswerLatency {
+  /** Answers measured (deliveries refused before any work, while closing, have no first byte and are left out). */
+  readonly count: number
+  /** Milliseconds; null with no answer in the hour. */
+  readonly p50Ms: number | null
+  /** Milliseconds; null with no answer in the hour. */
+  readonly p99Ms: number | null
+}
+
+/** The events the service is retrying, as far as this process saw. */
+export interface RetryingEvents {
+  /** How many it tracks (at most 1,000: past that, the one first seen longest ago is forgotten). */
+  readonly count: number
+  /** The one with the oldest `created_at` (the first to run out of the service's 72 hours), or null. */
+  readonly oldest: RetryingEvent | null
+}
+
+/** An event this process answered non-2XX and not 2XX since. */
+export interface RetryingEvent {
+  readonly eventId: string
+  readonly eventType: string
+  /** Its signed `created_at` as sent (`settlement_date` for a `transaction_returned` without one), or null. */
+  readonly createdAt: string | null
+  /** When this process first answered it non-2XX. */
+  readonly firstSeen: Date
+  /** When it last answered it. */
+  readonly lastSeen: Date
+  /** Deliveries of it this process answered non-2XX. */
+  readonly attempts: number
+  /** The last answer's outcome (`handler_failed`, `deadline_exceeded`...) and status. */
+  readonly lastOutcome: string
+  readonly lastStatus: number
+}
+
+/** Verifications per secret, for a rotation: retire the old secret once it stays at zero. */
+export interface SecretStats {
+  /** The start of the first hour of each {@link SecretUsage.perHour}. */
+  readonly from: Date
+  /** One entry per secret that verified a delivery since {@link ReceiverStats.since}, by index. */
+  readonly usage: readonly SecretUsage[]
+}
+
+/** One secret's verifications. Never the secret itself. */
+export interface SecretUsage {
+  /** Its position in the `secret` list (or the resolver's answer), from 0. */
+  readonly index: number
+  /** Its label, when given as a `LabeledSecret`. */
+  readonly label?: string
+  /** 72 entries, oldest first, the last the hour under way. */
+  readonly perHour: readonly number[]
+  /** Their sum. */
+  readonly total: number
+  /** When it last verified a delivery in this process. */
+  readonly lastUsedAt: Date
+}

@@ -1,0 +1,134 @@
+// The observable gauges that read a store at collection time (ordering keys held, dead letters parked): observed
+// from the store, absent when it cannot tell, and never holding a collection up past their bound.
+import {
+  AggregationTemporality,
+  type DataPoint,
+  InMemoryMetricExporter,
+  MeterProvider,
+  PeriodicExportingMetricReader,
+} from '@opentelemetry/sdk-metrics'
+import {
+  createWebhooks,
+  type DeadLetterStore,
+  memoryDeadLetterStore,
+  memoryStore,
+  type WebhookStore,
+  type WebhooksOptions,
+} from '@payhooks/core'
+import { sampleEvent, signedDelivery } from '@payhooks/testing'
+import { afterEach, describe, expect, it } from 'vitest'
+import { INSTRUMENTATION_NAME, openTelemetry } from './index.js'
+
+const secret = 'whsec_otel_gauges'
+const ordering = {
+  transaction_settled: {
+    key: (e: { data: { transaction_id: string } }) => e.data.transaction_id,
+    at: (e: { data: { settlement_date: string } }) => e.data.settlement_date,
+  },
+}
+const providers: MeterProvider[] = []
+afterEach(async () => {
+  await Promise.all(providers.splice(0).map((provider) => provider.shutdown()))
+})
+
+/** A receiver on a meter provider of its own, and a read of one gauge's value (undefined when not observed). */
+function receiver(options: Partial<WebhooksOptions> = {}) {
+  const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE)
+  const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000 })
+  const meterProvider = new MeterProvider({ readers: [reader] })
+  providers.push(meterProvider)
+  const webhooks = createWebhooks({
+    secret,
+    logger: { error() {} },
+    checkAtStart: false,
+    telemetry: openTelemetry({ meterProvider }),
+    ...options,
+  })
+  const gauge = async (name: string): Promise<number | undefined> => {
+    exporter.reset()
+    await reader.forceFlush()
+    const points = exporter
+      .getMetrics()
+      .flatMap((resource) => resource.scopeMetrics)
+      .filter((scope) => scope.scope.name === INSTRUMENTATION_NAME)
+      .flatMap((scope) => scope.metrics)
+      .filter((metric) => metric.descriptor.name === name)
+      .flatMap((metric) => metric.dataPoints as DataPoint<unknown>[])
+    return points.length === 0 ? undefined : (points.at(-1)?.value as number)
+  }
+  return { webhooks, gauge }
+}
+
+async function deliverSettled(webhooks: { receive: (d: never) => Promise<unknown> }, transactionId: string) {
+  const event = sampleEvent('transaction_settled', { data: { transaction_id: transactionId } })
+  const { body, headers } = await signedDelivery(JSON.stringify(event), secret)
+  const getHeader = (name: string) => (headers as Record<string, string>)[name]
+  return webhooks.receive({ method: 'POST', body, getHeader } as never)
+}
+
+describe('payhooks.ordering.keys_held', () => {
+  it('gauges the ordering keys running events hold', async () => {
+    const { webhooks, gauge } = receiver({ store: memoryStore(), ordering })
+    let finish = () => {}
+    webhooks.on(
+      'transaction_settled',
+      () =>
+        new Promise<void>((resolve) => {
+          finish = resolve
+        }),
+    )
+    expect(await gauge('payhooks.ordering.keys_held')).toBe(0)
+    const answered = deliverSettled(webhooks, 'txn_gauge')
+    for (let i = 0; i < 100 && ((await webhooks.heldKeys()) ?? []).length === 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 5))
+    }
+    expect(await gauge('payhooks.ordering.keys_held')).toBe(1)
+    finish()
+    await answered
+    expect(await gauge('payhooks.ordering.keys_held')).toBe(0)
+  })
+
+  it('is not observed from a store that cannot list held keys, or does not answer: the collection goes on', async () => {
+    const { heldKeys: _, ...plain } = memoryStore()
+    expect(await receiver({ store: plain as WebhookStore }).gauge('payhooks.ordering.keys_held')).toBeUndefined()
+    const hanging: WebhookStore = { ...memoryStore(), heldKeys: () => new Promise(() => {}) }
+    const { gauge } = receiver({ store: hanging })
+    const started = Date.now()
+    expect(await gauge('payhooks.ordering.keys_held')).toBeUndefined()
+    expect(await gauge('payhooks.deliveries.in_flight')).toBe(0)
+    expect(Date.now() - started).toBeLessThan(5000)
+  })
+})
+
+describe('payhooks.dead_letters.parked', () => {
+  it('gauges the letters parked now, not the replayed ones', async () => {
+    const deadLetters = memoryDeadLetterStore()
+    const { gauge } = receiver({ deadLetters })
+    expect(await gauge('payhooks.dead_letters.parked')).toBe(0)
+    const letter = {
+      eventType: 'transaction_settled',
+      body: new Uint8Array([123, 125]),
+      headers: {},
+      code: 'schema_mismatch' as const,
+      reason: 'does not match its schema',
+      createdAt: undefined,
+      parkedAt: new Date(),
+    }
+    deadLetters.park({ ...letter, eventId: 'evt_p1' })
+    deadLetters.park({ ...letter, eventId: 'evt_p2' })
+    deadLetters.markReplayed('evt_p2', new Date())
+    expect(await gauge('payhooks.dead_letters.parked')).toBe(1)
+  })
+
+  it('is not observed without a store that counts, or from one that does not answer', async () => {
+    expect(await receiver().gauge('payhooks.dead_letters.parked')).toBeUndefined()
+    const { count: _, ...plain } = memoryDeadLetterStore()
+    expect(
+      await receiver({ deadLetters: plain as DeadLetterStore }).gauge('payhooks.dead_letters.parked'),
+    ).toBeUndefined()
+    const hanging: DeadLetterStore = { ...memoryDeadLetterStore(), count: () => new Promise(() => {}) }
+    const started = Date.now()
+    expect(await receiver({ deadLetters: hanging }).gauge('payhooks.dead_letters.parked')).toBeUndefined()
+    expect(Date.now() - started).toBeLessThan(5000)
+  })
+})
