@@ -21,13 +21,13 @@ import express from 'express'
 import { type Context, Hono } from 'hono'
 import { Redis } from 'ioredis'
 import pg from 'pg'
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { listen } from '../fixtures/apps.js'
 import { BOARD_SECRET, boardReceiver, parkSigned } from '../fixtures/board.js'
+import { launchChromium } from '../fixtures/chromium.js'
 import { databaseUrl } from '../fixtures/postgres.js'
 
-const CHROMIUM = '/usr/bin/chromium'
 const WAIT = { timeout: 15_000 }
 const SLOW = 90_000
 const SHOTS = process.env.BOARD_SCREENSHOTS
@@ -39,18 +39,7 @@ let browser: Browser
 const closers: (() => Promise<unknown>)[] = []
 
 beforeAll(async () => {
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-      '--disable-quic',
-    ],
-  })
+  browser = await launchChromium()
 }, SLOW)
 
 afterAll(async () => {

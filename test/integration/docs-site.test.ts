@@ -8,10 +8,10 @@ import { readFile } from 'node:fs/promises'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { extname, join, resolve } from 'node:path'
-import { type Browser, chromium, type Page } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { launchChromium } from '../fixtures/chromium.js'
 
-const CHROMIUM = '/usr/bin/chromium'
 const WAIT = { timeout: 15_000 }
 const SLOW = 60_000
 const SHOTS = process.env.DOCS_SITE_SCREENSHOTS
@@ -50,18 +50,7 @@ beforeAll(async () => {
   })
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done))
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-      '--disable-quic',
-    ],
-  })
+  browser = await launchChromium()
 }, SLOW)
 
 afterAll(async () => {

@@ -5,11 +5,11 @@
 // SANDBOX_DASHBOARD_ANSWERS_SCREENSHOT=path.png the page of puzzling answers (the README's second picture).
 import { createHmac } from 'node:crypto'
 import { createManualClock, createSandbox, type Sandbox } from '@payhooks/sandbox'
-import { type Browser, chromium, type Page } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { launchChromium } from '../fixtures/chromium.js'
 import { call, type Receiver, startReceiver, unusedPort } from '../fixtures/sandbox-receivers.js'
 
-const CHROMIUM = '/usr/bin/chromium'
 const START = Date.parse('2026-11-02T15:00:00Z')
 const WAIT = { timeout: 20_000, interval: 100 }
 const SLOW = 120_000
@@ -20,18 +20,7 @@ let receiver: Receiver
 let base: string
 
 beforeAll(async () => {
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-      '--disable-quic',
-    ],
-  })
+  browser = await launchChromium()
   // Each event fails twice (500 with a body), then succeeds.
   receiver = await startReceiver((request) => {
     const eventId = String(request.json?.event_id)
