@@ -94,6 +94,30 @@ if (!process.env.REDIS_CLUSTER_NODES) {
   })
 }
 
+// `pnpm test -- <files>` passes its '--' on; vitest would take it as the end of its options and run every file.
+const files = process.argv.slice(2)
+if (files[0] === '--') files.shift()
+
+// The documentation site's test opens the built site: built by scripts/docs-build.mjs (API reference from the
+// sources, then VitePress; 1-2 min), which fails on any warning of that build. It needs neither the packages' build
+// nor the services, so it runs alongside them (its output is printed once it is done) and vitest waits for it.
+const docsBuild =
+  !files.length || files.some((f) => f.includes('docs-site'))
+    ? new Promise((resolve) => {
+        const child = spawn(process.execPath, [join(import.meta.dirname, 'docs-build.mjs')], {
+          stdio: ['ignore', 'pipe', 'pipe'],
+        })
+        let output = ''
+        child.stdout.on('data', (chunk) => {
+          output += chunk
+        })
+        child.stderr.on('data', (chunk) => {
+          output += chunk
+        })
+        child.on('close', (code) => resolve({ code: code ?? 1, output }))
+      })
+    : undefined
+
 if (run(localBin('tsc'), ['--build']) !== 0) process.exit(1)
 
 let redis
@@ -183,9 +207,6 @@ installRuntimeDeps()
 // files; PAYHOOKS_TEST_MATRIX=1 adds the matrix's passes on those of them each pass covers.
 const report = reportFile()
 const args = ['run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`]
-// `pnpm test -- <files>` passes its '--' on; vitest would take it as the end of its options and run every file.
-const files = process.argv.slice(2)
-if (files[0] === '--') files.shift()
 const matrix = files.length === 0 || process.env.PAYHOOKS_TEST_MATRIX === '1'
 // The consumer test packs every package; with the matrix it runs three times, so the tarballs are packed once.
 if (
@@ -198,10 +219,10 @@ if (
   await packAll(packs)
   process.env.PAYHOOKS_CONSUMER_PACKS = packs
 }
-// The documentation site's test opens the built site: built here (API reference, then VitePress; ~2 min), and the
-// run fails on any warning of that build (scripts/docs-build.mjs).
-if (!files.length || files.some((f) => f.includes('docs-site'))) {
-  if (run(process.execPath, [join(import.meta.dirname, 'docs-build.mjs')]) !== 0) process.exit(1)
+if (docsBuild) {
+  const { code, output } = await docsBuild
+  process.stdout.write(output)
+  if (code !== 0) process.exit(1)
 }
 const started = Date.now()
 const vitest = spawn(localBin('vitest'), [...args, ...files], { stdio: ['inherit', 'inherit', 'pipe'] })
