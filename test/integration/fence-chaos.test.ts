@@ -13,7 +13,7 @@ import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { sampleEvent, signedDelivery } from '@payhooks/testing'
 import pg from 'pg'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeEach, describe, expect, it } from 'vitest'
 
 const { REDIS_URL, DATABASE_URL, REDIS_CLUSTER_NODES } = process.env
 if (!REDIS_URL || !DATABASE_URL || !REDIS_CLUSTER_NODES) {
@@ -43,13 +43,24 @@ afterAll(async () => {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
+// The receivers' error lines (each 503 and 500 the rounds provoke): kept, and printed only when the test fails, so
+// a passing run stays quiet.
+const receiverLog: string[] = []
+beforeEach(({ onTestFailed }) => {
+  receiverLog.length = 0
+  onTestFailed(() => {
+    console.error(receiverLog.join('\n'))
+  })
+})
+
 /** A receiver process, with its port and a reader of the lines it prints after the first. */
 async function receiver(env: Record<string, string>) {
   const child = spawn(process.execPath, [fixture], {
     env: { ...process.env, ...env, SECRET: secret, LEASE_MS: String(LEASE_MS) },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   })
   children.add(child)
+  createInterface({ input: child.stderr! }).on('line', (line) => receiverLog.push(line))
   const buffered: string[] = []
   const waiting: ((line: string) => void)[] = []
   createInterface({ input: child.stdout! }).on('line', (line) => {
