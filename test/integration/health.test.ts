@@ -8,22 +8,13 @@ import { redisDeadLetterStore, redisStore } from '@payhooks/redis'
 import { Cluster, Redis } from 'ioredis'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
+import { recorder } from '../../packages/core/src/test-helpers.js'
 import { freePort, ownRedis } from '../fixtures/own-redis.js'
 import { databaseUrl, runMigration } from '../fixtures/postgres.js'
 
 const secret = 'whsec_health_integration'
 const check = (report: HealthReport, name: string) => report.checks.find((found) => found.name === name)
 const failed = (report: HealthReport) => report.checks.filter((found) => !found.ok).map((found) => found.name)
-
-function recorder() {
-  const calls: { level: string; fields: unknown; message: unknown }[] = []
-  const logger = {
-    error: (fields: unknown, message?: unknown) => calls.push({ level: 'error', fields, message }),
-    warn: (fields: unknown, message?: unknown) => calls.push({ level: 'warn', fields, message }),
-    info: () => {},
-  }
-  return { logger, calls }
-}
 
 async function eventually(predicate: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
   const until = Date.now() + timeoutMs

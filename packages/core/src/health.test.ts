@@ -9,19 +9,9 @@ import { memoryStore } from './memory-store.js'
 import { nodeHealth } from './node.js'
 import { createWebhooks } from './receiver/create.js'
 import type { WebhookStore } from './store.js'
-import { deliverSettled, gate } from './test-helpers.js'
+import { deliverSettled, gate, recorder } from './test-helpers.js'
 
 const secret = 'whsec_health_test_secret'
-
-function recorder() {
-  const calls: { level: string; fields: unknown; message: unknown }[] = []
-  const logger = {
-    error: (fields: unknown, message?: unknown) => calls.push({ level: 'error', fields, message }),
-    warn: (fields: unknown, message?: unknown) => calls.push({ level: 'warn', fields, message }),
-    info: () => {},
-  }
-  return { logger, calls }
-}
 
 /** A memoryStore whose health() answers with `health`. */
 function storeWith(health: WebhookStore['health']): WebhookStore {

@@ -45,3 +45,14 @@ export async function deliverSettled(
   const { body, headers } = await signedDelivery(settledBody(eventId, createdAt), secret)
   return webhooks.receive({ method: 'POST', body, getHeader: (name) => (headers as Record<string, string>)[name] })
 }
+
+/** A logger that records what it is given at `error` and `warn` (its `info` drops), for tests that read the log. */
+export function recorder() {
+  const calls: { level: string; fields: unknown; message: unknown }[] = []
+  const logger = {
+    error: (fields: unknown, message?: unknown) => calls.push({ level: 'error', fields, message }),
+    warn: (fields: unknown, message?: unknown) => calls.push({ level: 'warn', fields, message }),
+    info: () => {},
+  }
+  return { logger, calls }
+}
