@@ -2,7 +2,6 @@
 // from the store, absent when it cannot tell, and never holding a collection up past their bound.
 import {
   AggregationTemporality,
-  type DataPoint,
   InMemoryMetricExporter,
   MeterProvider,
   PeriodicExportingMetricReader,
@@ -17,7 +16,8 @@ import {
 } from '@payhooks/core'
 import { sampleEvent, signedDelivery } from '@payhooks/testing'
 import { afterEach, describe, expect, it } from 'vitest'
-import { INSTRUMENTATION_NAME, openTelemetry } from './index.js'
+import { openTelemetry } from './index.js'
+import { collectPoints } from './test-helpers.js'
 
 const secret = 'whsec_otel_gauges'
 const ordering = {
@@ -45,15 +45,7 @@ function receiver(options: Partial<WebhooksOptions> = {}) {
     ...options,
   })
   const gauge = async (name: string): Promise<number | undefined> => {
-    exporter.reset()
-    await reader.forceFlush()
-    const points = exporter
-      .getMetrics()
-      .flatMap((resource) => resource.scopeMetrics)
-      .filter((scope) => scope.scope.name === INSTRUMENTATION_NAME)
-      .flatMap((scope) => scope.metrics)
-      .filter((metric) => metric.descriptor.name === name)
-      .flatMap((metric) => metric.dataPoints as DataPoint<unknown>[])
+    const points = await collectPoints(exporter, reader, name)
     return points.length === 0 ? undefined : (points.at(-1)?.value as number)
   }
   return { webhooks, gauge }

@@ -30,6 +30,7 @@ import {
 import { sampleEvent, signedDelivery } from '@payhooks/testing'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { INSTRUMENTATION_NAME, INSTRUMENTATION_VERSION, openTelemetry } from './index.js'
+import { collectPoints } from './test-helpers.js'
 
 const secret = 'whsec_otel_test'
 const spans = new InMemorySpanExporter()
@@ -78,16 +79,8 @@ const childrenOf = (parent: ReadableSpan) =>
   spans.getFinishedSpans().filter((span) => span.parentSpanContext?.spanId === parent.spanContext().spanId)
 
 /** The data points of metric `name`, collected now (cumulative since the provider started). */
-async function points(name: string): Promise<DataPoint<unknown>[]> {
-  metricExporter.reset()
-  await reader.forceFlush()
-  const found = metricExporter
-    .getMetrics()
-    .flatMap((resource) => resource.scopeMetrics)
-    .filter((scope) => scope.scope.name === INSTRUMENTATION_NAME)
-    .flatMap((scope) => scope.metrics)
-    .filter((metric) => metric.descriptor.name === name)
-  return found.flatMap((metric) => metric.dataPoints as DataPoint<unknown>[])
+function points(name: string): Promise<DataPoint<unknown>[]> {
+  return collectPoints(metricExporter, reader, name)
 }
 /** The value of the counter point whose attributes include `attributes`, summed over the matching points. */
 async function count(name: string, attributes: Record<string, unknown>): Promise<number> {
