@@ -1,10 +1,10 @@
 export {
-  type DeadLetter,
   compareDeadLetters,
+  type DeadLetter,
   type DeadLetterCode,
   type DeadLetterCountQuery,
-  type DeadLetterPosition,
   type DeadLetterFilter,
+  type DeadLetterPosition,
   type DeadLetterQuery,
   type DeadLetterStore,
   type DeadLetters,
