@@ -202,7 +202,7 @@ describe('createBoard', () => {
       ),
     )
     expect(done.outcomes.map((o: { eventId: string }) => o.eventId)).toEqual(['evt_a', 'evt_b'])
-    expect(done).toMatchObject({ total: 2, done: 2, failed: 0, remaining: 0, cursor: null })
+    expect(done).toMatchObject({ total: 2, remaining: 0, cursor: null, run: { tried: 2, processed: 2, failed: 0 } })
     expect([...runs.keys()]).toEqual(['evt_a', 'evt_b'])
     expect(audits[0]).toMatchObject({ action: 'replay_all', filter: { code: 'schema_mismatch' } })
   })
