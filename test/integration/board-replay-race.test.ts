@@ -55,7 +55,7 @@ it('two consoles replay all at once while a third deletes: each letter tried onc
     if (keys.length > 0) await redis.del(...keys)
     redis.disconnect()
   })
-  const store = redisDeadLetterStore(redis, { keyPrefix: prefix })
+  const store = redisDeadLetterStore(redis, { keyPrefix: prefix, commandTimeoutMs: 10_000 })
   await store.init?.()
   const { webhooks, runs } = boardReceiver(store)
   const failing = new Set(Array.from({ length: LETTERS / 10 }, (_, i) => id(i * 10 + 7)))

@@ -281,4 +281,41 @@ describe('createBoard', () => {
     })
     expect(String(answer.body)).not.toContain('pw@h')
   })
+
+  it('gathers each overview panel on its own: a failing or hanging store leaves health and this instance showing', async () => {
+    const { webhooks } = await setUp()
+    const health = async () => ({ ready: false, checks: [{ name: 'dead_letter_redis', ok: false, detail: 'down' }] })
+    const failing = Object.assign(Object.create(webhooks), {
+      deadLetters: { ...webhooks.deadLetters, count: () => Promise.reject(new Error('connect redis://:pw@10.0.0.9')) },
+      health,
+    })
+    const answer = await createBoard({ webhooks: failing, authorize: () => true }).handle(
+      request({ path: '/api/overview' }),
+    )
+    expect(answer.status).toBe(200)
+    const body = json(answer)
+    expect(body.deadLetters).toBeNull()
+    expect(body.failed).toEqual({ deadLetters: 'could not be gathered' })
+    expect(body.health).toMatchObject({ ready: false, checks: [{ name: 'dead_letter_redis', detail: 'down' }] })
+    expect(body.instance).toMatchObject({ inFlight: 0 })
+    expect(String(answer.body)).not.toContain('pw@')
+
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
+    try {
+      const hanging = Object.assign(Object.create(webhooks), {
+        deadLetters: { ...webhooks.deadLetters, count: () => new Promise(() => {}) },
+        health,
+      })
+      const pending = createBoard({ webhooks: hanging, authorize: () => true }).handle(
+        request({ path: '/api/overview' }),
+      )
+      await vi.advanceTimersByTimeAsync(2_000)
+      const late = json(await pending)
+      expect(late.failed).toEqual({ deadLetters: 'no answer within 2000 ms' })
+      expect(late.health.ready).toBe(false)
+      expect(late.instance).not.toBeNull()
+    } finally {
+      vi.useRealTimers()
+    }
+  })
 })

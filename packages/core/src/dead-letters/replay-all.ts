@@ -180,16 +180,20 @@ async function startRun(store: DeadLetterStore, filter: DeadLetterFilter, expect
       continue
     }
     if (run.key === wanted && !run.exhausted) {
-      // Joined: the count confirmed is the run's, taken when it started.
+      // Joined: the count confirmed is the run's, taken when it started. A run paused between batches whose count
+      // is not the one confirmed (its console stopped, letters changed since) gives way to a new run instead.
       await run.ready
-      if (expected !== undefined && expected !== run.total) throw changed(run.total)
-      return run
+      if (expected === undefined || expected === run.total) return run
+      if (run.active > 0) throw changed(run.total)
+      runs.delete(run.id)
+      continue
     }
     if (run.key !== wanted) {
       throw new ReplayRunError('busy', 'replayAll: another replay of these dead letters is running: wait for it to end')
     }
   }
-  const now = new Date()
+  // Letters parked up to this millisecond are the run's: a letter parked just now is in it.
+  const now = new Date(Date.now() + 1)
   const before = filter.parkedBefore && filter.parkedBefore < now ? filter.parkedBefore : now
   const set = { ...filter, parkedBefore: before }
   const run: Run = {
