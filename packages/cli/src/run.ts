@@ -3,16 +3,18 @@ import { type ParseArgsConfig, parseArgs } from 'node:util'
 import { PayhooksClientError } from '@payhooks/client'
 import { deadLetterCommands } from './commands/dead-letters.js'
 import { localCommands } from './commands/local.js'
+import { proveCommand } from './commands/prove.js'
 import { sandboxCommands } from './commands/sandbox.js'
 import { serviceCommands } from './commands/service.js'
 import { type CliIo, CommandFailed, type Context, UsageError } from './context.js'
 import { commandHelp, groupHelp, mainHelp } from './help.js'
 import { type CommandSpec, commonOptions, connectionOptions, type OptionSpec } from './spec.js'
 
-const commands: CommandSpec[] = [...serviceCommands, ...localCommands, ...sandboxCommands, ...deadLetterCommands]
+const localGroup: CommandSpec[] = [...localCommands, proveCommand, ...sandboxCommands, ...deadLetterCommands]
+const commands: CommandSpec[] = [...serviceCommands, ...localGroup]
 const GROUPS = new Set(commands.filter((c) => c.name.length > 1).map((c) => c.name[0] as string))
 const HELP_FLAGS = new Set(['--help', '-h'])
-const mainHelpText = () => mainHelp(serviceCommands, [...localCommands, ...sandboxCommands, ...deadLetterCommands])
+const mainHelpText = () => mainHelp(serviceCommands, localGroup)
 
 function processIo(): CliIo {
   return {
