@@ -43,13 +43,13 @@ const record = (at: number): JournalRecord => ({
 })
 
 describe('postgresJournal', () => {
-  it('runs on the table sql/008_payhooks_journal.sql makes, without creating it', async () => {
+  it('runs on the table sql/009_payhooks_journal.sql makes, without creating it', async () => {
     const schema = `jmig_${randomUUID().replaceAll('-', '').slice(0, 12)}`
     await admin.query(`CREATE SCHEMA ${schema}`)
     schemas.push(schema)
     const missing = postgresJournal(pool, { table: `${schema}.payhooks_journal`, createTable: false })
     await expect(missing.init?.()).rejects.toThrow(/does not exist/)
-    await runMigration(admin, schema, '008_payhooks_journal.sql')
+    await runMigration(admin, schema, '009_payhooks_journal.sql')
     const journal = postgresJournal(pool, {
       table: `${schema}.payhooks_journal`,
       createTable: false,

@@ -18,7 +18,7 @@ function indexName(table: string, suffix: string): string {
 
 /**
  * The statements creating the journal's table and its indexes, `IF NOT EXISTS` (what `init()` runs and
- * `sql/008_payhooks_journal.sql` holds for the default name), for migrations of a table of another name. One row
+ * `sql/009_payhooks_journal.sql` holds for the default name), for migrations of a table of another name. One row
  * per answer; the primary key `(at, id)` orders lists and the retention sweep, `(event_id, at)` serves an event's
  * timeline, and a partial index by outcome serves lists of failures.
  *

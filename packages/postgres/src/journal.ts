@@ -45,7 +45,7 @@ const text = (value: string) => value.replaceAll('\u0000', '\uFFFD')
  * written off the hot path. Rows past `retentionMs` are never returned, and each instance deletes them every
  * `sweepIntervalMs` in batches of `sweepBatch` by the primary key's time, each batch its own short statement that
  * skips rows another sweep holds: no long lock. The table is created on first use unless `createTable` is false
- * (then run `sql/008_payhooks_journal.sql`, or `createJournalTableSql`, as a migration).
+ * (then run `sql/009_payhooks_journal.sql`, or `createJournalTableSql`, as a migration).
  *
  * @example
  * import { createWebhooks } from '@payhooks/core'

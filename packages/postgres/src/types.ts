@@ -156,7 +156,7 @@ export interface PostgresJournalOptions {
   table?: string
   /**
    * Whether `init()` creates the table and its indexes when missing. Set false when migrations create them
-   * (`sql/008_payhooks_journal.sql`); `init()` then only checks the table is there.
+   * (`sql/009_payhooks_journal.sql`); `init()` then only checks the table is there.
    * @default true
    */
   createTable?: boolean
