@@ -105,7 +105,7 @@ export function postgresJournal(
           r.secretIndex,
           r.secretLabel === undefined ? null : text(r.secretLabel),
         ]
-        row.forEach((value, i) => (columns[i] as unknown[]).push(value))
+        for (let i = 0; i < row.length; i++) (columns[i] as unknown[]).push(row[i])
       }
       await pool.query(sql.insert, columns)
     },
