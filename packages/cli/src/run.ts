@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import { type ParseArgsConfig, parseArgs } from 'node:util'
 import { PayhooksClientError } from '@payhooks/client'
 import { deadLetterCommands } from './commands/dead-letters.js'
+import { eventCommands } from './commands/events.js'
 import { localCommands } from './commands/local.js'
 import { proveCommand } from './commands/prove.js'
 import { sandboxCommands } from './commands/sandbox.js'
@@ -10,7 +11,13 @@ import { type CliIo, CommandFailed, type Context, UsageError } from './context.j
 import { commandHelp, groupHelp, mainHelp } from './help.js'
 import { type CommandSpec, commonOptions, connectionOptions, type OptionSpec } from './spec.js'
 
-const localGroup: CommandSpec[] = [...localCommands, proveCommand, ...sandboxCommands, ...deadLetterCommands]
+const localGroup: CommandSpec[] = [
+  ...localCommands,
+  proveCommand,
+  ...sandboxCommands,
+  ...deadLetterCommands,
+  ...eventCommands,
+]
 const commands: CommandSpec[] = [...serviceCommands, ...localGroup]
 const GROUPS = new Set(commands.filter((c) => c.name.length > 1).map((c) => c.name[0] as string))
 const HELP_FLAGS = new Set(['--help', '-h'])
