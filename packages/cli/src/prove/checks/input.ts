@@ -1,18 +1,8 @@
 // Input the service never sends: malformed JSON, an oversized body, a method other than POST. Each costs the
 // receiver little and gets a fast non-2XX with a reason; no handler runs.
-import {
-  answerText,
-  type Check,
-  fail,
-  is2xx,
-  isError,
-  type Judgement,
-  neverJudgement,
-  pass,
-  type Sent,
-  warn,
-} from '../check.js'
+import { answerText, type Check, is2xx, isError, pass, warn } from '../check.js'
 import type { Answer } from '../types.js'
+import { refusal } from './refusal.js'
 
 /** "Fast" for a refusal of bad input: it needs no handler, store or network, so anything slower is doing too much. */
 export const FAST_MS = 1000
@@ -22,23 +12,8 @@ export const FAST_MS = 1000
  */
 export const OVERSIZED_BYTES = 2 * 1024 * 1024
 
-function fastRefusal(answer: Answer, what: string): Sent {
-  return {
-    answers: [answer],
-    judge(ledger): Judgement {
-      if (is2xx(answer)) return fail(`acknowledged ${what}: ${answerText(answer)}`)
-      const ran = neverJudgement(ledger, answer.eventId)
-      if (ran) return ran
-      if (answer.status === undefined) {
-        return warn(`closed without an answer (${answer.reason}) in ${answer.ms} ms: a 4XX says why`)
-      }
-      if (isError(answer)) return warn(`refused with an error (${answerText(answer)}): answer 4XX with a reason`)
-      if (answer.ms > FAST_MS)
-        return warn(`refused, but slowly (${answer.ms} ms, over ${FAST_MS} ms): ${answerText(answer)}`)
-      return pass(`refused: ${answerText(answer)}`)
-    },
-  }
-}
+const fastRefusal = (answer: Answer, what: string) =>
+  refusal(answer, `acknowledged ${what}: ${answerText(answer)}`, { fastMs: FAST_MS })
 
 export const malformedJson: Check = {
   id: 'malformed-json',

@@ -1,33 +1,11 @@
 // Refuse what the service did not sign (spec 6.2): no signature, another key's signature, bytes changed after signing.
 import { SIGNATURE_HEADER } from '@payhooks/core'
-import {
-  answerText,
-  type Check,
-  fail,
-  is2xx,
-  isError,
-  type Judgement,
-  neverJudgement,
-  pass,
-  type Sent,
-  warn,
-} from '../check.js'
+import type { Check } from '../check.js'
 import type { Outgoing } from '../send.js'
 import type { Answer } from '../types.js'
+import { refusal } from './refusal.js'
 
-/** Judges an answer to something that must not be acknowledged: any 2XX fails, naming `what`. */
-function refused(answer: Answer, what: string, fix: string): Sent {
-  return {
-    answers: [answer],
-    judge(ledger): Judgement {
-      if (is2xx(answer)) return fail(`acknowledged ${what}: ${fix}`)
-      const ran = neverJudgement(ledger, answer.eventId)
-      if (ran) return ran
-      if (isError(answer)) return warn(`refused, but with an error (${answerText(answer)}): say why with a 4XX`)
-      return pass(`refused: ${answerText(answer)}`)
-    },
-  }
-}
+const refused = (answer: Answer, what: string, why: string) => refusal(answer, `acknowledged ${what}: ${why}`)
 
 export const unsigned: Check = {
   id: 'no-signature',
