@@ -147,8 +147,8 @@ async function dispatch(argv: string[], io: CliIo, setName: (name: string) => vo
 
 /**
  * Runs the `payhooks` command line and resolves with its exit code: 0 success, 1 the service or
- * the receiver said no (or could not be reached), 2 bad usage. Errors are written to `io.stderr`
- * as one line, never with a stack or a credential.
+ * the receiver said no (or could not be reached), 2 bad usage (and, for `prove`, a receiver that cannot be
+ * reached at all). Errors are written to `io.stderr` as one line, never with a stack or a credential.
  *
  * @example
  * process.exitCode = await run(['subscriptions', 'list', '--json'])
