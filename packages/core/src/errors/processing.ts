@@ -27,9 +27,8 @@ export class HandlerError extends WebhookError {
 /**
  * The event's handlers were still running `maxRunMs` after its claim (a handler that ignores its signal: a `fetch`
  * without one on a hung connection, a driver call with no timeout). Their `context.signal` was aborted with this
- * error and it was reported to `onError`; the run counts as hung (`stats().hung`, the `hung_handlers` health check)
- * until it settles. Its claim, ordering key and event slot stay held, renewed, meanwhile: a handler still running
- * is never run again beside itself, so the service's retries are answered 409 `in_progress` until it settles or
+ * error and it was reported to `onError`; the run counts as hung until it settles. Its claim, ordering key and
+ * event slot stay held, renewed, meanwhile: a handler still running is never run again beside itself, so the service's retries are answered 409 `in_progress` until it settles or
  * the process ends (its lease then runs out). A `HandlerError` with its own code (status 500).
  */
 export class HandlerTimeoutError extends HandlerError {
