@@ -1,4 +1,4 @@
-export { createDeadLetterTableSql, widenDeadLetterCodeSql } from './dead-letter-sql.js'
+export { createDeadLetterCountIndexesSql, createDeadLetterTableSql, widenDeadLetterCodeSql } from './dead-letter-sql.js'
 export { postgresDeadLetterStore } from './dead-letters.js'
 export { createFenceTableSql, fenceTokenColumnSql, heldKeysSql } from './fence-sql.js'
 export { bodyDigestColumnSql, createTableSql } from './sql.js'
