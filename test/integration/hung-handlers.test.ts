@@ -53,7 +53,10 @@ const byTransaction = {
 }
 
 const settled = (transaction: string, date: string) =>
-  sampleEvent('transaction_settled', { data: { transaction_id: transaction, settlement_date: date } })
+  sampleEvent('transaction_settled', { data: { transaction_id: transaction, settlement_date: date } }) as {
+    event_id: string
+    data: { transaction_id: string }
+  }
 
 async function deliver(
   webhooks: { receive: (d: never) => Promise<{ status: number; body: string }> },
