@@ -32,8 +32,8 @@ describe('postgresStore and maxRunMs', () => {
       secret,
       store: postgresStore(newPool(), { table }),
       ordering: { transaction_settled: byTransaction },
-      deadlineMs: 300,
-      maxRunMs: 600,
+      deadlineMs: 1000,
+      maxRunMs: 1200,
     })
     const errors: WebhookError[] = []
     webhooks.onError((error) => void errors.push(error))
