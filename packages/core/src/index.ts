@@ -111,6 +111,7 @@ export type {
   AnswerLatency,
   DeliveryCounts,
   ReceiverStats,
+  RefusedRequests,
   RetryingEvent,
   RetryingEvents,
   SecretStats,

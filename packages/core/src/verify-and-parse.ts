@@ -10,6 +10,7 @@ import {
   StaleEventError,
 } from './errors.js'
 import { escapeText, isSafeText } from './log.js'
+import { missingSignature } from './refusals/unsigned.js'
 import { compileCheck } from './schema-check.js'
 import type { SchemaMap } from './schemas.js'
 import { checkSecrets, type SecretEntry, type SecretList, type VerifiedSecret, verifiedSecret } from './secrets.js'
@@ -246,7 +247,7 @@ export function verifyAndParse(
     throw new PayloadTooLargeError(state.maxBodyBytes)
   }
   const signature = delivery.getHeader(SIGNATURE_HEADER)
-  if (!signature) throw new SignatureError('missing_signature', `missing ${SIGNATURE_HEADER} header`)
+  if (!signature) throw missingSignature()
   if (!isSignatureShaped(signature)) {
     const message = `${SIGNATURE_HEADER} must be 64 hex characters`
     // Nothing to try without a digest inside: no HMAC, and no call to a secret resolver.
