@@ -5,7 +5,7 @@ import type { Answer } from '../types.js'
 import { refusal } from './refusal.js'
 
 /** "Fast" for a refusal of bad input: it needs no handler, store or network, so anything slower is doing too much. */
-export const FAST_MS = 1000
+export const FAST_MS = 2000
 /**
  * The oversized body: 2 MiB, twice the kit's default `maxBodyBytes` (1 MiB) and about a thousand times the largest
  * event the spec shows (under 2 KB), yet quick to send to a staging deployment.
