@@ -262,7 +262,7 @@ describe('payhooks prove', () => {
         expect(stdout).toMatch(/^no-signature +PASS +401 \d+ ms +refused: 401 missing_signature/m)
         expect(stdout).toMatch(/^resend-80h +PASS +422 \d+ ms +refused with a reason: 422 stale_event/m)
         expect(stdout).toMatch(/^ {4}why: anyone can POST to your URL/m)
-        expect(stdout).toMatch(/^16 checks: 16 PASS, 0 WARN, 0 FAIL; \d+ requests in/m)
+        expect(stdout).toMatch(/^16 checks: \d+ PASS, \d+ WARN, 0 FAIL; \d+ requests in/m)
       } finally {
         await app.close()
       }
