@@ -143,6 +143,7 @@ export type {
   AnswerLatency,
   DeliveryCounts,
   ReceiverStats,
+  RefusedRequests,
   RetryingEvent,
   RetryingEvents,
   SecretStats,
