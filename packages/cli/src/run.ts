@@ -4,6 +4,7 @@ import { PayhooksClientError } from '@payhooks/client'
 import { deadLetterCommands } from './commands/dead-letters.js'
 import { eventCommands } from './commands/events.js'
 import { localCommands } from './commands/local.js'
+import { migrateCommands } from './commands/migrate.js'
 import { sandboxCommands } from './commands/sandbox.js'
 import { serviceCommands } from './commands/service.js'
 import { type CliIo, CommandFailed, type Context, UsageError } from './context.js'
@@ -16,11 +17,18 @@ const commands: CommandSpec[] = [
   ...sandboxCommands,
   ...deadLetterCommands,
   ...eventCommands,
+  ...migrateCommands,
 ]
 const GROUPS = new Set(commands.filter((c) => c.name.length > 1).map((c) => c.name[0] as string))
 const HELP_FLAGS = new Set(['--help', '-h'])
 const mainHelpText = () =>
-  mainHelp(serviceCommands, [...localCommands, ...sandboxCommands, ...deadLetterCommands, ...eventCommands])
+  mainHelp(serviceCommands, [
+    ...localCommands,
+    ...sandboxCommands,
+    ...deadLetterCommands,
+    ...eventCommands,
+    ...migrateCommands,
+  ])
 
 function processIo(): CliIo {
   return {
