@@ -1,5 +1,5 @@
-import { createRequire } from 'node:module'
-import { join } from 'node:path'
+import { existsSync, readFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { CommandFailed, type Context, integerValue, out, printJson, requireString, UsageError } from '../context.js'
 import type { CommandSpec } from '../spec.js'
@@ -14,17 +14,27 @@ interface Postgres {
   ): Promise<{ applied: string[] }>
 }
 
+type Exported = string | { import?: Exported; default?: Exported } | undefined
+
+/** The ES module entry of a package.json's `exports['.']` (else `module`, `main`). */
+function entryOf(manifest: { exports?: Exported | Record<string, Exported>; module?: string; main?: string }) {
+  let entry = (manifest.exports as Record<string, Exported> | undefined)?.['.'] ?? (manifest.exports as Exported)
+  while (entry !== undefined && typeof entry !== 'string') entry = entry.import ?? entry.default
+  return entry ?? manifest.module ?? manifest.main ?? 'index.js'
+}
+
 /** A package of the app in the current directory (the CLI is installed into it with pg and @payhooks/postgres). */
 async function load<T>(name: string): Promise<T> {
-  let found: string
-  try {
-    found = createRequire(join(process.cwd(), 'package.json')).resolve(name)
-  } catch {
-    throw new UsageError(`${name} is not installed here: run it where your app has pg and @payhooks/postgres`)
+  for (let dir = process.cwd(); ; dir = dirname(dir)) {
+    const root = join(dir, 'node_modules', name)
+    if (existsSync(join(root, 'package.json'))) {
+      const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
+      const loaded = (await import(pathToFileURL(join(root, entryOf(manifest))).href)) as T & { default?: T }
+      return { ...loaded.default, ...loaded } as T
+    }
+    if (dirname(dir) === dir) break
   }
-  const loaded = (await import(pathToFileURL(found).href)) as T & { default?: T }
-  // require.resolve finds a package's CommonJS entry: its exports may sit on `default` only.
-  return { ...loaded.default, ...loaded } as T
+  throw new UsageError(`${name} is not installed here: run it where your app has pg and @payhooks/postgres`)
 }
 
 const migrateCommand: CommandSpec = {
