@@ -57,7 +57,7 @@ const migrateCommand: CommandSpec = {
       arg: '<name>',
       help: 'the dead-letter table (default payhooks_dead_letters)',
     },
-    'no-dead-letters': { type: 'boolean', help: 'leave the dead-letter table alone' },
+    'dead-letters': { type: 'boolean', help: '--no-dead-letters leaves the dead-letter table alone' },
     'lock-timeout-ms': {
       type: 'string',
       arg: '<ms>',
@@ -69,9 +69,8 @@ const migrateCommand: CommandSpec = {
     const url = requireString(ctx, 'postgres', 'DATABASE_URL')
     const lockTimeoutMs = integerValue(ctx, 'lock-timeout-ms', { min: 1, max: 600_000 })
     const table = ctx.values.table as string | undefined
-    const deadLetterTable = ctx.values['no-dead-letters']
-      ? false
-      : (ctx.values['dead-letter-table'] as string | undefined)
+    const deadLetterTable =
+      ctx.values['dead-letters'] === false ? false : (ctx.values['dead-letter-table'] as string | undefined)
     const pg = await load<{ Pool: new (options: object) => PgPool }>('pg')
     const { migrate } = await load<Postgres>('@payhooks/postgres')
     const pool = new pg.Pool({ connectionString: url, max: 2, connectionTimeoutMillis: 10_000 })
