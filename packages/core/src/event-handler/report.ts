@@ -6,10 +6,19 @@ import type { EventHandler } from './state.js'
 
 /** `503 store_unavailable`, or `store_unavailable (answered 422 schema_mismatch)` when the answer was another's. */
 function statusOf(error: WebhookError): string {
-  const answered = (error as { answered?: { status: number; code: string } }).answered
-  return answered === undefined
+  const { answered } = error
+  return answered === undefined || error.parked
     ? `${error.status} ${error.code}`
     : `${error.code} (answered ${answered.status} ${answered.code})`
+}
+
+/** What became of a parked event: `; parked (answered 200 parked)`, or why it was not acknowledged. */
+function parkedNote(error: WebhookError): string {
+  if (!error.parked || error.code === 'event_conflict') return ''
+  const { answered } = error
+  return answered === undefined
+    ? '; parked, not acknowledged (the dead-letter store is not durable)'
+    : `; parked (answered ${answered.status} ${answered.code})`
 }
 
 /**
@@ -21,7 +30,7 @@ export function report(state: EventHandler, error: WebhookError): void {
   if (error.code === 'event_conflict') state.stats.conflict()
   const { errorListeners, log } = state
   if (errorListeners.length === 0) {
-    log.error(errorFields(error), `[payhooks] ${statusOf(error)}: ${logMessage(error)}`)
+    log.error(errorFields(error), `[payhooks] ${statusOf(error)}: ${logMessage(error)}${parkedNote(error)}`)
     return
   }
   for (const listener of errorListeners) {
