@@ -138,6 +138,7 @@ export type {
   AnswerLatency,
   DeliveryCounts,
   ReceiverStats,
+  RefusedRequests,
   RetryingEvent,
   RetryingEvents,
   SecretStats,

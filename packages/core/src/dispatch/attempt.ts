@@ -10,4 +10,6 @@ export interface Attempt {
   digest?: string | undefined
   /** Which secret verified the event, for the handlers' context; undefined for a queue worker's dispatch. */
   verifiedWith?: VerifiedSecret | undefined
+  /** Set once its handlers overran `maxRunMs`: the run is hung, and its slot's time says nothing of usual runs. */
+  hung?: boolean
 }
