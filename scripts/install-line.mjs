@@ -3,10 +3,15 @@
 // it for every @payhooks/* dependency not given as a tarball (the CLI's @payhooks/client failed with E404, and
 // whoever registered the scope could serve their own). So the line names the tarball of every @payhooks package
 // needed, transitively, and each required peer pinned to the newest major its range supports: a bare `ioredis`
-// takes the registry's latest major, which the peer range may not allow (ERESOLVE).
+// takes the registry's latest major, which the peer range may not allow (ERESOLVE). An optional peer that the
+// package's quick start needs on Node (NODE_SERVERS: Hono's server for Node) is on the line too: the line is for a
+// Node app, and without it the Hono quick start fails at its first import.
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { publishedPackages } from './packages.mjs'
+
+/** Optional peers a Node app needs to run the package at all, so the install line names them. */
+const NODE_SERVERS = new Set(['@hono/node-server'])
 
 /**
  * @param {string[]} wanted package names, with or without the scope: `express`, `@payhooks/redis`
@@ -30,7 +35,7 @@ export function installArgs(wanted, packs) {
   for (const name of needed) {
     const { peerDependencies = {}, peerDependenciesMeta = {} } = manifest(name)
     for (const [peer, range] of Object.entries(peerDependencies)) {
-      if (peerDependenciesMeta[peer]?.optional) continue
+      if (peerDependenciesMeta[peer]?.optional && !NODE_SERVERS.has(peer)) continue
       peers.set(peer, [...(peers.get(peer) ?? []), range])
     }
   }

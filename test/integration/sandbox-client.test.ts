@@ -4,6 +4,7 @@ import { ApiError, createClient } from '@payhooks/client'
 import { SIGNATURE_HEADER, verify } from '@payhooks/core'
 import { createManualClock, createSandbox, type Sandbox } from '@payhooks/sandbox'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { assertBuilt, runCli } from '../fixtures/cli-run.js'
 import { type Receiver, startReceiver } from '../fixtures/sandbox-receivers.js'
 
 const START = Date.parse('2026-11-02T15:00:00Z')
@@ -16,6 +17,7 @@ let receiver: Receiver
 let failing = false
 
 beforeAll(async () => {
+  assertBuilt()
   sandbox = createSandbox({
     clock: createManualClock({ start: START }),
     resellers: [{ key: RESELLER_KEY, merchantIds: [1234, 5678] }],
@@ -92,6 +94,30 @@ describe('@payhooks/client against the sandbox', () => {
     await client.webhooks.resend([eventId])
     expect(receiver.requests.length - before).toBe(3)
     expect((await apiError(client.webhooks.resend(['evt_nobody_knows']))).status).toBe(404)
+  })
+
+  it("a resend's 404 says which subscriptions were searched, in the client and in the CLI", async () => {
+    // Subscribed the README's way (reseller key, all merchants), then resent with a merchant id: not found there.
+    await reseller().subscriptions.create(
+      { url: receiver.url, event_types: ['transaction_returned'], is_active: true },
+      { scope: 'reseller' },
+    )
+    const { eventId } = await sandbox.emit('transaction_returned', undefined, { merchantId: 1234 })
+    const forMerchant = await apiError(reseller().forMerchant(1234).webhooks.resend([eventId]))
+    expect([forMerchant.status, forMerchant.searched]).toEqual([404, { scope: 'merchant', merchantId: 1234 }])
+    expect(forMerchant.message).toMatch(/searched merchant 1234's subscriptions only; .*\(scope 'reseller'\)/)
+    expect(forMerchant.message).toContain('no event delivered to the subscriptions of merchant 1234')
+    const ofMerchant = await apiError(merchant().webhooks.resend([eventId]))
+    expect(ofMerchant.searched).toEqual({ scope: 'merchant', merchantId: undefined })
+    const unknown = await apiError(reseller().webhooks.resend(['evt_nobody_knows']))
+    expect(unknown.message).toMatch(/searched the reseller's subscriptions for all its merchants/)
+
+    const env = { PAYHOOKS_BASE_URL: baseUrl, PAYHOOKS_RESELLER_KEY: RESELLER_KEY }
+    const refused = await runCli(['resend', eventId, '--merchant', '1234'], { env })
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toMatch(/searched merchant 1234's subscriptions only; one made for all .*--all-merchants/)
+    const resent = await runCli(['resend', eventId], { env })
+    expect([resent.code, resent.stderr]).toEqual([0, ''])
   })
 
   it('sends a test webhook and obtains a client token', async () => {

@@ -1,4 +1,5 @@
 import {
+  ApiError,
   createClient,
   InvalidRequestError,
   type PayhooksClient,
@@ -17,6 +18,14 @@ const OPTION_NAMES: [RegExp, string][] = [
   [/auth\.apiKey/g, '--api-key'],
   [/baseUrl/g, '--base-url'],
 ]
+
+/** The client's words for a scope, as the flags that choose it. */
+function scopeInFlags(message: string): string {
+  return message
+    .replace(/ \(scope 'reseller'\)/g, ' (made with --all-merchants)')
+    .replace(/with that merchantId/g, 'with --merchant')
+    .replace(/and no merchantId/g, 'and no --merchant')
+}
 
 function cliMessage(message: string): string {
   return OPTION_NAMES.reduce((text, [pattern, name]) => text.replace(pattern, name), message)
@@ -72,7 +81,8 @@ export async function call<T>(work: () => Promise<T>): Promise<T> {
   } catch (error) {
     if (error instanceof PayhooksClientError) {
       // The command name already says which call it was.
-      throw new CommandFailed(error.message.replace(`${error.operation}: `, ''))
+      const message = error.message.replace(`${error.operation}: `, '')
+      throw new CommandFailed(error instanceof ApiError && error.searched ? scopeInFlags(message) : message)
     }
     if (error instanceof InvalidRequestError || error instanceof TypeError || error instanceof RangeError) {
       throw new UsageError(cliMessage(error.message))

@@ -11,7 +11,7 @@ import type {
   WebhooksApi,
 } from './api.js'
 import { resolveAuth } from './auth.js'
-import { InvalidRequestError } from './errors.js'
+import { ApiError, InvalidRequestError, type SearchedScope } from './errors.js'
 import {
   clientTokenResponseSchema,
   createdResponseSchema,
@@ -134,7 +134,17 @@ function build(config: Config, merchantId: number | undefined): PayhooksClient {
     async resend(ids, options) {
       const op = 'webhooks.resend'
       const body = { ids: checkInput(op, resendIdsSchema, ids) }
-      await send(config, call(op, 'PUT', '/ps/webhook/manually_resend_webhooks', options, body))
+      const path = '/ps/webhook/manually_resend_webhooks'
+      try {
+        await send(config, call(op, 'PUT', path, options, body))
+      } catch (error) {
+        if (!(error instanceof ApiError) || error.status !== 404) throw error
+        const searched: SearchedScope =
+          config.auth.scheme === 'reseller' && merchantId === undefined
+            ? { scope: 'reseller' }
+            : { scope: 'merchant', merchantId }
+        throw new ApiError(op, 'PUT', path, 404, error.statusText, error.body, searched)
+      }
     },
     async sendTest(input, options) {
       const op = 'webhooks.sendTest'

@@ -77,6 +77,12 @@ export class ApiError extends PayhooksClientError {
     readonly status: number,
     readonly statusText: string,
     readonly body: string,
+    /**
+     * Which subscriptions the call searched, set on a 404 of `webhooks.resend`: `reseller` for a reseller key
+     * without a merchant id (the subscriptions made for all its merchants), `merchant` otherwise (one
+     * merchant's). A subscription is visible only in the scope that made it, so a 404 may mean the other scope.
+     */
+    readonly searched?: SearchedScope,
   ) {
     const text = snippet(body)
     const meaning = REFUSALS[status]
@@ -84,9 +90,24 @@ export class ApiError extends PayhooksClientError {
       operation,
       method,
       path,
-      `${operation}: ${method} ${path} answered ${status}${statusText ? ` ${statusText}` : ''}${meaning ? ` (${meaning})` : ''}${text ? `: ${text}` : ''}`,
+      `${operation}: ${method} ${path} answered ${status}${statusText ? ` ${statusText}` : ''}${meaning ? ` (${meaning})` : ''}${text ? `: ${text}` : ''}${searched ? `; ${scopeNote(searched)}` : ''}`,
     )
   }
+}
+
+/**
+ * The subscriptions a call was answered from: a reseller key without a merchant id sees the reseller's own
+ * (made with `{ scope: 'reseller' }`, for all its merchants); a merchant id or merchant credentials see that
+ * merchant's. `merchantId` is undefined for merchant credentials (the service knows whose they are).
+ */
+export type SearchedScope = { scope: 'reseller' } | { scope: 'merchant'; merchantId: number | undefined }
+
+function scopeNote(searched: SearchedScope): string {
+  if (searched.scope === 'reseller') {
+    return "searched the reseller's subscriptions for all its merchants (scope 'reseller'); one made for a merchant is searched with that merchantId"
+  }
+  const whose = searched.merchantId === undefined ? "this merchant's" : `merchant ${searched.merchantId}'s`
+  return `searched ${whose} subscriptions only; one made for all of a reseller's merchants (scope 'reseller') is searched with the reseller key and no merchantId`
 }
 
 /**

@@ -23,6 +23,7 @@ export {
   type Issue,
   NetworkError,
   PayhooksClientError,
+  type SearchedScope,
   TimeoutError,
 } from './errors.js'
 export type {

@@ -50,6 +50,28 @@ export {
   healthAnswer,
   webHealth,
 } from './health/index.js'
+export {
+  cursorOf,
+  DEFAULT_JOURNAL_RETENTION_MS,
+  type EventListPage,
+  type EventListQuery,
+  type Events,
+  type EventTimeline,
+  type FleetCounts,
+  type Journal,
+  type JournalAnswer,
+  type JournalListedAnswer,
+  type JournalListQuery,
+  type JournalMinute,
+  type JournalRecord,
+  type JournalSecret,
+  journalListQuery,
+  journalMatches,
+  journalRetention,
+  type MemoryJournalOptions,
+  memoryJournal,
+  newerFirst,
+} from './journal/index.js'
 export type { LogFields, Logger } from './log.js'
 export {
   DEFAULT_RETENTION_MS,

@@ -16,3 +16,4 @@ export type StoreErrorOperation =
   | 'worker connection'
   | 'worker'
   | 'held keys'
+  | 'journal shutdown'

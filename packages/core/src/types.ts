@@ -3,6 +3,7 @@ import type { RawBody } from './crypto/crypto-provider.js'
 import type { DeadLetterFilter, DeadLetters, ReplayOutcome } from './dead-letters/types.js'
 import type { WebhookError } from './errors.js'
 import type { HealthCheck, HealthOptions, HealthReport } from './health/types.js'
+import type { Events } from './journal/types.js'
 import type { HeldKeysOptions, HeldOrderingKey, OnOptions, Ordering } from './ordering/types.js'
 import type { BuiltInSchemas, SchemaMap, SchemaMapOption, UnknownEvent } from './schemas.js'
 import type { SecretEntry, VerifiedSecret } from './secrets.js'
@@ -325,6 +326,16 @@ export interface Webhooks<E, C extends object = {}> {
    * })
    */
   drain(): void
+  /**
+   * The `journal`'s account of what the fleet answered: an event's timeline (`get`), answers newest first
+   * (`list`), answers per minute by outcome for every instance together (`counts`). Rejects when no `journal` was
+   * configured (`events.enabled` is false then).
+   *
+   * @example
+   * const timeline = await webhooks.events.get('evt_123')
+   * console.log(timeline?.handledAt, timeline?.answers.map((answer) => `${answer.status} ${answer.instance}`))
+   */
+  readonly events: Events
   /**
    * This process's deliveries, counted in memory since the receiver was made (nothing is shared between
    * instances; for all of them, use the OpenTelemetry metrics of `@payhooks/otel`): answers by outcome per minute

@@ -1,4 +1,5 @@
 import type { DeadLetterStore } from './dead-letters/types.js'
+import type { Journal } from './journal/types.js'
 import type { Logger } from './log.js'
 import type { OrderingRules } from './ordering/types.js'
 import type { ProxyArrivalOptions } from './proxy-arrival.js'
@@ -177,4 +178,23 @@ export interface WebhooksOptions<S extends SchemaMapOption = {}, C extends objec
    * @default none: events are handled in the order they arrive
    */
   ordering?: OrderingRules<EventMap<NoInfer<S>>>
+  /**
+   * Where every answer to a signed delivery is journaled (its time, status, outcome, instance, duration, which
+   * secret verified it, and the event's id, type and `created_at`; never the body or a secret), so any instance
+   * sharing it, a board-only process too, can answer "did we get evt_X, and what did we answer?" through
+   * `webhooks.events`. Unsigned and wrongly signed requests write nothing. Written in batches off the hot path
+   * (every 250 ms): an answer still buffered when the process dies is lost; the journal is an account, not the
+   * source of truth. `memoryJournal()` here, `redisJournal` in `@payhooks/redis`, `postgresJournal` in
+   * `@payhooks/postgres`.
+   *
+   * @example
+   * const webhooks = createWebhooks({ secret, journal: memoryJournal(), instance: 'web-1' })
+   * @default none: nothing is journaled and `webhooks.events` rejects
+   */
+  journal?: Journal
+  /**
+   * The name this receiver's answers carry in the journal.
+   * @default the host name and process id (`web-7f9c:4121`)
+   */
+  instance?: string
 }

@@ -1,3 +1,4 @@
 export { redisDeadLetterStore } from './dead-letters.js'
+export { redisJournal } from './journal.js'
 export { redisStore } from './store.js'
-export type { RedisDeadLetterStoreOptions, RedisStoreOptions } from './types.js'
+export type { RedisDeadLetterStoreOptions, RedisJournalOptions, RedisStoreOptions } from './types.js'

@@ -45,3 +45,35 @@ export interface RedisDeadLetterStoreOptions {
    */
   commandTimeoutMs?: number
 }
+
+/** Options of `redisJournal`. */
+export interface RedisJournalOptions {
+  /**
+   * Prepended to every key of the journal (after the client's own `keyPrefix`, if any); the journal owns every key
+   * under it. On a Redis Cluster leave hash tags out of it: the journal spreads its keys over slots on purpose.
+   * @default 'payhooks-journal:'
+   */
+  keyPrefix?: string
+  /**
+   * How long an answer is kept (every key expires by TTL). At least the service's 72 hours.
+   * @default 604_800_000 (7 days)
+   */
+  retentionMs?: number
+  /**
+   * How many keys each hour's index and counts are spread over (by a hash of the event id), so a Cluster shares
+   * the writes among its nodes; a read of a list or counts reads each. 1 to 256.
+   * @default 16
+   */
+  shards?: number
+  /**
+   * The most answers kept per event (the service retries hourly for 72 hours: 72 answers and their duplicates).
+   * @default 200
+   */
+  maxAnswersPerEvent?: number
+  /**
+   * Longest a write or read waits, for the connection to be ready plus the reply, before it rejects (a write's
+   * batch is then dropped and logged; deliveries never wait for it).
+   * @default 1000
+   */
+  commandTimeoutMs?: number
+}

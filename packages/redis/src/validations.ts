@@ -1,7 +1,7 @@
-import { DEFAULT_RETENTION_MS, RETRY_WINDOW_MS } from '@payhooks/core'
-import { check, nonEmptyString, positiveNumber } from '@payhooks/core/validations'
+import { DEFAULT_RETENTION_MS, journalRetention, RETRY_WINDOW_MS } from '@payhooks/core'
+import { check, nonEmptyString, positiveInteger, positiveNumber } from '@payhooks/core/validations'
 import type { Cluster, Redis } from 'ioredis'
-import type { RedisDeadLetterStoreOptions, RedisStoreOptions } from './types.js'
+import type { RedisDeadLetterStoreOptions, RedisJournalOptions, RedisStoreOptions } from './types.js'
 
 // Every option check of redisStore, with its error message, so a mistake fails at start-up.
 
@@ -57,4 +57,16 @@ export function deadLetterStoreOptions(
     )
   }
   return { keyPrefix, replayedRetentionMs, commandTimeoutMs }
+}
+
+/** {@link RedisJournalOptions} with their defaults, checked. */
+export function journalOptions(options: RedisJournalOptions): Required<RedisJournalOptions> {
+  const where = 'redisJournal'
+  const keyPrefix = nonEmptyString(options.keyPrefix ?? 'payhooks-journal:', where, 'keyPrefix')
+  const retentionMs = journalRetention(options.retentionMs, where)
+  const shards = positiveInteger(options.shards ?? 16, where, 'shards')
+  check(shards <= 256, where, 'shards', 'be at most 256')
+  const maxAnswersPerEvent = positiveInteger(options.maxAnswersPerEvent ?? 200, where, 'maxAnswersPerEvent')
+  const commandTimeoutMs = positiveNumber(options.commandTimeoutMs ?? 1000, where, 'commandTimeoutMs')
+  return { keyPrefix, retentionMs, shards, maxAnswersPerEvent, commandTimeoutMs }
 }

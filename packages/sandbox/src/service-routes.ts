@@ -78,7 +78,11 @@ export const serviceRoutes: RouteTable = {
       const owned = (subscription: { id: string }) => core.store.isOwnedBy(caller, subscription.id)
       const unknown = ids.filter((id) => !core.engine.hasDeliveries(id, owned))
       if (unknown.length > 0) {
-        throw new SandboxHttpError(404, `no event delivered to your subscriptions with id ${unknown.join(', ')}`)
+        const searched =
+          caller.kind === 'reseller' && caller.merchantId === undefined
+            ? "the reseller's own subscriptions (those for all its merchants)"
+            : `the subscriptions of merchant ${caller.merchantId}`
+        throw new SandboxHttpError(404, `no event delivered to ${searched} with id ${unknown.join(', ')}`)
       }
       await Promise.all(ids.map((id) => core.engine.resend(id, owned)))
       return noContent

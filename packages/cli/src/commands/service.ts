@@ -9,8 +9,11 @@ const resend: CommandSpec = {
   name: ['resend'],
   usage: '<id>... [options]',
   summary: 'Ask the service to send webhooks again',
-  details: ['The ids are sent as given: the spec does not say whether they are event ids or others.'],
-  examples: ['payhooks resend evt_1 evt_2 --merchant 1234'],
+  details: [
+    'The ids are sent as given: the spec does not say whether they are event ids or others.',
+    'Ask in the scope of the subscription the events went to: no --merchant for one made with --all-merchants, --merchant <id> for one made for that merchant. A 404 says which subscriptions were searched.',
+  ],
+  examples: ['payhooks resend evt_1 evt_2', 'payhooks resend evt_1 evt_2 --merchant 1234'],
   options: {},
   service: true,
   positionals: { min: 1, max: Number.POSITIVE_INFINITY, name: '<id>' },

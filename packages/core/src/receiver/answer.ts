@@ -35,6 +35,7 @@ export function settledAnswer(engine: Engine, delivery: IncomingDelivery, result
   const outcome = delivery.outcome ?? delivery.error?.code ?? 'internal_error'
   delivery.scope?.end({ outcome, status: result.status, error: delivery.error })
   engine.eventHandler.stats.answered(delivery, outcome, result.status, delivery.due - engine.deadlineMs)
+  engine.journal?.answered(delivery, outcome, result.status, delivery.due - engine.deadlineMs)
   delivery.phase = 'answered'
   return result
 }
@@ -46,5 +47,6 @@ export function settledAnswer(engine: Engine, delivery: IncomingDelivery, result
 export function expiredAnswer(engine: Engine, delivery: IncomingDelivery, error: WebhookError): void {
   endScope(delivery.scope, error)
   engine.eventHandler.stats.answered(delivery, error.code, error.status, delivery.due - engine.deadlineMs)
+  engine.journal?.answered(delivery, error.code, error.status, delivery.due - engine.deadlineMs)
   ;(delivery.resolve as (result: WebhookResult) => void)(reportedAnswer(engine, error))
 }

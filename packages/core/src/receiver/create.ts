@@ -4,6 +4,7 @@ import { Claims, dispatchInSlotPromise, observeDispatch, Slots } from '../dispat
 import { ClosingError } from '../errors.js'
 import { createEventHandler, on, onAny, onError, report } from '../event-handler/index.js'
 import { checkAtStart, runHealth } from '../health/index.js'
+import { defaultInstance, eventsView, JournalRecorder } from '../journal/index.js'
 import { createLog } from '../log.js'
 import { listHeldKeys, orderingTable, withOnOptions } from '../ordering/index.js'
 import { checkProxyArrival } from '../proxy-arrival.js'
@@ -53,6 +54,8 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
   )
   const proxyArrival = checkProxyArrival(options.proxyArrival)
   const secrets = typeof secretOption === 'function' ? undefined : checkSecrets(secretOption)
+  const { journal } = options
+  const instance = instanceOf(options.instance)
   const engine: Engine = {
     maxBodyBytes,
     secrets,
@@ -79,6 +82,7 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
     claims: new Claims(),
     deadlines: new Deadlines((delivery) => expire(engine, delivery)),
     ordering,
+    journal: journal && new JournalRecorder(journal, instance, eventHandler.log),
   }
   warnAtStart(eventHandler, {
     store,
@@ -143,6 +147,7 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
       engine.draining = true
     },
     stats: () => eventHandler.stats.read(gauges),
+    events: eventsView(engine.journal),
     maxBodyBytes,
     deadlineMs,
   }
@@ -156,6 +161,19 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
   }
   options.queue?.attach?.(webhooks as Webhooks<unknown>)
   return webhooks
+}
+
+/** The `instance` option checked, or the host name and process id. */
+function instanceOf(instance: string | undefined): string {
+  if (instance === undefined) return defaultInstance()
+  check(
+    typeof instance === 'string' && instance !== '',
+    'createWebhooks',
+    'instance',
+    'be a non-empty string',
+    TypeError,
+  )
+  return instance
 }
 
 /** The built-in schemas with the option's over them; a key set to `undefined` (a conditional's) keeps the built-in. */

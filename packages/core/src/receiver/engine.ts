@@ -1,6 +1,7 @@
 import type { ParkState } from '../dead-letters/index.js'
 import type { Deadlines } from '../deadline.js'
 import type { SlotState } from '../dispatch/index.js'
+import type { JournalRecorder } from '../journal/index.js'
 import type { ProxyArrival } from '../proxy-arrival.js'
 import type { WebhookQueue } from '../types.js'
 import type { VerifyState } from '../verify-and-parse.js'
@@ -19,6 +20,8 @@ export interface Engine extends VerifyState, SlotState, ParkState {
   closing: Promise<void> | undefined
   /** Set by `drain`: health() reports not ready; deliveries are still handled. */
   draining: boolean
+  /** Where answers to signed deliveries are journaled (`journal`), if configured. */
+  readonly journal: JournalRecorder | undefined
   /** Deliveries gone asynchronous, waiting for their deadline. */
   readonly deadlines: Deadlines<IncomingDelivery>
 }

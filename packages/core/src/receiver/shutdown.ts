@@ -11,6 +11,12 @@ export async function shutDown(engine: Engine, timeoutMs: number): Promise<void>
   await engine.claims.idle(timeoutMs)
   engine.slots?.stop(new ClosingError())
   await engine.claims.cancelAll(new ClosingError(), (run) => releaseClaim(engine, run))
+  await engine.journal?.flush()
+  try {
+    await engine.journal?.journal.shutdown?.()
+  } catch (cause) {
+    report(engine.eventHandler, new StoreError('journal shutdown', cause))
+  }
   try {
     await engine.store.shutdown?.()
   } catch (cause) {

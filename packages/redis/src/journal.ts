@@ -1,0 +1,294 @@
+import {
+  type Journal,
+  type JournalListQuery,
+  type JournalMinute,
+  type JournalRecord,
+  journalMatches,
+} from '@payhooks/core'
+import type { Cluster, Redis } from 'ioredis'
+import { connectionDeadline } from './connection.js'
+import type { RedisJournalOptions } from './types.js'
+import { journalOptions } from './validations.js'
+
+// Layout (see docs/guide/journal.md): per event one list `e:<event_id>` of its records, oldest first, its TTL pushed
+// to its newest record's time plus retention; per hour and shard a sorted set `t:<hour>:<shard>` of every record
+// by time, a sorted set `o:<outcome>:<hour>:<shard>` for outcomes other than the routine `processed` and
+// `duplicate` (so a list of failures walks failures only), and a hash `c:<hour>:<shard>` of counts per minute and
+// outcome; each hour key expires at the hour's end plus retention. The shard is a hash of the event id: on a
+// Cluster the keys carry no hash tag, so an hour's writes spread over `shards` slots, never all on one node.
+
+const HOUR = 3_600_000
+const MINUTE = 60_000
+/** Outcomes so common that a list filtered by them walks the hour's index of every record instead. */
+const ROUTINE = new Set(['processed', 'duplicate'])
+/** Records read per round trip and shard while listing. */
+const CHUNK = 200
+
+// Appends the records (ARGV[3..]) to an event's list, keeps its last ARGV[2], and pushes its expiry to ARGV[1]
+// ms from now, never shortening it; at or below 0 the key is deleted (every record already past retention).
+const APPEND_SCRIPT = `
+local ttl = tonumber(ARGV[1])
+if ttl <= 0 then return redis.call('DEL', KEYS[1]) end
+redis.call('RPUSH', KEYS[1], unpack(ARGV, 3))
+redis.call('LTRIM', KEYS[1], -tonumber(ARGV[2]), -1)
+if redis.call('PTTL', KEYS[1]) < ttl then redis.call('PEXPIRE', KEYS[1], ttl) end
+return 1`
+
+interface JournalCommands {
+  payhooksJournalAppend(key: string, ttlMs: number, keep: number, ...records: string[]): Promise<number>
+}
+
+type Encoded = [string, number, string, string, string | null, number, string, string, number, number, string?]
+
+const encode = (r: JournalRecord): string =>
+  JSON.stringify([
+    r.id,
+    r.at,
+    r.eventId,
+    r.eventType,
+    r.createdAt,
+    r.status,
+    r.outcome,
+    r.instance,
+    r.durationMs,
+    r.secretIndex,
+    ...(r.secretLabel === undefined ? [] : [r.secretLabel]),
+  ])
+
+function decode(text: string): JournalRecord {
+  const [id, at, eventId, eventType, createdAt, status, outcome, instance, durationMs, secretIndex, secretLabel] =
+    JSON.parse(text) as Encoded
+  const record = { id, at, eventId, eventType, createdAt, status, outcome, instance, durationMs, secretIndex }
+  return secretLabel === undefined ? record : { ...record, secretLabel }
+}
+
+/** FNV-1a of `text`, for the shard of an event id. */
+function hash(text: string): number {
+  let h = 0x811c9dc5
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193)
+  return h >>> 0
+}
+
+/** Walks one sorted set newest first within scores [min, max], a chunk per round trip. */
+class Walk {
+  private buffer: JournalRecord[] = []
+  private offset = 0
+  private done = false
+  constructor(
+    private readonly fetch: (key: string, max: number, min: number, offset: number) => Promise<string[]>,
+    private readonly key: string,
+    private readonly max: number,
+    private readonly min: number,
+  ) {}
+
+  async head(): Promise<JournalRecord | undefined> {
+    if (this.buffer.length === 0 && !this.done) {
+      const texts = await this.fetch(this.key, this.max, this.min, this.offset)
+      this.offset += texts.length
+      if (texts.length < CHUNK) this.done = true
+      // Members of equal score come in reverse lexical order of the text, not of the id: sort the chunk.
+      this.buffer = texts.map(decode).sort((a, b) => b.at - a.at || (a.id < b.id ? 1 : -1))
+    }
+    return this.buffer[0]
+  }
+
+  take(): void {
+    this.buffer.shift()
+  }
+}
+
+/**
+ * The answers of a receiver fleet on Redis (standalone, Sentinel or Cluster), for `createWebhooks({ journal })`:
+ * `webhooks.events.get`, `list` and `counts` from any instance. Each batch of answers is one pipeline (on a Cluster,
+ * its commands go out together to the nodes that own them), written off the hot path. Every key expires by TTL:
+ * nothing sweeps, nothing holds a lock. Takes any `ioredis` client and never closes it.
+ *
+ * Memory: about 400 bytes per answer with the defaults (`bench/journal.bench.mjs` measures it), bounded by
+ * `retentionMs` and, per event, `maxAnswersPerEvent`.
+ *
+ * @example
+ * import { createWebhooks } from '@payhooks/core'
+ * import { redisJournal, redisStore } from '@payhooks/redis'
+ * import { Redis } from 'ioredis'
+ *
+ * const redis = new Redis(process.env.REDIS_URL!)
+ * const webhooks = createWebhooks({ secret, store: redisStore(redis), journal: redisJournal(redis) })
+ */
+export function redisJournal(client: Redis | Cluster, options: RedisJournalOptions = {}): Journal {
+  const { keyPrefix, retentionMs, shards, maxAnswersPerEvent, commandTimeoutMs } = journalOptions(options)
+  const cluster = (client as Cluster).isCluster === true
+  client.defineCommand('payhooksJournalAppend', { numberOfKeys: 1, lua: APPEND_SCRIPT })
+  const { call } = connectionDeadline(client, { timeoutMs: commandTimeoutMs, caller: 'redisJournal' })
+
+  const eventKey = (eventId: string) => `${keyPrefix}e:${eventId}`
+  const shardOf = (eventId: string) => hash(eventId) % shards
+  const timeKey = (hour: number, shard: number) => `${keyPrefix}t:${hour}:${shard}`
+  const outcomeKey = (outcome: string, hour: number, shard: number) => `${keyPrefix}o:${outcome}:${hour}:${shard}`
+  const countKey = (hour: number, shard: number) => `${keyPrefix}c:${hour}:${shard}`
+
+  /** Sends `build`'s commands together: one pipeline on a standalone Redis, or each to its node on a Cluster. */
+  async function batch<T>(build: (redis: Redis) => unknown, what: string): Promise<T[]> {
+    return call(async () => {
+      if (cluster) {
+        // A Cluster pipeline must keep to one node; sent at once, the commands are pipelined per connection anyway.
+        const sent: Promise<unknown>[] = []
+        const proxy = new Proxy(client, {
+          get: (target, name) => {
+            const value = Reflect.get(target, name) as unknown
+            if (typeof value !== 'function') return value
+            return (...args: unknown[]) => {
+              const result = (value as (...a: unknown[]) => Promise<unknown>).apply(target, args)
+              sent.push(result)
+              return result
+            }
+          },
+        })
+        build(proxy as unknown as Redis)
+        return (await Promise.all(sent)) as T[]
+      }
+      const pipeline = (client as Redis).pipeline()
+      build(pipeline as unknown as Redis)
+      const replies = (await pipeline.exec()) ?? []
+      return replies.map(([error, value]) => {
+        if (error) throw error
+        return value as T
+      })
+    }, `${what} got no reply from Redis`)
+  }
+
+  async function write(records: readonly JournalRecord[]): Promise<void> {
+    const now = Date.now()
+    const byEvent = new Map<string, { newest: number; texts: string[] }>()
+    const byIndex = new Map<string, { expireAt: number; members: (string | number)[] }>()
+    const counts = new Map<string, { expireAt: number; fields: Map<string, number> }>()
+    for (const record of records) {
+      const text = encode(record)
+      const event = byEvent.get(record.eventId)
+      if (event) {
+        event.texts.push(text)
+        event.newest = Math.max(event.newest, record.at)
+      } else byEvent.set(record.eventId, { newest: record.at, texts: [text] })
+      const hour = Math.floor(record.at / HOUR)
+      const expireAt = (hour + 1) * HOUR + retentionMs
+      if (expireAt <= now) continue
+      const shard = shardOf(record.eventId)
+      const keys = [timeKey(hour, shard)]
+      if (!ROUTINE.has(record.outcome)) keys.push(outcomeKey(record.outcome, hour, shard))
+      for (const key of keys) {
+        const index = byIndex.get(key) ?? { expireAt, members: [] }
+        index.members.push(record.at, text)
+        byIndex.set(key, index)
+      }
+      const key = countKey(hour, shard)
+      const count = counts.get(key) ?? { expireAt, fields: new Map<string, number>() }
+      const field = `${Math.floor(record.at / MINUTE)}:${record.outcome}`
+      count.fields.set(field, (count.fields.get(field) ?? 0) + 1)
+      counts.set(key, count)
+    }
+    await batch((redis) => {
+      for (const [eventId, { newest, texts }] of byEvent) {
+        const ttl = newest + retentionMs - now
+        ;(redis as unknown as JournalCommands).payhooksJournalAppend(
+          eventKey(eventId),
+          ttl,
+          maxAnswersPerEvent,
+          ...texts,
+        )
+      }
+      for (const [key, { expireAt, members }] of byIndex) {
+        redis.zadd(key, ...members)
+        redis.pexpireat(key, expireAt)
+      }
+      for (const [key, { expireAt, fields }] of counts) {
+        for (const [field, n] of fields) redis.hincrby(key, field, n)
+        redis.pexpireat(key, expireAt)
+      }
+    }, 'a journal write')
+  }
+
+  return {
+    retentionMs,
+    write,
+    async answers(eventId) {
+      const texts = await call(() => client.lrange(eventKey(eventId), 0, -1), 'a journal read got no reply from Redis')
+      const oldest = Date.now() - retentionMs
+      return texts
+        .map(decode)
+        .filter((record) => record.at >= oldest)
+        .sort((a, b) => a.at - b.at || (a.id < b.id ? -1 : 1))
+    },
+    async list(query: JournalListQuery) {
+      const now = Date.now()
+      const oldest = Math.max(now - retentionMs, query.from ?? Number.NEGATIVE_INFINITY)
+      const newest = Math.min(
+        query.to === undefined ? now + MINUTE : query.to - 1,
+        query.after?.at ?? Number.POSITIVE_INFINITY,
+      )
+      const indexOf =
+        query.outcome !== undefined && !ROUTINE.has(query.outcome)
+          ? (hour: number, shard: number) => outcomeKey(query.outcome as string, hour, shard)
+          : timeKey
+      const fetch = (key: string, max: number, min: number, offset: number) =>
+        call(
+          () => client.zrevrangebyscore(key, max, min, 'LIMIT', offset, CHUNK),
+          'a journal list got no reply from Redis',
+        )
+      // One round trip finds which of the range's keys hold anything in it; only those are walked.
+      const keys: { hour: number; key: string }[] = []
+      for (let hour = Math.floor(newest / HOUR); hour >= Math.floor(oldest / HOUR); hour--) {
+        for (let shard = 0; shard < shards; shard++) keys.push({ hour, key: indexOf(hour, shard) })
+      }
+      const sizes = await batch<number>((redis) => {
+        for (const { key } of keys) redis.zcount(key, oldest, newest)
+      }, 'a journal list')
+      const byHour = new Map<number, string[]>()
+      keys.forEach(({ hour, key }, i) => {
+        if ((sizes[i] ?? 0) > 0) byHour.set(hour, [...(byHour.get(hour) ?? []), key])
+      })
+      const found: JournalRecord[] = []
+      for (const [hour, hourKeys] of byHour) {
+        const max = Math.min(newest, (hour + 1) * HOUR - 1)
+        const walks = hourKeys.map((key) => new Walk(fetch, key, max, oldest))
+        for (;;) {
+          const heads = await Promise.all(walks.map((walk) => walk.head()))
+          let best = -1
+          for (let i = 0; i < heads.length; i++) {
+            const head = heads[i]
+            const current = heads[best]
+            if (head && (!current || head.at > current.at || (head.at === current.at && head.id > current.id))) best = i
+          }
+          if (best < 0) break
+          const record = heads[best] as JournalRecord
+          ;(walks[best] as Walk).take()
+          if (journalMatches(record, query)) {
+            found.push(record)
+            if (found.length >= query.limit) return found
+          }
+        }
+      }
+      return found
+    },
+    async counts(from, to) {
+      const oldest = Math.max(from, Date.now() - retentionMs)
+      const keys: string[] = []
+      for (let hour = Math.floor(oldest / HOUR); hour * HOUR < to; hour++) {
+        for (let shard = 0; shard < shards; shard++) keys.push(countKey(hour, shard))
+      }
+      const hashes = await batch<Record<string, string>>((redis) => {
+        for (const key of keys) redis.hgetall(key)
+      }, 'a journal count')
+      const sums = new Map<string, JournalMinute>()
+      for (const fields of hashes) {
+        for (const [field, value] of Object.entries(fields)) {
+          const split = field.indexOf(':')
+          const minute = Number(field.slice(0, split)) * MINUTE
+          if (minute < from || minute >= to || minute + MINUTE <= oldest) continue
+          const outcome = field.slice(split + 1)
+          const key = `${minute} ${outcome}`
+          sums.set(key, { minute, outcome, count: (sums.get(key)?.count ?? 0) + Number(value) })
+        }
+      }
+      return [...sums.values()]
+    },
+  }
+}

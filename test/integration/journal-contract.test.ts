@@ -1,0 +1,49 @@
+// The journal contract of @payhooks/testing against the journals payhooks ships, each on its real backing.
+import { type Journal, memoryJournal } from '@payhooks/core'
+import { redisJournal } from '@payhooks/redis'
+import { journalContract } from '@payhooks/testing/journal-contract'
+import { Cluster, Redis } from 'ioredis'
+import { afterAll } from 'vitest'
+
+const REDIS_URL = process.env.REDIS_URL
+const NODES = process.env.REDIS_CLUSTER_NODES
+if (!REDIS_URL || !NODES) {
+  throw new Error(
+    'REDIS_URL and REDIS_CLUSTER_NODES are set by `pnpm test` (node scripts/test.mjs), which starts Redis',
+  )
+}
+const KEY_PREFIX = 'payhooks-journal-contract:'
+
+// One process: the instances of a fleet are one instance.
+const memoryFleets = new Map<string, Journal>()
+journalContract('memoryJournal', (namespace) => {
+  const journal = memoryFleets.get(namespace) ?? memoryJournal()
+  memoryFleets.set(namespace, journal)
+  return journal
+})
+
+// Each instance on its own connection, as in separate processes.
+const clients: (Redis | Cluster)[] = []
+journalContract('redisJournal', (namespace) => {
+  const client = new Redis(REDIS_URL)
+  clients.push(client)
+  return redisJournal(client, { keyPrefix: `${KEY_PREFIX}${namespace}:` })
+})
+
+const nodes = NODES.split(',').map((node) => {
+  const [host, port] = node.split(':')
+  return { host: host as string, port: Number(port) }
+})
+journalContract('redisJournal on a Redis Cluster', (namespace) => {
+  const client = new Cluster(nodes)
+  client.on('error', () => {})
+  clients.push(client)
+  return redisJournal(client, { keyPrefix: `${KEY_PREFIX}${namespace}:` })
+})
+
+afterAll(async () => {
+  const admin = clients.find((client) => client instanceof Redis)
+  const keys = admin ? await admin.keys(`${KEY_PREFIX}*`) : []
+  if (admin && keys.length > 0) await admin.del(...keys)
+  await Promise.all(clients.map((client) => client.quit().catch(() => client.disconnect())))
+})
