@@ -10,4 +10,6 @@ export interface Attempt {
   digest?: string | undefined
   /** Which secret verified the event, for the handlers' context; undefined for a queue worker's dispatch. */
   verifiedWith?: VerifiedSecret | undefined
+  /** A queue worker's `DispatchOptions.onOrderingKey`: told the event's ordering key before the claim. */
+  onOrderingKey?: ((key: string) => void) | undefined
 }
