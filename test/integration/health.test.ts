@@ -1,4 +1,4 @@
-// webhooks.health() and the start-up check on real engines: Redis up, evicting, persistent, down and back; a Redis
+// webhooks.health(fresh) and the start-up check on real engines: Redis up, evicting, persistent, down and back; a Redis
 // Cluster; PostgreSQL with each migration missing then applied, for the store and the dead-letter store; a
 // database that cannot be reached; during close().
 import { randomUUID } from 'node:crypto'
@@ -13,6 +13,8 @@ import { freePort, ownRedis } from '../fixtures/own-redis.js'
 import { databaseUrl, runMigration } from '../fixtures/postgres.js'
 
 const secret = 'whsec_health_integration'
+/** A check of the stores made afresh (results are shared for a second by default): these tests change the stores. */
+const fresh = { maxAgeMs: 0 }
 const check = (report: HealthReport, name: string) => report.checks.find((found) => found.name === name)
 const failed = (report: HealthReport) => report.checks.filter((found) => !found.ok).map((found) => found.name)
 
@@ -36,7 +38,7 @@ describe('health() on Redis', () => {
         deadLetters: redisDeadLetterStore(redis, { keyPrefix: `{health-${randomUUID()}}:` }),
         checkAtStart: false,
       })
-      const up = await webhooks.health()
+      const up = await webhooks.health(fresh)
       expect(up.ready).toBe(true)
       expect(check(up, 'redis')).toMatchObject({ ok: true, latencyMs: expect.any(Number) })
       expect(check(up, 'redis_maxmemory_policy')).toMatchObject({ ok: true, detail: 'noeviction' })
@@ -45,7 +47,7 @@ describe('health() on Redis', () => {
       expect(check(up, 'dead_letter_redis')).toMatchObject({ ok: true })
 
       await redis.config('SET', 'maxmemory-policy', 'allkeys-lru')
-      const evicting = await webhooks.health()
+      const evicting = await webhooks.health(fresh)
       expect(evicting.ready).toBe(true) // a warning
       expect(check(evicting, 'redis_maxmemory_policy')).toMatchObject({ ok: false, severity: 'warning' })
       expect(check(evicting, 'redis_maxmemory_policy')?.detail).toContain('maxmemory-policy is allkeys-lru')
@@ -61,7 +63,7 @@ describe('health() on Redis', () => {
       expect(JSON.stringify(down)).not.toContain(server.url.split('//')[1])
 
       await server.start()
-      await eventually(async () => (await webhooks.health()).ready)
+      await eventually(async () => (await webhooks.health(fresh)).ready)
       await webhooks.close()
     } finally {
       redis.disconnect()
@@ -76,7 +78,7 @@ describe('health() on Redis', () => {
     try {
       const store = redisStore(redis, { keyPrefix: `health:${randomUUID()}:` })
       const webhooks = createWebhooks({ secret, store, checkAtStart: false })
-      expect(check(await webhooks.health(), 'redis_persistence')).toMatchObject({
+      expect(check(await webhooks.health(fresh), 'redis_persistence')).toMatchObject({
         ok: true,
         detail: 'append-only file',
       })
@@ -109,7 +111,7 @@ describe('health() on Redis', () => {
         store: redisStore(cluster, { keyPrefix: `health:${randomUUID()}:` }),
         checkAtStart: false,
       })
-      const report = await webhooks.health()
+      const report = await webhooks.health(fresh)
       expect(report.ready).toBe(true)
       expect(check(report, 'redis')?.ok).toBe(true)
       expect(check(report, 'redis_maxmemory_policy')).toMatchObject({ ok: true, detail: 'noeviction' })
@@ -117,7 +119,7 @@ describe('health() on Redis', () => {
       expect(primaries.length).toBe(3)
       await primaries[2]?.config('SET', 'maxmemory-policy', 'volatile-lru')
       try {
-        expect(check(await webhooks.health(), 'redis_maxmemory_policy')?.detail).toContain('volatile-lru')
+        expect(check(await webhooks.health(fresh), 'redis_maxmemory_policy')?.detail).toContain('volatile-lru')
       } finally {
         await primaries[2]?.config('SET', 'maxmemory-policy', 'noeviction')
       }
@@ -165,7 +167,7 @@ describe('health() on PostgreSQL', () => {
       deadLetters: postgresDeadLetterStore(pool, { createTable: false }),
       logger,
     })
-    const none = await webhooks.health()
+    const none = await webhooks.health(fresh)
     expect(none.ready).toBe(false)
     expect(check(none, 'postgres')).toMatchObject({ ok: true, latencyMs: expect.any(Number) })
     expect(migrationChecks(none)).toEqual([
@@ -189,7 +191,7 @@ describe('health() on PostgreSQL', () => {
     expect(calls[0]?.message).toContain('Fix: apply sql/001_payhooks_events.sql of @payhooks/postgres')
 
     await runMigration(admin, schema, '001_payhooks_events.sql')
-    const first = await webhooks.health()
+    const first = await webhooks.health(fresh)
     expect(migrationChecks(first).slice(0, 3)).toEqual([
       'postgres_migration_001:ok',
       'postgres_migration_004:missing',
@@ -197,28 +199,28 @@ describe('health() on PostgreSQL', () => {
     ])
     expect(check(first, 'postgres_migration_004')).toMatchObject({ severity: 'warning' })
     await runMigration(admin, schema, '002_payhooks_dead_letters.sql')
-    const second = await webhooks.health()
+    const second = await webhooks.health(fresh)
     expect(second.ready).toBe(false)
     expect(failed(second).filter((name) => name.startsWith('dead_letter'))).toEqual([
       'dead_letter_postgres_migration_003',
     ])
     await runMigration(admin, schema, '003_payhooks_dead_letters_stale_event.sql')
-    expect((await webhooks.health()).ready).toBe(true) // 004 to 007 missing are warnings
+    expect((await webhooks.health(fresh)).ready).toBe(true) // 004 to 007 missing are warnings
     await runMigration(admin, schema, '004_payhooks_events_body_digest.sql')
     await runMigration(admin, schema, '005_payhooks_events_fences.sql')
-    expect(migrationChecks(await webhooks.health()).slice(0, 4)).toEqual([
+    expect(migrationChecks(await webhooks.health(fresh)).slice(0, 4)).toEqual([
       'postgres_migration_001:ok',
       'postgres_migration_004:ok',
       'postgres_migration_005:ok',
       'postgres_migration_006:missing',
     ])
     await runMigration(admin, schema, '006_payhooks_events_fence_token.sql')
-    expect(migrationChecks(await webhooks.health())[4]).toBe('postgres_migration_007:missing')
+    expect(migrationChecks(await webhooks.health(fresh))[4]).toBe('postgres_migration_007:missing')
     await runMigration(admin, schema, '007_payhooks_events_held_keys.sql')
-    const all = await webhooks.health()
+    const all = await webhooks.health(fresh)
     expect(failed(all)).toEqual([])
     const closing = webhooks.close()
-    const during = await webhooks.health()
+    const during = await webhooks.health(fresh)
     expect(during.ready).toBe(false)
     expect(failed(during)).toEqual(['closing'])
     await closing
@@ -227,7 +229,7 @@ describe('health() on PostgreSQL', () => {
   it('does not count a table init() will create as missing (createTable, the default)', async () => {
     const schema = await newSchema()
     const webhooks = createWebhooks({ secret, store: postgresStore(poolIn(schema)), checkAtStart: false })
-    const report = await webhooks.health()
+    const report = await webhooks.health(fresh)
     expect(report.ready).toBe(true)
     expect(check(report, 'postgres_migration_001')?.detail).toMatch(/init\(\) applies 001_payhooks_events.sql/)
     await webhooks.close()

@@ -134,6 +134,7 @@ describe('postgresDeadLetterStore: table', () => {
     const schema = await freshSchema()
     await runMigration(admin, schema, '002_payhooks_dead_letters.sql')
     await runMigration(admin, schema, '003_payhooks_dead_letters_stale_event.sql')
+    await runMigration(admin, schema, '008_payhooks_dead_letters_counts.sql')
     const migrated = postgresDeadLetterStore(newPool(), {
       table: `${schema}.payhooks_dead_letters`,
       createTable: false,
@@ -148,7 +149,12 @@ describe('postgresDeadLetterStore: table', () => {
     expect(shape).toEqual(await shapeOf(schema, 'created_by_init'))
     expect(shape.columns).toHaveLength(12)
     expect(shape.columns[0]).toMatchObject({ column_name: 'event_id', collation_name: 'C' })
-    expect(shape.indexes.map((index) => index.name)).toEqual(['<table>_list_idx', '<table>_pkey'])
+    expect(shape.indexes.map((index) => index.name).sort()).toEqual([
+      '<table>_code_idx',
+      '<table>_list_idx',
+      '<table>_pkey',
+      '<table>_type_idx',
+    ])
 
     await expect(
       postgresDeadLetterStore(newPool(), { table: `${schema}.missing`, createTable: false }).init(),
@@ -256,7 +262,7 @@ describe('postgresDeadLetterStore: table', () => {
       for (const { text, values } of listed) {
         const { rows } = await client.query(`EXPLAIN (FORMAT JSON) ${text}`, values as unknown[])
         const plan = JSON.stringify(rows[0]['QUERY PLAN'])
-        expect(plan).toContain(`"Index Name":"${table}_list_idx"`)
+        expect(plan).toMatch(new RegExp(`"Index Name":"${table}_(list|code|type)_idx"`))
         expect(plan).toContain('"Node Type":"Index Scan"')
         expect(plan).not.toMatch(/"Node Type":"[^"]*Sort"/) // Sort, Incremental Sort
       }

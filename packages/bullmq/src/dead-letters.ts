@@ -3,6 +3,7 @@ import {
   type DeadLetters,
   deadLetterCountQuery,
   deadLetterMatches,
+  deadLetterPage,
   deadLetterQuery,
   type ReplayOutcome,
 } from '@payhooks/core'
@@ -46,8 +47,15 @@ export function bullmqDeadLetters(queue: BullmqQueue): DeadLetters {
 
   return {
     async list(query) {
-      const { status, limit, offset, ...filter } = deadLetterQuery(query, `${where}.list`)
+      const checked = deadLetterQuery(query, `${where}.list`)
+      const { status, limit, offset, order, position, ...filter } = checked
       if (status === 'replayed') return []
+      // BullMQ orders its failed set by job, not by (parkedAt, eventId): a keyset or oldest-first page reads it all.
+      if (position !== undefined || order === 'oldest') {
+        const letters: DeadLetter[] = []
+        for await (const letter of matching(filter)) letters.push(letter)
+        return deadLetterPage(letters, checked)
+      }
       const filtered = Object.values(filter).some((value) => value !== undefined)
       if (!filtered) return queue.deadLetters({ offset, limit })
       const found: DeadLetter[] = []
@@ -61,7 +69,11 @@ export function bullmqDeadLetters(queue: BullmqQueue): DeadLetters {
     },
     async count(query) {
       const { status, ...filter } = deadLetterCountQuery(query, `${where}.count`)
-      if (status === 'replayed') return 0
+      if (status === 'replayed' || (filter.code !== undefined && filter.code !== 'handler_failed')) return 0
+      // The failed set's size (ZCARD) when nothing but the code narrows it; a type or time range reads the jobs.
+      if (filter.eventType === undefined && filter.parkedAfter === undefined && filter.parkedBefore === undefined) {
+        return (await queue.counts()).failed
+      }
       let found = 0
       for await (const _ of matching(filter)) found++
       return found

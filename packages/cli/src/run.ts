@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import { type ParseArgsConfig, parseArgs } from 'node:util'
 import { PayhooksClientError } from '@payhooks/client'
 import { deadLetterCommands } from './commands/dead-letters.js'
+import { eventCommands } from './commands/events.js'
 import { localCommands } from './commands/local.js'
 import { sandboxCommands } from './commands/sandbox.js'
 import { serviceCommands } from './commands/service.js'
@@ -9,10 +10,17 @@ import { type CliIo, CommandFailed, type Context, UsageError } from './context.j
 import { commandHelp, groupHelp, mainHelp } from './help.js'
 import { type CommandSpec, commonOptions, connectionOptions, type OptionSpec } from './spec.js'
 
-const commands: CommandSpec[] = [...serviceCommands, ...localCommands, ...sandboxCommands, ...deadLetterCommands]
+const commands: CommandSpec[] = [
+  ...serviceCommands,
+  ...localCommands,
+  ...sandboxCommands,
+  ...deadLetterCommands,
+  ...eventCommands,
+]
 const GROUPS = new Set(commands.filter((c) => c.name.length > 1).map((c) => c.name[0] as string))
 const HELP_FLAGS = new Set(['--help', '-h'])
-const mainHelpText = () => mainHelp(serviceCommands, [...localCommands, ...sandboxCommands, ...deadLetterCommands])
+const mainHelpText = () =>
+  mainHelp(serviceCommands, [...localCommands, ...sandboxCommands, ...deadLetterCommands, ...eventCommands])
 
 function processIo(): CliIo {
   return {

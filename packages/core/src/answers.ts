@@ -45,6 +45,8 @@ const CLOSES_CONNECTION: ReadonlySet<WebhookErrorCode> = new Set([
   'body_timeout',
   'method_not_allowed',
   'closing',
+  // Refused before reading the body (adapters check the header first): a sender without the secret holds nothing.
+  'missing_signature',
 ])
 const RETRY_LATER: ReadonlySet<WebhookErrorCode> = new Set(['deadline_exceeded', 'closing', 'future_event', 'busy'])
 

@@ -105,6 +105,68 @@ describe('webhooks.health()', () => {
   })
 })
 
+describe('shared health checks', () => {
+  /** A store whose health() counts its calls and answers `ok` after `ms`. */
+  function countingStore(ms = 20) {
+    const state = { calls: 0, ok: true }
+    const store = storeWith(async () => {
+      state.calls++
+      await new Promise((resolve) => setTimeout(resolve, ms))
+      return [{ name: 'backend', ok: state.ok }]
+    })
+    return { store, state }
+  }
+
+  it('lets concurrent calls wait for one check of the stores, and reuses its result for maxAgeMs', async () => {
+    const { store, state } = countingStore()
+    const webhooks = createWebhooks({ secret, store, checkAtStart: false })
+    const reports = await Promise.all(Array.from({ length: 100 }, () => webhooks.health({ maxAgeMs: 300 })))
+    expect(state.calls).toBe(1)
+    expect(reports.every((report) => report.ready)).toBe(true)
+    await webhooks.health({ maxAgeMs: 300 })
+    expect(state.calls).toBe(1)
+    state.ok = false
+    await new Promise((resolve) => setTimeout(resolve, 320))
+    const after = await webhooks.health({ maxAgeMs: 300 })
+    expect(state.calls).toBe(2)
+    expect(after.ready).toBe(false)
+    expect((await webhooks.health({ maxAgeMs: 0 })).ready).toBe(false)
+    expect(state.calls).toBe(3)
+  })
+
+  it('reuses a result for 1 s by default, never past it', async () => {
+    const { store, state } = countingStore(0)
+    const webhooks = createWebhooks({ secret, store, checkAtStart: false })
+    await webhooks.health()
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    await webhooks.health()
+    expect(state.calls).toBe(1)
+    await new Promise((resolve) => setTimeout(resolve, 550))
+    await webhooks.health()
+    expect(state.calls).toBe(2)
+  })
+
+  it("reads the receiver's own checks afresh: drain() shows at once in a shared result", async () => {
+    const { store, state } = countingStore(0)
+    const webhooks = createWebhooks({ secret, store, checkAtStart: false })
+    expect((await webhooks.health()).ready).toBe(true)
+    webhooks.drain()
+    const drained = await webhooks.health()
+    expect(state.calls).toBe(1)
+    expect(drained.ready).toBe(false)
+    expect(drained.checks.filter((check) => !check.ok).map((check) => check.name)).toEqual(['draining'])
+  })
+
+  it('does not share a check made with another timeoutMs, and refuses an invalid maxAgeMs', async () => {
+    const { store, state } = countingStore(0)
+    const webhooks = createWebhooks({ secret, store, checkAtStart: false })
+    await webhooks.health({ timeoutMs: 1000 })
+    await webhooks.health({ timeoutMs: 500 })
+    expect(state.calls).toBe(2)
+    await expect(webhooks.health({ maxAgeMs: -1 })).rejects.toThrow(/maxAgeMs/)
+  })
+})
+
 describe('the start-up check', () => {
   it('logs each failed check once with its fix, without delaying the first delivery', async () => {
     const { logger, calls } = recorder()

@@ -55,12 +55,14 @@ const WRONG_SECRET_LINE = `[payhooks] 401 invalid_signature: signature does not 
 const codes = (calls: { args: unknown[] }[]) => calls.map((call) => (call.args[0] as LogFields).code)
 
 describe('logging failures', () => {
-  it('prints one readable line per failure on the console by default', async () => {
+  it('prints one readable line per failure on the console by default (a signature refusal on console.warn)', async () => {
     const error = vi.spyOn(console, 'error').mockImplementation(() => {})
+    const warning = vi.spyOn(console, 'warn').mockImplementation(() => {})
     const webhooks = createWebhooks({ secret })
     const event = sampleEvent('transaction_settled', { eventId: 'evt_log_1' })
     expect((await deliver(webhooks, event, 'whsec_wrong')).status).toBe(401)
-    expect(error.mock.calls).toEqual([[WRONG_SECRET_LINE]])
+    expect(warning.mock.calls).toEqual([[WRONG_SECRET_LINE]])
+    expect(error.mock.calls).toEqual([])
   })
 
   it('calls a logger with info (pino, console) as error(fields, message), fields without secret or body', async () => {
@@ -155,11 +157,52 @@ describe('logging failures', () => {
     ])
   })
 
+  it('logs identical store failures once a second, then how many more there were; another cause at once', async () => {
+    vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'] })
+    try {
+      const { logger, calls } = structured()
+      let cause = 'OOM command not allowed when used memory > maxmemory'
+      const store: WebhookStore = {
+        claim: () => {
+          throw new Error(cause)
+        },
+        extend: () => true,
+        complete: () => true,
+        release: () => true,
+      }
+      const webhooks = createWebhooks({ secret, logger, store })
+      for (let i = 0; i < 25; i++) {
+        expect((await deliver(webhooks, sampleEvent('transaction_settled', { eventId: `evt_oom_${i}` }))).status).toBe(
+          503,
+        )
+      }
+      expect(calls.map((call) => call.args[1])).toEqual([
+        '[payhooks] 503 store_unavailable: store claim failed for evt_oom_0: OOM command not allowed when used memory > maxmemory',
+      ])
+      cause = 'connection refused'
+      await deliver(webhooks, sampleEvent('transaction_settled', { eventId: 'evt_refused' }))
+      expect(calls).toHaveLength(2)
+      vi.advanceTimersByTime(1000)
+      expect(calls).toHaveLength(3)
+      expect(calls[2]).toMatchObject({
+        level: 'error',
+        args: [
+          { code: 'store_unavailable', operation: 'claim', event_id: 'evt_oom_24', suppressed: 24 },
+          expect.stringMatching(/evt_oom_24: OOM .* \(and 24 more like it in the last 1 s, not logged one by one\)$/),
+        ],
+      })
+      vi.advanceTimersByTime(5000)
+      expect(calls).toHaveLength(3)
+    } finally {
+      vi.useRealTimers()
+    }
+  })
+
   it('passes console the fields then the message, which it prints', async () => {
-    const error = vi.spyOn(console, 'error').mockImplementation(() => {})
+    const warning = vi.spyOn(console, 'warn').mockImplementation(() => {})
     const webhooks = createWebhooks({ secret, logger: console })
     await deliver(webhooks, sampleEvent('transaction_settled'), 'whsec_wrong')
-    expect(error.mock.calls).toEqual([
+    expect(warning.mock.calls).toEqual([
       [{ code: 'invalid_signature', status: 401, signature_hint: 'wrong_secret_or_bytes' }, WRONG_SECRET_LINE],
     ])
   })
@@ -317,7 +360,8 @@ describe('start-up warnings, each once', () => {
     answer = `${secret} `
     await deliver(webhooks, sampleEvent('transaction_settled'))
     await deliver(webhooks, sampleEvent('transaction_settled'))
-    expect(codes(calls.filter((call) => call.level === 'warn'))).toEqual(['secret_whitespace'])
+    const warnings = calls.filter((call) => call.level === 'warn')
+    expect(codes(warnings).filter((code) => code !== 'invalid_signature')).toEqual(['secret_whitespace'])
   })
 
   it('sends warnings to a line logger’s warn, or its error when it has none', () => {

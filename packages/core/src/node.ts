@@ -4,6 +4,7 @@ import { InternalError, PayloadTooLargeError, RawBodyUnavailableError } from './
 import { healthAnswer } from './health/answer.js'
 import type { HealthOptions, HealthReceiver } from './health/index.js'
 import { NodeBody } from './node-body.js'
+import { isUnsigned, missingSignature } from './refusals/unsigned.js'
 import type { RawBody } from './signature.js'
 import type { RawDelivery, WebhookResult, Webhooks } from './types.js'
 
@@ -62,8 +63,9 @@ function streamConsumed(req: IncomingMessage): boolean {
 
 /**
  * Answers a Node `IncomingMessage` (Express, Koa, plain node:http): uses the bytes an earlier layer kept, or
- * reads the stream up to `webhooks.maxBodyBytes` under the receiver's deadline, which starts now. A body over
- * the limit is answered 413 and one still arriving at the deadline 408, both with `connection: close` and the
+ * reads the stream up to `webhooks.maxBodyBytes` under the receiver's deadline, which starts now. A POST without
+ * the signature header is answered 401 at once, its body unread; a body over
+ * the limit is answered 413 and one still arriving at the deadline 408, all with `connection: close` and the
  * read stopped, so Node destroys the socket once the answer is out instead of reading on. A body a parser
  * already consumed is answered 500 with `fix`. Adapters only find the kept bytes and write the answer out, with
  * all its headers. Never rejects.
@@ -202,6 +204,8 @@ function nodeDelivery(
       const value = headers[name]
       return Array.isArray(value) ? value[0] : value
     }
+    // Refused unread, whatever an earlier layer kept: no work for a sender without the secret.
+    if (isUnsigned(method, getHeader)) return webhooks.reject(missingSignature())
     const kept = options.body ?? options.rawBody?.(req)
     if (kept !== undefined) return { method, body: kept, getHeader }
     if (method !== 'POST') return { method, body: '', getHeader }

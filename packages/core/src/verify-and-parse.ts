@@ -10,6 +10,7 @@ import {
   StaleEventError,
 } from './errors.js'
 import { escapeText, isSafeText } from './log.js'
+import { missingSignature } from './refusals/unsigned.js'
 import { compileCheck } from './schema-check.js'
 import type { SchemaMap } from './schemas.js'
 import { checkSecrets, type SecretEntry, type SecretList, type VerifiedSecret, verifiedSecret } from './secrets.js'
@@ -97,10 +98,25 @@ export function isQueuedEvent(value: unknown): value is VerifiedEvent {
   return typeof event_id === 'string' && event_id !== '' && typeof event_type === 'string' && event_type !== ''
 }
 
+/**
+ * What a valibot issue says without the value refused: valibot's own messages quote it (`but received "…"`) and a
+ * schema's custom message may be a function of it, so neither is kept. A schema issue names the type expected
+ * (`missing` for an absent key, `failed custom` for `v.custom`); a validation names the action and, when it has
+ * one, its requirement (a length, a pattern: the schema's, not the body's).
+ */
+function issueMessage(issue: v.BaseIssue<unknown>): string {
+  if (issue.kind === 'schema') {
+    if (issue.received === 'undefined') return 'missing'
+    // A `custom` schema expects `unknown`: its test is a function, named by nothing.
+    return issue.type === 'custom' ? 'failed custom' : `expected ${issue.expected}`
+  }
+  return issue.expected === null ? `failed ${issue.type}` : `failed ${issue.type}, expected ${issue.expected}`
+}
+
 function flattenIssues(issues: readonly v.BaseIssue<unknown>[]): SchemaIssue[] {
   return issues.map((issue) => ({
     path: issue.path?.map((item) => String(item.key)).join('.') ?? '',
-    message: issue.message,
+    message: issueMessage(issue),
   }))
 }
 
@@ -231,7 +247,7 @@ export function verifyAndParse(
     throw new PayloadTooLargeError(state.maxBodyBytes)
   }
   const signature = delivery.getHeader(SIGNATURE_HEADER)
-  if (!signature) throw new SignatureError('missing_signature', `missing ${SIGNATURE_HEADER} header`)
+  if (!signature) throw missingSignature()
   if (!isSignatureShaped(signature)) {
     const message = `${SIGNATURE_HEADER} must be 64 hex characters`
     // Nothing to try without a digest inside: no HMAC, and no call to a secret resolver.

@@ -1,4 +1,5 @@
 import { IncompleteBodyError, InternalError, PayloadTooLargeError, RawBodyUnavailableError } from './errors.js'
+import { isUnsigned, missingSignature } from './refusals/unsigned.js'
 import type { RawBody } from './signature.js'
 import type { HeaderLookup, WebhookResult, Webhooks } from './types.js'
 
@@ -109,7 +110,8 @@ export function toResponse(result: WebhookResult): Response {
 }
 
 /**
- * Answers a web-standard `Request` (Workers, Deno, Bun, Hono, Next.js route handlers): uses the bytes an
+ * Answers a web-standard `Request` (Workers, Deno, Bun, Hono, Next.js route handlers): refuses a POST without the
+ * signature header at once (401, body unread, `connection: close`), uses the bytes an
  * earlier layer kept, or reads the body up to `webhooks.maxBodyBytes` (413 without buffering the rest) under the
  * receiver's deadline (408 and the read cancelled when it is still arriving then), refuses a body already
  * consumed (500 with `fix`), and returns `webhooks.receive`'s answer as a `Response`. Never rejects: anything
@@ -132,6 +134,7 @@ export function receiveWebRequest(
     const getHeader: HeaderLookup = (name) => request.headers.get(name)
     let body: RawBody | Promise<RawBody> | null | undefined = options.body
     let stopReading: (() => void) | undefined
+    if (isUnsigned(method, getHeader)) return Promise.resolve(toResponse(webhooks.reject(missingSignature())))
     if (method !== 'POST') body = ''
     else if (body === null) {
       const error = new RawBodyUnavailableError(`the request body was already parsed. ${options.fix ?? DEFAULT_FIX}`)

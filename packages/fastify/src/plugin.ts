@@ -1,4 +1,10 @@
-import { InternalError, PayloadTooLargeError, type WebhookResult, type Webhooks } from '@payhooks/core'
+import {
+  InternalError,
+  PayloadTooLargeError,
+  SIGNATURE_HEADER,
+  type WebhookResult,
+  type Webhooks,
+} from '@payhooks/core'
 import { type NodeBodyRead, nodeAnswerHeaders, readNodeBody, receiveNodeRequest } from '@payhooks/core/node'
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 
@@ -56,6 +62,12 @@ export const fastifyWebhooks: FastifyPluginAsync<FastifyWebhooksOptions> = async
 
   instance.removeAllContentTypeParsers()
   instance.addContentTypeParser('*', (request, payload, done) => {
+    // Unsigned: left unread. The route hands core no body, which answers 401 with `connection: close`, so a sender
+    // without the secret costs neither a read nor a buffer.
+    if (!request.headers[SIGNATURE_HEADER]) {
+      done(null, undefined)
+      return
+    }
     const length = request.headers['content-length']
     // Refused unread, as the route's answer (Fastify's own error path would add its own connection header).
     const read: NodeBodyRead =

@@ -3,6 +3,7 @@ import {
   InternalError,
   type RawBody,
   receiveWebRequest,
+  SIGNATURE_HEADER,
   toResponse,
   type WebReceiver,
 } from '@payhooks/core'
@@ -66,8 +67,11 @@ export function honoWebhooks(
   return async function payhooksHono(c) {
     let body: RawBody | null | undefined
     try {
-      body = pickBody ? await pickBody(c) : undefined
-      if (body === undefined) body = await cachedBody(c)
+      // Unsigned: nothing reads the body (the rawBody option neither); receiveWebRequest answers 401 at once.
+      if (c.req.raw.headers.get(SIGNATURE_HEADER)) {
+        body = pickBody ? await pickBody(c) : undefined
+        if (body === undefined) body = await cachedBody(c)
+      }
     } catch (error) {
       return toResponse(webhooks.reject(new InternalError(error)))
     }

@@ -1,5 +1,12 @@
 import { STATUS_CODES } from 'node:http'
-import { InternalError, PayloadTooLargeError, type RawBody, type WebhookResult, type Webhooks } from '@payhooks/core'
+import {
+  InternalError,
+  PayloadTooLargeError,
+  type RawBody,
+  SIGNATURE_HEADER,
+  type WebhookResult,
+  type Webhooks,
+} from '@payhooks/core'
 
 /** The part of a `createWebhooks()` receiver the handler uses. */
 export type LambdaReceiver = Pick<Webhooks<unknown>, 'receive' | 'reject' | 'maxBodyBytes'>
@@ -93,9 +100,10 @@ export function lambdaWebhooks(webhooks: LambdaReceiver): (event: LambdaHttpEven
     try {
       const method = event.requestContext?.http?.method ?? event.httpMethod
       const getHeader = headerLookup(event)
-      let body: RawBody = event.body ?? ''
-      if (method !== undefined && method !== 'POST') body = ''
-      else if (event.isBase64Encoded) body = Buffer.from(body, 'base64')
+      // Unsigned (or not a POST): the body is not even looked at, core answers 401 (405) at once.
+      const skipped = (method !== undefined && method !== 'POST') || !getHeader(SIGNATURE_HEADER)
+      let body: RawBody = skipped ? '' : (event.body ?? '')
+      if (!skipped && event.isBase64Encoded) body = Buffer.from(body, 'base64')
       const size = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength
       result =
         size > limit

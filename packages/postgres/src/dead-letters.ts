@@ -2,6 +2,7 @@ import { type DeadLetter, deadLetterCountQuery, deadLetterQuery } from '@payhook
 import { check, nonNegativeNumber } from '@payhooks/core/validations'
 import type { Pool } from 'pg'
 import {
+  createDeadLetterCountIndexesSql,
   createDeadLetterTableSql,
   type DeadLetterRow,
   deadLetterStatements,
@@ -78,10 +79,15 @@ export function postgresDeadLetterStore(
 
   return {
     durable: true,
+    keysetPaging: true,
 
     async init() {
       if (createTable)
-        await createOnce(pool, table, `${createDeadLetterTableSql(table)};\n${widenDeadLetterCodeSql(table)}`)
+        await createOnce(
+          pool,
+          table,
+          `${createDeadLetterTableSql(table)};\n${widenDeadLetterCodeSql(table)};\n${createDeadLetterCountIndexesSql(table)}`,
+        )
       else await pool.query(sql.probe)
       if (sweepIntervalMs > 0 && sweeper === undefined) {
         sweeper = startSweeper(sweep, sweepIntervalMs, logger, `${where}: sweep of ${table}`)

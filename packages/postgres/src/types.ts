@@ -146,3 +146,35 @@ export interface PostgresDeadLetterStore extends DeadLetterStore {
   /** Stops the background sweep. The pool is yours: the store never ends it. */
   shutdown(): void
 }
+
+/** Options of `postgresJournal`. */
+export interface PostgresJournalOptions {
+  /**
+   * The journal's table, optionally schema-qualified.
+   * @default 'payhooks_journal'
+   */
+  table?: string
+  /**
+   * Whether `init()` creates the table and its indexes when missing. Set false when migrations create them
+   * (`sql/009_payhooks_journal.sql`); `init()` then only checks the table is there.
+   * @default true
+   */
+  createTable?: boolean
+  /**
+   * How long an answer is kept. At least the service's 72 hours.
+   * @default 604_800_000 (7 days)
+   */
+  retentionMs?: number
+  /**
+   * How often each instance deletes the rows past retention; 0 never (sweep from a job of yours with `sweep()`).
+   * @default 600_000 (10 minutes)
+   */
+  sweepIntervalMs?: number
+  /**
+   * Rows deleted per statement of a sweep: each batch is a short transaction of its own.
+   * @default 1000
+   */
+  sweepBatch?: number
+  /** Where a failed sweep is told, one line. @default console */
+  logger?: { warn?(message: string): void; error(message: string): void }
+}

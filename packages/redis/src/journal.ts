@@ -14,7 +14,8 @@ import { journalOptions } from './validations.js'
 // to its newest record's time plus retention; per hour and shard a sorted set `t:<hour>:<shard>` of every record
 // by time, a sorted set `o:<outcome>:<hour>:<shard>` for outcomes other than the routine `processed` and
 // `duplicate` (so a list of failures walks failures only), and a hash `c:<hour>:<shard>` of counts per minute and
-// outcome; each hour key expires at the hour's end plus retention. The shard is a hash of the event id: on a
+// outcome; each hour key expires at the hour's end plus retention. Per shard a sorted set `h:<shard>` names the hour
+// keys written, scored by hour, so a list walks only those. The shard is a hash of the event id: on a
 // Cluster the keys carry no hash tag, so an hour's writes spread over `shards` slots, never all on one node.
 
 const HOUR = 3_600_000
@@ -125,6 +126,8 @@ export function redisJournal(client: Redis | Cluster, options: RedisJournalOptio
   const timeKey = (hour: number, shard: number) => `${keyPrefix}t:${hour}:${shard}`
   const outcomeKey = (outcome: string, hour: number, shard: number) => `${keyPrefix}o:${outcome}:${hour}:${shard}`
   const countKey = (hour: number, shard: number) => `${keyPrefix}c:${hour}:${shard}`
+  /** Per shard, the hour keys written (`t:<hour>`, `o:<outcome>:<hour>`), scored by hour: what a list walks. */
+  const hoursKey = (shard: number) => `${keyPrefix}h:${shard}`
 
   /** Sends `build`'s commands together: one pipeline on a standalone Redis, or each to its node on a Cluster. */
   async function batch<T>(build: (redis: Redis) => unknown, what: string): Promise<T[]> {
@@ -161,6 +164,7 @@ export function redisJournal(client: Redis | Cluster, options: RedisJournalOptio
     const byEvent = new Map<string, { newest: number; texts: string[] }>()
     const byIndex = new Map<string, { expireAt: number; members: (string | number)[] }>()
     const counts = new Map<string, { expireAt: number; fields: Map<string, number> }>()
+    const hours = new Map<number, Map<string, number>>()
     for (const record of records) {
       const text = encode(record)
       const event = byEvent.get(record.eventId)
@@ -173,7 +177,12 @@ export function redisJournal(client: Redis | Cluster, options: RedisJournalOptio
       if (expireAt <= now) continue
       const shard = shardOf(record.eventId)
       const keys = [timeKey(hour, shard)]
-      if (!ROUTINE.has(record.outcome)) keys.push(outcomeKey(record.outcome, hour, shard))
+      const written = hours.get(shard) ?? new Map<string, number>()
+      hours.set(shard, written.set(`t:${hour}`, hour))
+      if (!ROUTINE.has(record.outcome)) {
+        keys.push(outcomeKey(record.outcome, hour, shard))
+        written.set(`o:${record.outcome}:${hour}`, hour)
+      }
       for (const key of keys) {
         const index = byIndex.get(key) ?? { expireAt, members: [] }
         index.members.push(record.at, text)
@@ -202,6 +211,12 @@ export function redisJournal(client: Redis | Cluster, options: RedisJournalOptio
       for (const [key, { expireAt, fields }] of counts) {
         for (const [field, n] of fields) redis.hincrby(key, field, n)
         redis.pexpireat(key, expireAt)
+      }
+      for (const [shard, written] of hours) {
+        const key = hoursKey(shard)
+        redis.zadd(key, ...[...written].flatMap(([member, hour]) => [hour, member]))
+        redis.zremrangebyscore(key, '-inf', Math.floor((now - retentionMs) / HOUR) - 1)
+        redis.pexpire(key, retentionMs + 2 * HOUR)
       }
     }, 'a journal write')
   }
@@ -233,20 +248,24 @@ export function redisJournal(client: Redis | Cluster, options: RedisJournalOptio
           () => client.zrevrangebyscore(key, max, min, 'LIMIT', offset, CHUNK),
           'a journal list got no reply from Redis',
         )
-      // One round trip finds which of the range's keys hold anything in it; only those are walked.
-      const keys: { hour: number; key: string }[] = []
-      for (let hour = Math.floor(newest / HOUR); hour >= Math.floor(oldest / HOUR); hour--) {
-        for (let shard = 0; shard < shards; shard++) keys.push({ hour, key: indexOf(hour, shard) })
-      }
-      const sizes = await batch<number>((redis) => {
-        for (const { key } of keys) redis.zcount(key, oldest, newest)
+      // One round trip to the shards' hour lists finds which hour keys were written; only those are walked.
+      const wanted = query.outcome !== undefined && !ROUTINE.has(query.outcome) ? `o:${query.outcome}:` : 't:'
+      const written = await batch<string[]>((redis) => {
+        for (let shard = 0; shard < shards; shard++) {
+          redis.zrangebyscore(hoursKey(shard), Math.floor(oldest / HOUR), Math.floor(newest / HOUR))
+        }
       }, 'a journal list')
       const byHour = new Map<number, string[]>()
-      keys.forEach(({ hour, key }, i) => {
-        if ((sizes[i] ?? 0) > 0) byHour.set(hour, [...(byHour.get(hour) ?? []), key])
+      written.forEach((members, shard) => {
+        for (const member of members) {
+          if (!member.startsWith(wanted)) continue
+          const hour = Number(member.slice(wanted.length))
+          byHour.set(hour, [...(byHour.get(hour) ?? []), indexOf(hour, shard)])
+        }
       })
       const found: JournalRecord[] = []
-      for (const [hour, hourKeys] of byHour) {
+      for (const hour of [...byHour.keys()].sort((a, b) => b - a)) {
+        const hourKeys = byHour.get(hour) as string[]
         const max = Math.min(newest, (hour + 1) * HOUR - 1)
         const walks = hourKeys.map((key) => new Walk(fetch, key, max, oldest))
         for (;;) {

@@ -1,5 +1,3 @@
-import { resolve } from 'node:path'
-import { pathToFileURL } from 'node:url'
 import type { DeadLetter, DeadLetterCode, DeadLetterFilter, DeadLetters, ReplayOutcome } from '@payhooks/core'
 import {
   CommandFailed,
@@ -14,15 +12,7 @@ import {
 } from '../context.js'
 import { keyValues, show, table } from '../format.js'
 import type { CommandSpec, OptionSpec } from '../spec.js'
-
-const MODULE_ENV = 'PAYHOOKS_MODULE'
-
-const moduleOption: OptionSpec = {
-  type: 'string',
-  arg: '<file>',
-  env: MODULE_ENV,
-  help: 'your module exporting the receiver (or dead letters) to use (required)',
-}
+import { importModule, MODULE_ENV, moduleOption } from '../user-module.js'
 
 const MODULE_DETAILS = [
   'The commands reach your dead letters through a module of yours, run in this process, that exports',
@@ -50,22 +40,9 @@ const isDeadLetters = (value: unknown): value is DeadLetters =>
   value !== null &&
   ['list', 'get', 'replay', 'replayAll'].every((name) => typeof (value as Record<string, unknown>)[name] === 'function')
 
-/** What to do about a module Node cannot import as it is: TypeScript, which this Node does not run. */
-function loadHint(ctx: Context, file: string, error: unknown): string {
-  if ((error as { code?: string }).code !== 'ERR_UNKNOWN_FILE_EXTENSION' || !/\.[cm]?tsx?$/.test(file)) return ''
-  return `; this Node does not run TypeScript: build the module first and pass its .js, or run the CLI with tsx loaded (npm i -D tsx; NODE_OPTIONS='--import tsx' payhooks ${ctx.command} --module ${file})`
-}
-
 /** Imports the user's module and finds its dead letters: an exported receiver's, or exported dead letters. */
 async function load(ctx: Context): Promise<Loaded> {
-  const file = requireString(ctx, 'module', MODULE_ENV)
-  let exports: Record<string, unknown>
-  try {
-    exports = await import(pathToFileURL(resolve(process.cwd(), file)).href)
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error)
-    throw new CommandFailed(`cannot load ${file}: ${message.split('\n')[0]}${loadHint(ctx, file, error)}`)
-  }
+  const { file, exports } = await importModule(ctx)
   for (const name of ['deadLetters', 'default', 'webhooks']) {
     const value = exports[name] as { deadLetters?: unknown; close?: () => Promise<void> } | undefined
     const found = isDeadLetters(value) ? value : isDeadLetters(value?.deadLetters) ? value.deadLetters : undefined

@@ -8,7 +8,17 @@ export {
   park,
   readyDeadLetters,
 } from './park.js'
-export { deadLetterCountQuery, deadLetterMatches, deadLetterQuery, type NormalizedDeadLetterQuery } from './query.js'
+export {
+  compareDeadLetters,
+  type DeadLetterPosition,
+  deadLetterCountQuery,
+  deadLetterCursor,
+  deadLetterMatches,
+  deadLetterPage,
+  deadLetterPosition,
+  deadLetterQuery,
+  type NormalizedDeadLetterQuery,
+} from './query.js'
 export { deadLetterView, type Guard, type ReplayState, replay, replayAll } from './replay.js'
 export type {
   DeadLetter,

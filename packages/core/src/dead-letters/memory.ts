@@ -1,5 +1,5 @@
 import { positiveInteger } from '../validations.js'
-import { deadLetterCountQuery, deadLetterMatches, deadLetterQuery } from './query.js'
+import { deadLetterCountQuery, deadLetterMatches, deadLetterPage, deadLetterQuery } from './query.js'
 import type { DeadLetter, DeadLetterCountQuery, DeadLetterQuery, DeadLetterStore, ParkedEvent } from './types.js'
 
 /** Options of {@link memoryDeadLetterStore}. */
@@ -50,6 +50,21 @@ export function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
 export function memoryDeadLetterStore(options: MemoryDeadLetterStoreOptions = {}): MemoryDeadLetterStore {
   const maxEntries = positiveInteger(options.maxEntries ?? 10_000, 'memoryDeadLetterStore', 'maxEntries')
   const letters = new Map<string, DeadLetter>()
+  // Letters by status, code and event type, kept with every change: a count without a time range reads these.
+  const counts = new Map<string, { status: string; code: string; eventType: string; n: number }>()
+  const tally = (letter: DeadLetter, by: number) => {
+    const key = JSON.stringify([letter.status, letter.code, letter.eventType])
+    const entry = counts.get(key) ?? { status: letter.status, code: letter.code, eventType: letter.eventType, n: 0 }
+    entry.n += by
+    if (entry.n === 0) counts.delete(key)
+    else counts.set(key, entry)
+  }
+  const forget = (eventId: string) => {
+    const letter = letters.get(eventId)
+    if (!letter) return false
+    tally(letter, -1)
+    return letters.delete(eventId)
+  }
 
   const makeRoom = () => {
     let oldest: DeadLetter | undefined
@@ -57,11 +72,12 @@ export function memoryDeadLetterStore(options: MemoryDeadLetterStoreOptions = {}
       if (letter.status === 'replayed' && (!oldest || letter.parkedAt < oldest.parkedAt)) oldest = letter
     }
     if (!oldest) throw new Error(`memoryDeadLetterStore: full (${maxEntries} parked letters)`)
-    letters.delete(oldest.eventId)
+    forget(oldest.eventId)
   }
 
   return {
     durable: false,
+    keysetPaging: true,
     get size() {
       return letters.size
     },
@@ -83,6 +99,8 @@ export function memoryDeadLetterStore(options: MemoryDeadLetterStoreOptions = {}
         status: 'parked',
         replayedAt: undefined,
       }
+      if (existing) tally(existing, -1)
+      tally(letter, 1)
       letters.set(event.eventId, letter)
       return copy(letter)
     },
@@ -91,25 +109,28 @@ export function memoryDeadLetterStore(options: MemoryDeadLetterStoreOptions = {}
       return letter && copy(letter)
     },
     list(query) {
-      const checked = deadLetterQuery(query, 'memoryDeadLetterStore.list')
-      const found = [...letters.values()].filter((letter) => deadLetterMatches(letter, checked))
-      found.sort((a, b) => b.parkedAt.getTime() - a.parkedAt.getTime() || (a.eventId < b.eventId ? 1 : -1))
-      return found.slice(checked.offset, checked.offset + checked.limit).map(copy)
+      return deadLetterPage(letters.values(), deadLetterQuery(query, 'memoryDeadLetterStore.list')).map(copy)
     },
     markReplayed(eventId, at) {
       const letter = letters.get(eventId)
       if (!letter) return false
+      tally(letter, -1)
       letter.status = 'replayed'
       letter.replayedAt = at
+      tally(letter, 1)
       return true
     },
-    delete(eventId) {
-      return letters.delete(eventId)
-    },
+    delete: forget,
     count(query) {
       const checked = deadLetterCountQuery(query, 'memoryDeadLetterStore.count')
       let found = 0
-      for (const letter of letters.values()) if (deadLetterMatches(letter, checked)) found++
+      if (checked.parkedAfter || checked.parkedBefore) {
+        for (const letter of letters.values()) if (deadLetterMatches(letter, checked)) found++
+        return found
+      }
+      for (const entry of counts.values()) {
+        if (deadLetterMatches({ ...entry, parkedAt: new Date(0) } as unknown as DeadLetter, checked)) found += entry.n
+      }
       return found
     },
   }

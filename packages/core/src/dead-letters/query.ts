@@ -1,9 +1,15 @@
 import { check, nonNegativeInteger, positiveInteger } from '../validations.js'
 import type { DeadLetter, DeadLetterCountQuery, DeadLetterFilter, DeadLetterQuery } from './types.js'
 
-/** A {@link DeadLetterQuery} with its defaults, checked. */
+/** Where a letter stands in a listing: its `parkedAt` (ms) and `eventId`, what a keyset page continues from. */
+export interface DeadLetterPosition {
+  parkedAt: number
+  eventId: string
+}
+
+/** A {@link DeadLetterQuery} with its defaults, checked; `after` decoded into `position`. */
 export type NormalizedDeadLetterQuery = DeadLetterFilter &
-  Required<Pick<DeadLetterQuery, 'status' | 'limit' | 'offset'>>
+  Required<Pick<DeadLetterQuery, 'status' | 'limit' | 'offset' | 'order'>> & { position?: DeadLetterPosition }
 
 const STATUSES = ['parked', 'replayed', 'all']
 const CODES = ['schema_mismatch', 'handler_failed', 'stale_event']
@@ -19,6 +25,10 @@ const CODES = ['schema_mismatch', 'handler_failed', 'stale_event']
  * }
  */
 export function deadLetterQuery(query: DeadLetterQuery = {}, where = 'list'): NormalizedDeadLetterQuery {
+  const { after, ...rest } = query
+  const order = query.order ?? 'newest'
+  check(order === 'newest' || order === 'oldest', where, 'order', "be 'newest' or 'oldest'", TypeError)
+  const position = after === undefined ? undefined : deadLetterPosition(after, where)
   const status = query.status ?? 'parked'
   check(STATUSES.includes(status), where, 'status', "be 'parked', 'replayed' or 'all'", TypeError)
   if (query.code !== undefined) {
@@ -40,11 +50,69 @@ export function deadLetterQuery(query: DeadLetterQuery = {}, where = 'list'): No
     }
   }
   return {
-    ...query,
+    ...rest,
     status,
+    order,
     limit: positiveInteger(query.limit ?? 100, where, 'limit'),
     offset: nonNegativeInteger(query.offset ?? 0, where, 'offset'),
+    ...(position ? { position } : {}),
   }
+}
+
+/**
+ * The keyset cursor of `letter` for {@link DeadLetterQuery.after}: the next page starts past it. Opaque text.
+ *
+ * @example
+ * const next = await store.list({ limit: 50, after: deadLetterCursor(page[page.length - 1]) })
+ */
+export function deadLetterCursor(letter: Pick<DeadLetter, 'parkedAt' | 'eventId'> | DeadLetterPosition): string {
+  const parkedAt = letter.parkedAt instanceof Date ? letter.parkedAt.getTime() : letter.parkedAt
+  return toBase64Url(new TextEncoder().encode(JSON.stringify([parkedAt, letter.eventId])))
+}
+
+// btoa/atob rather than Buffer: core runs on web runtimes too.
+function toBase64Url(bytes: Uint8Array): string {
+  let binary = ''
+  for (const byte of bytes) binary += String.fromCharCode(byte)
+  return btoa(binary).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '')
+}
+
+function fromBase64Url(text: string): Uint8Array {
+  if (!/^[A-Za-z0-9_-]*$/.test(text)) throw new TypeError('not base64url')
+  const binary = atob(text.replaceAll('-', '+').replaceAll('_', '/'))
+  return Uint8Array.from(binary, (char) => char.charCodeAt(0))
+}
+
+/** The position a {@link deadLetterCursor} names, or a `TypeError` naming `where` for anything else. */
+export function deadLetterPosition(cursor: string, where = 'list'): DeadLetterPosition {
+  let decoded: unknown
+  try {
+    decoded =
+      typeof cursor === 'string'
+        ? JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(fromBase64Url(cursor)))
+        : undefined
+  } catch {
+    decoded = undefined
+  }
+  const [parkedAt, eventId] = Array.isArray(decoded) && decoded.length === 2 ? decoded : []
+  check(
+    Number.isSafeInteger(parkedAt) && parkedAt >= 0 && typeof eventId === 'string' && eventId !== '',
+    where,
+    'after',
+    'be a cursor deadLetterCursor made',
+    TypeError,
+  )
+  return { parkedAt: parkedAt as number, eventId: eventId as string }
+}
+
+/** Orders letters as a list does: newest first (`parkedAt`, then `eventId`, descending), or oldest first. */
+export function compareDeadLetters(
+  a: DeadLetterPosition,
+  b: DeadLetterPosition,
+  order: 'newest' | 'oldest' = 'newest',
+): number {
+  const ascending = a.parkedAt - b.parkedAt || (a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : 0)
+  return order === 'newest' ? -ascending : ascending
 }
 
 /**
@@ -59,7 +127,13 @@ export function deadLetterCountQuery(
   query: DeadLetterCountQuery = {},
   where = 'count',
 ): DeadLetterFilter & Required<Pick<DeadLetterQuery, 'status'>> {
-  const { limit: _limit, offset: _offset, ...checked } = deadLetterQuery(query, where)
+  const {
+    limit: _limit,
+    offset: _offset,
+    order: _order,
+    position: _position,
+    ...checked
+  } = deadLetterQuery(query, where)
   return checked
 }
 
@@ -79,3 +153,24 @@ export function deadLetterMatches(letter: DeadLetter, query: DeadLetterQuery): b
     (query.parkedBefore === undefined || letter.parkedAt.getTime() < query.parkedBefore.getTime())
   )
 }
+
+/**
+ * The page `query` asks for out of `letters` (filter, order, `after`, `offset`, `limit`), for stores that keep
+ * their letters in memory.
+ */
+export function deadLetterPage<T extends DeadLetter>(letters: Iterable<T>, query: NormalizedDeadLetterQuery): T[] {
+  const { order, position } = query
+  const found: T[] = []
+  for (const letter of letters) {
+    if (!deadLetterMatches(letter, query)) continue
+    if (position && compareDeadLetters(positionOf(letter), position, order) <= 0) continue
+    found.push(letter)
+  }
+  found.sort((a, b) => compareDeadLetters(positionOf(a), positionOf(b), order))
+  return found.slice(query.offset, query.offset + query.limit)
+}
+
+const positionOf = (letter: DeadLetter): DeadLetterPosition => ({
+  parkedAt: letter.parkedAt.getTime(),
+  eventId: letter.eventId,
+})

@@ -62,14 +62,28 @@ export interface DeadLetterQuery extends DeadLetterFilter {
    */
   limit?: number
   /**
-   * Matching letters skipped first.
+   * Matching letters skipped first (after `after`, when both are given). Costs grow with the offset: use `after`
+   * to walk far.
    * @default 0
    */
   offset?: number
+  /**
+   * Keyset paging: only letters past this position in the listing's order, as {@link deadLetterCursor} made it
+   * from the last letter of the page before. Opaque; any page, however deep, costs the same.
+   * @example
+   * const page = await webhooks.deadLetters.list({ limit: 50 })
+   * const next = await webhooks.deadLetters.list({ limit: 50, after: deadLetterCursor(page.at(-1)!) })
+   */
+  after?: string
+  /**
+   * `newest` first (`parkedAt` then `eventId`, descending) or `oldest` first (both ascending).
+   * @default 'newest'
+   */
+  order?: 'newest' | 'oldest'
 }
 
 /** Which letters {@link DeadLetterStore.count} counts: a list's filter and status, without its page. */
-export type DeadLetterCountQuery = Omit<DeadLetterQuery, 'limit' | 'offset'>
+export type DeadLetterCountQuery = Omit<DeadLetterQuery, 'limit' | 'offset' | 'after' | 'order'>
 
 /**
  * Where a receiver parks the signed events it cannot handle, so that none disappears when the service stops
@@ -116,8 +130,16 @@ export interface DeadLetterStore {
   park(event: ParkedEvent): MaybePromise<DeadLetter | void>
   /** The letter of `eventId`, whatever its status, or undefined. */
   get(eventId: string): MaybePromise<DeadLetter | undefined>
-  /** Letters matching `query`, newest `parkedAt` first (ties: `eventId` descending). */
+  /**
+   * Letters matching `query`, newest `parkedAt` first (ties: `eventId` descending), or oldest first with
+   * `order: 'oldest'`; past the `after` position when given (see {@link DeadLetterStore.keysetPaging}).
+   */
   list(query?: DeadLetterQuery): MaybePromise<DeadLetter[]>
+  /**
+   * Whether `list` honours `after` and `order` (payhooks' stores do). Replaying all walks a store that does page
+   * by page; one that does not is read whole (its ids) when the run starts.
+   */
+  readonly keysetPaging?: boolean
   /**
    * Marks the letter `replayed` at `at`, after a replay handled it (or found it handled already). Returns false
    * when there is no letter for `eventId`.

@@ -12,4 +12,6 @@ export interface Attempt {
   verifiedWith?: VerifiedSecret | undefined
   /** A queue worker's `DispatchOptions.onOrderingKey`: told the event's ordering key before the claim. */
   onOrderingKey?: ((key: string) => void) | undefined
+  /** Set once its handlers overran `maxRunMs`: the run is hung, and its slot's time says nothing of usual runs. */
+  hung?: boolean
 }

@@ -4,13 +4,18 @@ import { WebhookError } from './webhook-error.js'
 export interface SchemaIssue {
   /** Dotted path to the field, such as `data.settlement_amount`. */
   path: string
+  /**
+   * What was expected there (`expected number`, `missing`, `failed email`, `failed min_length, expected >=3`):
+   * never the value refused, which stays in the event (and in its dead letter).
+   */
   message: string
 }
 
 /**
  * 422: a correctly signed event of a known type does not match its schema. Answered non-2XX so the
  * service keeps retrying (hourly, for 72 hours) while you fix the schema; no handler ran. The message names every
- * issue (`data.a: …; data.b: …`), as does `issues`.
+ * issue by its path and what was expected there (`data.a: expected number; data.b: missing`), as does `issues`,
+ * never the values refused: it is safe to log.
  */
 export class SchemaError extends WebhookError {
   override name = 'SchemaError'

@@ -1,5 +1,6 @@
 import type { WebhookError } from '../errors.js'
 import { errorFields, escapeText, type LogFields, logMessage } from '../log.js'
+import { throttledReason } from '../refusals/throttle.js'
 import type { VerifiedSecret } from '../secrets.js'
 import type { VerifiedEvent } from '../types.js'
 import type { EventHandler } from './state.js'
@@ -13,15 +14,20 @@ function statusOf(error: WebhookError): string {
 }
 
 /**
- * Hands `error` to every `onError` listener, or logs it (one line, or structured fields) when there is none. A
- * throwing listener is logged. Telemetry counts it either way.
+ * Hands `error` to every `onError` listener, or logs it (one line, or structured fields) when there is none: a
+ * request refused for its signature at `warn`, and it and a store failure like the last one at most once a second
+ * (with the count of the others). A throwing listener is logged. Telemetry counts it either way.
  */
 export function report(state: EventHandler, error: WebhookError): void {
   state.telemetry?.failure?.(error)
   if (error.code === 'event_conflict') state.stats.conflict()
   const { errorListeners, log } = state
   if (errorListeners.length === 0) {
-    log.error(errorFields(error), `[payhooks] ${statusOf(error)}: ${logMessage(error)}`)
+    const fields = errorFields(error)
+    const message = `[payhooks] ${statusOf(error)}: ${logMessage(error)}`
+    const reason = throttledReason(error)
+    if (reason === undefined) log.error(fields, message)
+    else state.throttle.write(reason, error.status === 401 ? 'warn' : 'error', fields, message)
     return
   }
   for (const listener of errorListeners) {

@@ -1,4 +1,5 @@
 import type { Log } from '../log.js'
+import { Throttle } from '../refusals/throttle.js'
 import { Stats } from '../stats/index.js'
 import type { Telemetry } from '../telemetry.js'
 import type { ErrorListener, Handler } from '../types.js'
@@ -13,9 +14,19 @@ export interface EventHandler {
   readonly telemetry: Telemetry | undefined
   /** This process's delivery stats, for `webhooks.stats()`. */
   readonly stats: Stats
+  /** Holds back repeated lines of `log` (signature refusals, identical store failures): one a second per reason. */
+  readonly throttle: Throttle
 }
 
 /** An empty registry whose failures go to `log` until an `onError` listener is added. */
 export function createEventHandler(log: Log, telemetry?: Telemetry): EventHandler {
-  return { handlers: new Map(), anyHandlers: [], errorListeners: [], log, telemetry, stats: new Stats() }
+  return {
+    handlers: new Map(),
+    anyHandlers: [],
+    errorListeners: [],
+    log,
+    telemetry,
+    stats: new Stats(),
+    throttle: new Throttle(log),
+  }
 }

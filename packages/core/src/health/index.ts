@@ -1,4 +1,4 @@
 export { type HealthAnswer, type HealthReceiver, healthAnswer, webHealth } from './answer.js'
-export { runHealth } from './run.js'
+export { sharedHealth } from './run.js'
 export { checkAtStart } from './start.js'
 export type { HealthCheck, HealthOptions, HealthReport } from './types.js'

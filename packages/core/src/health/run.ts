@@ -72,12 +72,8 @@ function ownChecks(engine: Engine): HealthCheck[] {
   return checks
 }
 
-/**
- * Runs the receiver's checks and its stores' (`store.health`, `deadLetters.health`) at once, each bounded by
- * `timeoutMs`: resolves, never rejects.
- */
-export async function runHealth(engine: Engine, options: HealthOptions = {}): Promise<HealthReport> {
-  const timeoutMs = nonNegativeNumber(options.timeoutMs ?? 2000, 'health', 'timeoutMs')
+/** The stores' checks, each bounded by `timeoutMs`: resolves, never rejects. */
+async function backendChecks(engine: Engine, timeoutMs: number): Promise<HealthCheck[]> {
   const controller = new AbortController()
   const sources: Source[] = [{ name: 'store', health: engine.store.health?.bind(engine.store) }]
   const deadLetters = engine.deadLetters
@@ -87,9 +83,36 @@ export async function runHealth(engine: Engine, options: HealthOptions = {}): Pr
   if (queue?.health) sources.push({ name: 'queue', health: queue.health.bind(queue) })
   try {
     const found = await Promise.all(sources.map((source) => sourceChecks(source, controller.signal, timeoutMs)))
-    const checks = [...ownChecks(engine), ...found.flat()]
-    return { ready: checks.every((check) => check.ok || check.severity === 'warning'), checks }
+    return found.flat()
   } finally {
     controller.abort()
+  }
+}
+
+/** The last check of the stores: when it started, with which bound, and its (maybe pending) result. */
+interface Shared {
+  startedAt: number
+  timeoutMs: number
+  checks: Promise<HealthCheck[]>
+}
+
+/**
+ * The receiver's `health()`: its own checks, read afresh at each call (they cost nothing), and its stores' checks,
+ * shared: a call joins a check of the stores started less than `maxAgeMs` ago with the same `timeoutMs`, still
+ * running or finished, so a thousand probes a second cost the backend one check a second. Resolves, never rejects
+ * (but for invalid options).
+ */
+export function sharedHealth(engine: Engine): (options?: HealthOptions) => Promise<HealthReport> {
+  let last: Shared | undefined
+  return async (options = {}) => {
+    const timeoutMs = nonNegativeNumber(options.timeoutMs ?? 2000, 'health', 'timeoutMs')
+    const maxAgeMs = nonNegativeNumber(options.maxAgeMs ?? 1000, 'health', 'maxAgeMs')
+    const now = Date.now()
+    if (!last || last.timeoutMs !== timeoutMs || !(now - last.startedAt < maxAgeMs)) {
+      last = { startedAt: now, timeoutMs, checks: backendChecks(engine, timeoutMs) }
+    }
+    const found = await last.checks
+    const checks = [...ownChecks(engine), ...found.map((check) => ({ ...check }))]
+    return { ready: checks.every((check) => check.ok || check.severity === 'warning'), checks }
   }
 }

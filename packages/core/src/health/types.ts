@@ -36,4 +36,13 @@ export interface HealthOptions {
    * @default 2000
    */
   timeoutMs?: number
+  /**
+   * How long a check of the stores is reused: a call within `maxAgeMs` of the start of the last one (with the same
+   * `timeoutMs`) shares its result, or waits for it while it runs, instead of asking the backend again. Readiness
+   * probes then cost the backend one check per `maxAgeMs`, however many arrive, and still see an outage within
+   * `maxAgeMs` plus the time the check takes to fail (at most `timeoutMs`). The receiver's own checks (`closing`,
+   * `draining`, `event_slots`) are read afresh at every call. `0` checks the stores afresh.
+   * @default 1000
+   */
+  maxAgeMs?: number
 }

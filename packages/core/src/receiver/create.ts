@@ -3,7 +3,7 @@ import { Deadlines } from '../deadline.js'
 import { Claims, dispatchInSlotPromise, observeDispatch, Slots } from '../dispatch/index.js'
 import { ClosingError } from '../errors.js'
 import { createEventHandler, on, onAny, onError, report } from '../event-handler/index.js'
-import { checkAtStart, runHealth } from '../health/index.js'
+import { checkAtStart, sharedHealth } from '../health/index.js'
 import { defaultInstance, eventsView, JournalRecorder } from '../journal/index.js'
 import { createLog } from '../log.js'
 import { listHeldKeys, orderingTable, withOnOptions } from '../ordering/index.js'
@@ -102,6 +102,7 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
     waiting: () => engine.slots?.usage().waiting ?? 0,
   }
 
+  const health = sharedHealth(engine)
   const webhooks: Webhooks<EventMap<S>, C> = {
     on(type, handler, onOptions) {
       warnUnknownType(eventHandler, engine.schemas, type, warnedTypes)
@@ -144,7 +145,7 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
       }
       return engine.closing
     },
-    health: (healthOptions) => runHealth(engine, healthOptions),
+    health,
     heldKeys: (heldOptions) => listHeldKeys(store, heldOptions),
     drain() {
       engine.draining = true
@@ -158,7 +159,7 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
   if (options.checkAtStart !== false) {
     checkAtStart(
       eventHandler,
-      () => runHealth(engine),
+      () => health(),
       () => engine.closing !== undefined,
     )
   }

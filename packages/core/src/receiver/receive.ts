@@ -1,6 +1,7 @@
 import { BodyTimeoutError, ClosingError, DeadlineError, InternalError } from '../errors.js'
 import { report } from '../event-handler/index.js'
 import { arrivalTime } from '../proxy-arrival.js'
+import { isUnsigned, missingSignature } from '../refusals/unsigned.js'
 import type { RawBody } from '../signature.js'
 import { isThenable } from '../thenable.js'
 import type { RawDelivery, WebhookResult } from '../types.js'
@@ -56,6 +57,12 @@ function start(engine: Engine, raw: RawDelivery, answer: (result: WebhookResult)
   const now = Date.now()
   const body = raw.body
   const reading = isThenable(body)
+  if (reading && isUnsigned(raw.method, raw.getHeader)) {
+    // Nothing it sends can be verified: refused without waiting for the body (`connection: close` drops the rest).
+    stopReading(engine, raw)
+    body.then(undefined, ignore)
+    return refusedAnswer(engine, missingSignature())
+  }
   const arrivedAt = engine.proxyArrival
     ? arrivalTime(engine.proxyArrival, raw.getHeader, now, engine.eventHandler)
     : now

@@ -3,6 +3,7 @@ export type {
   AnswerLatency,
   DeliveryCounts,
   ReceiverStats,
+  RefusedRequests,
   RetryingEvent,
   RetryingEvents,
   SecretStats,

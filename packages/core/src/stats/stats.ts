@@ -11,6 +11,9 @@ const MINUTES = 60
 /** The most outcome names counted: the receiver's are a fixed few dozen (its answers' codes). */
 const OUTCOMES = 64
 
+/** Refusals of a request without a valid signature: counted apart, out of the latency of signed deliveries. */
+const SIGNATURE_REFUSALS: ReadonlySet<string> = new Set(['missing_signature', 'invalid_signature'])
+
 /** What a delivery's answer tells the stats. */
 export interface Answered {
   readonly event: { event_id: string; event_type: string } | undefined
@@ -56,7 +59,10 @@ export class Stats {
     const slot = this.slot(now)
     const number = outcome === this.lastOutcome ? this.lastNumber : this.numberOf(outcome)
     if (number >= 0) (this.outcomes[slot * OUTCOMES + number] as number)++
-    if (!Number.isNaN(arrivedAt)) (this.latency[slot * BUCKETS + bucketOf(now - arrivedAt)] as number)++
+    // A sender without the secret (a scanner, a flood) must not move the figures of the service's deliveries.
+    if (!Number.isNaN(arrivedAt) && (status !== 401 || !SIGNATURE_REFUSALS.has(outcome))) {
+      ;(this.latency[slot * BUCKETS + bucketOf(now - arrivedAt)] as number)++
+    }
     if (delivery.verifiedWith) this.secrets.verified(delivery.verifiedWith, now)
     const event = delivery.event
     if (status < 300) {
@@ -92,6 +98,8 @@ export class Stats {
     }
     const sums = sumSlots(this.latency, BUCKETS)
     const count = sums.reduce((sum, n) => sum + n, 0)
+    const missingSignature = total.missing_signature ?? 0
+    const invalidSignature = total.invalid_signature ?? 0
     return {
       since: new Date(this.since),
       at: new Date(now),
@@ -100,6 +108,7 @@ export class Stats {
       inFlight: gauges.inFlight(),
       waiting: gauges.waiting(),
       conflicts: this.conflicts.reduce((sum, n) => sum + n, 0),
+      refused: { count: missingSignature + invalidSignature, missingSignature, invalidSignature },
       retrying: this.retrying.read(now),
       secrets: this.secrets.read(now),
     }

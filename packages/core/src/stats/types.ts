@@ -18,10 +18,25 @@ export interface ReceiverStats {
   readonly waiting: number
   /** Copies of an event received with other bytes (`EventConflictError`) in the last 60 minutes. */
   readonly conflicts: number
+  /**
+   * Requests refused 401 for their signature in the last 60 minutes: without one, or with one no secret matches.
+   * Counted here and in {@link ReceiverStats.deliveries} (by code), never in {@link ReceiverStats.latency}.
+   */
+  readonly refused: RefusedRequests
   /** Events this process answered non-2XX (so the service retries them) and has not answered 2XX since. */
   readonly retrying: RetryingEvents
   /** Deliveries verified by each secret of the list, per hour over the last 72 hours. */
   readonly secrets: SecretStats
+}
+
+/** Requests refused for their signature, over the last 60 minutes. */
+export interface RefusedRequests {
+  /** `missingSignature + invalidSignature`. */
+  readonly count: number
+  /** Without the signature header (`missing_signature`): answered at once, the body unread. */
+  readonly missingSignature: number
+  /** With a signature no secret matches, or not shaped as one (`invalid_signature`). */
+  readonly invalidSignature: number
 }
 
 /** Deliveries answered per minute, by outcome. */
@@ -42,7 +57,10 @@ export interface DeliveryCounts {
  * is the upper edge of the bucket it falls in, so the true value is at most that and over 84% of it.
  */
 export interface AnswerLatency {
-  /** Answers measured (deliveries refused before any work, while closing, have no first byte and are left out). */
+  /**
+   * Answers measured: signed deliveries only. Requests refused for their signature ({@link ReceiverStats.refused})
+   * and deliveries refused before any work (while closing, which have no first byte) are left out.
+   */
   readonly count: number
   /** Milliseconds; null with no answer in the hour. */
   readonly p50Ms: number | null

@@ -1,4 +1,4 @@
-import { type DeadLetterStore, type ParkedEvent, SIGNATURE_HEADER } from '@payhooks/core'
+import { type DeadLetterStore, deadLetterCursor, type ParkedEvent, SIGNATURE_HEADER } from '@payhooks/core'
 import { expect, it } from 'vitest'
 import type { Fleet } from './types.js'
 
@@ -200,6 +200,90 @@ export function storeTests(fleet: (namespace?: string) => Fleet): void {
       expect(await store.count(query)).toBe((await store.list({ ...query, limit: 1000 })).length)
     }
     await expect((async () => store.count?.({ status: 'gone' as 'all' }))()).rejects.toThrow(TypeError)
+  })
+
+  it('pages by keyset: newest or oldest first past a cursor, ties by eventId, with filters; a bad cursor throws', async () => {
+    const store = await fleet()()
+    const base = Date.parse('2026-11-04T00:00:00.000Z')
+    // Three letters share each time: the cursor must break ties by eventId, never skip nor repeat one.
+    for (let i = 0; i < 12; i++) {
+      await store.park(
+        parked(`evt_key_${String(i).padStart(2, '0')}`, {
+          code: i % 3 === 0 ? 'handler_failed' : 'schema_mismatch',
+          parkedAt: new Date(base + Math.floor(i / 3) * 1000),
+        }),
+      )
+    }
+    expect(store.keysetPaging).toBe(true)
+    const walk = async (query: Parameters<DeadLetterStore['list']>[0], limit: number) => {
+      const seen: string[] = []
+      let after: string | undefined
+      for (;;) {
+        const page = await store.list({ ...query, limit, ...(after ? { after } : {}) })
+        seen.push(...page.map((letter) => letter.eventId.slice('evt_key_'.length)))
+        const last = page[page.length - 1]
+        if (page.length < limit || !last) return seen
+        after = deadLetterCursor(last)
+      }
+    }
+    const newest = ['11', '10', '09', '08', '07', '06', '05', '04', '03', '02', '01', '00']
+    for (const limit of [1, 2, 5, 12]) {
+      expect(await walk({}, limit)).toEqual(newest)
+      expect(await walk({ order: 'oldest' }, limit)).toEqual([...newest].reverse())
+    }
+    expect(await walk({ code: 'handler_failed' }, 2)).toEqual(['09', '06', '03', '00'])
+    expect(await walk({ code: 'handler_failed', order: 'oldest' }, 3)).toEqual(['00', '03', '06', '09'])
+    expect(await walk({ parkedBefore: new Date(base + 2000), order: 'oldest' }, 4)).toEqual([
+      '00',
+      '01',
+      '02',
+      '03',
+      '04',
+      '05',
+    ])
+    expect(await walk({ parkedAfter: new Date(base + 2000) }, 4)).toEqual(['11', '10', '09', '08', '07', '06'])
+    // A cursor's letter need not exist any more: the page starts past where it stood.
+    if (store.delete) expect(await store.delete('evt_key_06')).toBe(true)
+    const past = deadLetterCursor({ parkedAt: new Date(base + 2000), eventId: 'evt_key_06' })
+    expect((await store.list({ after: past, limit: 2 })).map((l) => l.eventId)).toEqual(['evt_key_05', 'evt_key_04'])
+    expect((await store.list({ after: past, limit: 2, order: 'oldest' })).map((l) => l.eventId)).toEqual([
+      'evt_key_07',
+      'evt_key_08',
+    ])
+    expect((await store.list({ after: past, limit: 1, offset: 2 })).map((l) => l.eventId)).toEqual(['evt_key_03'])
+    await expect((async () => store.list({ after: 'not a cursor' }))()).rejects.toThrow(TypeError)
+    await expect((async () => store.list({ order: 'sideways' as 'oldest' }))()).rejects.toThrow(TypeError)
+  })
+
+  it('keeps its counts with each park, park again, replay and delete, by status, code and event type', async () => {
+    const store = await fleet()()
+    if (!store.count) return
+    const counts = async () => ({
+      parked: await store.count?.(),
+      replayed: await store.count?.({ status: 'replayed' }),
+      all: await store.count?.({ status: 'all' }),
+      failed: await store.count?.({ code: 'handler_failed' }),
+      returned: await store.count?.({ eventType: 'transaction_returned' }),
+      both: await store.count?.({ code: 'handler_failed', eventType: 'transaction_returned', status: 'all' }),
+    })
+    await store.park(parked('evt_c1'))
+    await store.park(parked('evt_c2', { code: 'handler_failed', eventType: 'transaction_returned' }))
+    await store.park(parked('evt_c3', { eventType: 'transaction_returned' }))
+    expect(await counts()).toEqual({ parked: 3, replayed: 0, all: 3, failed: 1, returned: 2, both: 1 })
+    // Parked again with another code: moves between the code's counts, still one letter.
+    await store.park(parked('evt_c3', { code: 'handler_failed', eventType: 'transaction_returned' }))
+    expect(await counts()).toEqual({ parked: 3, replayed: 0, all: 3, failed: 2, returned: 2, both: 2 })
+    await store.markReplayed('evt_c2', new Date())
+    await store.markReplayed('evt_c2', new Date()) // twice: counted once
+    expect(await counts()).toEqual({ parked: 2, replayed: 1, all: 3, failed: 1, returned: 1, both: 2 })
+    await store.park(parked('evt_c2', { code: 'handler_failed', eventType: 'transaction_returned' })) // stays replayed
+    await store.park(parked('evt_c1', { body: new TextEncoder().encode('{"other":1}'), code: 'handler_failed' }))
+    expect(await counts()).toEqual({ parked: 2, replayed: 1, all: 3, failed: 1, returned: 1, both: 2 })
+    if (!store.delete) return
+    expect(await store.delete('evt_c2')).toBe(true)
+    expect(await store.delete('evt_c3')).toBe(true)
+    expect(await store.delete('evt_c3')).toBe(false)
+    expect(await counts()).toEqual({ parked: 1, replayed: 0, all: 1, failed: 0, returned: 0, both: 0 })
   })
 
   it('shares its letters between the instances of one namespace', async () => {

@@ -1,0 +1,134 @@
+import { type Journal, type JournalRecord, journalRetention } from '@payhooks/core'
+import { nonNegativeNumber, positiveInteger } from '@payhooks/core/validations'
+import type { Pool } from 'pg'
+import { createJournalTableSql, journalStatements } from './journal-sql.js'
+import { createOnce, startSweeper } from './maintenance.js'
+import { checkTable } from './sql.js'
+import type { PostgresJournalOptions } from './types.js'
+
+interface JournalRow {
+  id: string
+  at: string
+  event_id: string
+  event_type: string
+  created_at: string | null
+  status: number
+  outcome: string
+  instance: string
+  duration_ms: number
+  secret_index: number
+  secret_label: string | null
+}
+
+function toRecord(row: JournalRow): JournalRecord {
+  const record = {
+    id: row.id,
+    at: Number(row.at),
+    eventId: row.event_id,
+    eventType: row.event_type,
+    createdAt: row.created_at,
+    status: row.status,
+    outcome: row.outcome,
+    instance: row.instance,
+    durationMs: row.duration_ms,
+    secretIndex: row.secret_index,
+  }
+  return row.secret_label === null ? record : { ...record, secretLabel: row.secret_label }
+}
+
+/** PostgreSQL text cannot hold NUL; an instance name or label with one is kept with U+FFFD instead. */
+const text = (value: string) => value.replaceAll('\u0000', '\uFFFD')
+
+/**
+ * The answers of a receiver fleet in a PostgreSQL table, for `createWebhooks({ journal })`: `webhooks.events.get`,
+ * `list` and `counts` from any instance. Each batch of answers is one multi-row `INSERT` (the columns as arrays),
+ * written off the hot path. Rows past `retentionMs` are never returned, and each instance deletes them every
+ * `sweepIntervalMs` in batches of `sweepBatch` by the primary key's time, each batch its own short statement that
+ * skips rows another sweep holds: no long lock. The table is created on first use unless `createTable` is false
+ * (then run `sql/009_payhooks_journal.sql`, or `createJournalTableSql`, as a migration).
+ *
+ * @example
+ * import { createWebhooks } from '@payhooks/core'
+ * import { postgresJournal, postgresStore } from '@payhooks/postgres'
+ * import pg from 'pg'
+ *
+ * const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL })
+ * const webhooks = createWebhooks({ secret, store: postgresStore(pool), journal: postgresJournal(pool) })
+ */
+export function postgresJournal(
+  pool: Pool,
+  options: PostgresJournalOptions = {},
+): Journal & { sweep(): Promise<number> } {
+  const where = 'postgresJournal'
+  const table = checkTable(options.table ?? 'payhooks_journal', where)
+  const createTable = options.createTable ?? true
+  const retentionMs = journalRetention(options.retentionMs, where)
+  const sweepIntervalMs = nonNegativeNumber(options.sweepIntervalMs ?? 600_000, where, 'sweepIntervalMs')
+  const sweepBatch = positiveInteger(options.sweepBatch ?? 1000, where, 'sweepBatch')
+  const logger = options.logger ?? console
+  const sql = journalStatements(table)
+  let sweeper: { stop(): void } | undefined
+
+  /** Deletes every row past retention, a batch per statement; resolves how many. */
+  async function sweep(): Promise<number> {
+    const before = Date.now() - retentionMs
+    let total = 0
+    for (;;) {
+      const deleted = (await pool.query(sql.sweep, [before, sweepBatch])).rowCount ?? 0
+      total += deleted
+      if (deleted < sweepBatch) return total
+    }
+  }
+
+  return {
+    retentionMs,
+    async init() {
+      if (createTable) await createOnce(pool, table, createJournalTableSql(table))
+      else await pool.query(sql.probe)
+      if (sweepIntervalMs > 0 && sweeper === undefined) {
+        sweeper = startSweeper(sweep, sweepIntervalMs, logger, `${where}: sweep of ${table}`)
+      }
+    },
+    async write(records) {
+      const columns: unknown[][] = Array.from({ length: 11 }, () => [])
+      for (const r of records) {
+        const row = [
+          r.id,
+          r.at,
+          text(r.eventId),
+          text(r.eventType),
+          r.createdAt === null ? null : text(r.createdAt),
+          r.status,
+          text(r.outcome),
+          text(r.instance),
+          Math.min(Math.round(r.durationMs), 2_147_483_647),
+          r.secretIndex,
+          r.secretLabel === undefined ? null : text(r.secretLabel),
+        ]
+        for (let i = 0; i < row.length; i++) (columns[i] as unknown[]).push(row[i])
+      }
+      await pool.query(sql.insert, columns)
+    },
+    async answers(eventId) {
+      const { rows } = await pool.query<JournalRow>(sql.answers, [eventId, Date.now() - retentionMs])
+      return rows.map(toRecord)
+    },
+    async list(query) {
+      const { text: statement, values } = sql.list(query, Date.now() - retentionMs)
+      const { rows } = await pool.query<JournalRow>(statement, values)
+      return rows.map(toRecord)
+    },
+    async counts(from, to) {
+      const oldest = Date.now() - retentionMs
+      const { rows } = await pool.query<{ minute: string; outcome: string; count: number }>(sql.counts, [from, to])
+      return rows
+        .map((row) => ({ minute: Number(row.minute), outcome: row.outcome, count: row.count }))
+        .filter((row) => row.minute + 60_000 > oldest)
+    },
+    sweep,
+    async shutdown() {
+      sweeper?.stop()
+      sweeper = undefined
+    },
+  }
+}
