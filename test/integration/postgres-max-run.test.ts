@@ -1,10 +1,10 @@
-// maxRunMs on postgresStore, whose handlers run inside the store's transaction: a handler that never settles is given
-// up on, its writes rolled back, its claim and ordering key released, so the key's next event runs.
+// maxRunMs on postgresStore, whose handlers run inside the store's transaction: a handler hung past it keeps its claim
+// and ordering key (the key's next event waits) until it settles; then its writes commit with the done marker.
 import { createWebhooks, HandlerTimeoutError, type WebhookError } from '@payhooks/core'
 import { postgresStore } from '@payhooks/postgres'
 import { sampleEvent, signedDelivery } from '@payhooks/testing'
 import { afterAll, describe, expect, it, vi } from 'vitest'
-import { postgresHarness } from '../fixtures/postgres-harness.js'
+import { gate, postgresHarness } from '../fixtures/postgres-harness.js'
 
 const secret = 'whsec_postgres_max_run'
 const { admin, newPool, tablesOfTest } = postgresHarness()
@@ -25,15 +25,15 @@ async function deliver(webhooks: { receive: (d: never) => Promise<{ status: numb
 }
 
 describe('postgresStore and maxRunMs', () => {
-  it('rolls back a handler that never settles, and releases its claim and ordering key', async () => {
+  it('keeps the claim and ordering key of a hung handler until it settles, then commits its writes', async () => {
     const { store: table, ledger } = await tablesOfTest('event_id text NOT NULL, status text')
     dropped.push(`${table}_fences`)
     const webhooks = createWebhooks({
       secret,
       store: postgresStore(newPool(), { table }),
       ordering: { transaction_settled: byTransaction },
-      deadlineMs: 100,
-      maxRunMs: 500,
+      deadlineMs: 1000,
+      maxRunMs: 1200,
     })
     const errors: WebhookError[] = []
     webhooks.onError((error) => void errors.push(error))
@@ -44,26 +44,34 @@ describe('postgresStore and maxRunMs', () => {
     const hanging = new Promise<void>((resolve) => {
       started = resolve
     })
+    const stuck = gate()
     webhooks.on('transaction_settled', async (e, context) => {
       await context.db.query(`INSERT INTO ${ledger} (event_id, status) VALUES ($1, 'settled')`, [e.event_id])
       if (e.event_id !== hung.event_id) return
       started()
-      await new Promise(() => {})
+      await stuck.promise // ignores its signal
     })
-    const first = deliver(webhooks, hung)
-    await hanging // holds its claim and key now
-    expect(await first).toBe(503) // deadline_exceeded; the handler goes on
     const next = sampleEvent('transaction_settled', {
       data: { transaction_id: 'txn_max_run', settlement_date: '2026-11-04T08:00:00Z' },
     })
-    expect(await deliver(webhooks, next)).toBe(409) // the key is held
-    await vi.waitFor(
-      () => expect(errors.find((error) => error.code === 'handler_timeout')).toBeInstanceOf(HandlerTimeoutError),
-      { timeout: 5000, interval: 50 },
-    )
-    expect(await deliver(webhooks, next)).toBe(200)
-    const { rows } = await admin.query(`SELECT event_id FROM ${ledger}`)
-    expect(rows).toEqual([{ event_id: next.event_id }]) // the hung handler's write was rolled back
+    try {
+      const first = deliver(webhooks, hung)
+      await hanging // holds its claim and key now
+      expect(await first).toBe(503) // deadline_exceeded; the handler goes on
+      expect(await deliver(webhooks, next)).toBe(409) // the key is held
+      await vi.waitFor(
+        () => expect(errors.find((error) => error.code === 'handler_timeout')).toBeInstanceOf(HandlerTimeoutError),
+        { timeout: 5000, interval: 50 },
+      )
+      expect(await deliver(webhooks, next)).toBe(409) // still held past maxRunMs
+      expect(await deliver(webhooks, hung)).toBe(409)
+    } finally {
+      stuck.open()
+    }
+    await vi.waitFor(async () => expect(await deliver(webhooks, next)).toBe(200), { timeout: 5000, interval: 50 })
+    expect(await deliver(webhooks, hung)).toBe(200) // a duplicate: done with its writes
+    const { rows } = await admin.query(`SELECT event_id FROM ${ledger} ORDER BY id`)
+    expect(rows).toEqual([{ event_id: hung.event_id }, { event_id: next.event_id }])
     await webhooks.close({ timeoutMs: 100 })
   })
 })

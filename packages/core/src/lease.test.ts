@@ -395,45 +395,81 @@ describe('close() and running handlers', () => {
 })
 
 describe('maxRunMs', () => {
-  it('gives up on handlers that never settle: signal aborted, renewal stopped, claim released, reported', async () => {
+  it('aborts the signal of handlers that ignore it and reports them, but keeps renewing the claim: the event runs once', async () => {
     const store = memoryStore()
     const extend = vi.spyOn(store, 'extend')
-    const { webhooks, errors } = setup({ store, deadlineMs: 50, leaseMs: 90, maxRunMs: 300 })
+    const { webhooks, errors } = setup({ store, deadlineMs: 50, leaseMs: 90, maxRunMs: 200 })
     let signal: AbortSignal | undefined
-    webhooks.onAny((_event, context) => {
+    let runs = 0
+    const stuck = gate()
+    webhooks.onAny(async (_event, context) => {
+      runs++
       signal = context.signal
-      return new Promise<void>(() => {}) // never settles
+      await stuck.promise // ignores its signal
     })
     expect((await deliver(webhooks, 'evt_hung')).status).toBe(503) // deadline_exceeded; still running
-    await sleep(150)
-    expect(extend).toHaveBeenCalled() // renewed while within maxRunMs
-    expect(store.claim('evt_hung', 1000)).toMatchObject({ status: 'processing' })
-    await sleep(300)
-    expect(signal?.aborted).toBe(true)
+    await vi.waitFor(() => expect(signal?.aborted).toBe(true), { timeout: 2000, interval: 10 })
     expect(signal?.reason).toBeInstanceOf(HandlerTimeoutError)
     const timedOut = errors.find((error) => error.code === 'handler_timeout')
-    expect(timedOut).toBeInstanceOf(HandlerTimeoutError)
+    expect(timedOut).toBe(signal?.reason)
     expect(timedOut?.message).toBe(
-      'handler failed for transaction_settled evt_hung: handlers still running after maxRunMs (300 ms); signal aborted, claim released',
+      'handler failed for transaction_settled evt_hung: handlers still running after maxRunMs (200 ms); signal aborted, claim held until they settle',
     )
-    expect(timedOut).toMatchObject({ status: 500, afterResponse: true, maxRunMs: 300 })
+    expect(timedOut).toMatchObject({ status: 500, afterResponse: true, maxRunMs: 200 })
+    // Past maxRunMs and several leases: still renewed, still held.
     const renewals = extend.mock.calls.length
+    const answers: number[] = []
+    for (let i = 0; i < 5; i++) {
+      await sleep(60)
+      answers.push((await deliver(webhooks, 'evt_hung')).status)
+    }
+    expect(extend.mock.calls.length).toBeGreaterThan(renewals)
+    expect(new Set(answers)).toEqual(new Set([409]))
+    expect(runs).toBe(1)
+    stuck.open()
+    // It settled: done, so the next retry is a duplicate.
+    await vi.waitFor(async () => expect((await deliver(webhooks, 'evt_hung')).status).toBe(200))
+    expect(runs).toBe(1)
+    const calls = extend.mock.calls.length
     await sleep(100)
-    expect(extend.mock.calls.length).toBe(renewals) // renewal stopped
-    // Released: the service's retry runs the event again.
-    expect(store.claim('evt_hung', 1000)).toMatchObject({ status: 'claimed' })
+    expect(extend.mock.calls.length).toBe(calls) // renewal stopped once it settled
   })
 
-  it("rejects a queue worker's dispatch with HandlerTimeoutError and frees its slot", async () => {
-    const { webhooks } = setup({ deadlineMs: 50, maxRunMs: 100, maxConcurrentEvents: 1 })
-    const ran: string[] = []
-    webhooks.onAny((event) => {
-      ran.push(event.event_id)
-      return event.event_id === 'evt_stuck' ? new Promise<void>(() => {}) : undefined
+  it('releases the event of a hung run that stops on its signal (throws), so the retry runs it', async () => {
+    const { webhooks, errors } = setup({ deadlineMs: 50, maxRunMs: 100 })
+    let runs = 0
+    webhooks.onAny((_event, { signal }) => {
+      runs++
+      if (runs > 1) return
+      return new Promise<void>((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason)))
     })
-    const stuck = webhooks.dispatch({ event_type: 'test_event', event_id: 'evt_stuck' })
+    expect((await deliver(webhooks, 'evt_stops')).status).toBe(503)
+    await vi.waitFor(() => expect(errors.map((e) => e.code)).toContain('handler_failed'), { timeout: 2000 })
+    expect(errors.map((e) => e.code)).toEqual(['deadline_exceeded', 'handler_timeout', 'handler_failed'])
+    expect((await deliver(webhooks, 'evt_stops')).status).toBe(200)
+    expect(runs).toBe(2)
+  })
+
+  it("keeps a queue worker's dispatch, and its slot, until a hung run settles", async () => {
+    const { webhooks, errors } = setup({ deadlineMs: 50, maxRunMs: 100, maxConcurrentEvents: 1 })
+    const ran: string[] = []
+    const stuck = gate()
+    webhooks.onAny(async (event) => {
+      ran.push(event.event_id)
+      if (event.event_id === 'evt_stuck') await stuck.promise
+    })
+    let done: string | undefined
+    const first = webhooks.dispatch({ event_type: 'test_event', event_id: 'evt_stuck' })
     const next = webhooks.dispatch({ event_type: 'test_event', event_id: 'evt_next' })
-    await expect(stuck).rejects.toBeInstanceOf(HandlerTimeoutError)
+    next.then(() => {
+      done = 'next'
+    })
+    await vi.waitFor(() => expect(errors.map((e) => e.code)).toEqual(['handler_timeout']), { timeout: 2000 })
+    await sleep(100)
+    expect(done).toBeUndefined()
+    expect(ran).toEqual(['evt_stuck']) // its slot still taken
+    stuck.open()
+    await expect(first).resolves.toEqual({ status: 'processed' })
     await expect(next).resolves.toEqual({ status: 'processed' })
     expect(ran).toEqual(['evt_stuck', 'evt_next'])
   })

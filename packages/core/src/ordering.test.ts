@@ -1,5 +1,5 @@
 import { sampleEvent, signedDelivery } from '@payhooks/testing'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { memoryDeadLetterStore } from './dead-letters/index.js'
 import type { WebhookError } from './errors.js'
 import { memoryStore } from './memory-store.js'
@@ -100,15 +100,16 @@ describe('ordering fences', () => {
     expect(seen.map((o) => o.newest?.eventId)).toEqual([undefined, settled.event_id])
   })
 
-  it('frees the key of a handler that never settles at maxRunMs; meanwhile the 409 names the key and since when', async () => {
+  it('keeps the key of a handler hung past maxRunMs until it settles; meanwhile the 409 names the key and since when', async () => {
     const store = memoryStore()
     const webhooks = createWebhooks({ secret, store, ordering, deadlineMs: 50, maxRunMs: 300 })
     const errors: WebhookError[] = []
     webhooks.onError((error) => void errors.push(error))
     const hung = event('transaction_settled', 'txn_h', '2026-11-03T08:00:00Z')
     const handled: string[] = []
+    const stuck = gate()
     webhooks.on('transaction_settled', (e) =>
-      e.event_id === hung.event_id ? new Promise<void>(() => {}) : void handled.push(e.event_id),
+      e.event_id === hung.event_id ? stuck.promise : void handled.push(e.event_id),
     )
     const before = Date.now()
     expect((await deliver(webhooks, hung)).status).toBe(503) // deadline_exceeded; the handler goes on
@@ -124,7 +125,10 @@ describe('ordering fences', () => {
     expect(heldAt).toBeLessThanOrEqual(Date.now())
     await new Promise((resolve) => setTimeout(resolve, 400))
     expect(errors.map((e) => e.code)).toContain('handler_timeout')
-    expect((await deliver(webhooks, next)).status).toBe(200)
+    expect((await deliver(webhooks, next)).status).toBe(409) // still held past maxRunMs
+    expect(handled).toEqual([])
+    stuck.open()
+    await vi.waitFor(async () => expect((await deliver(webhooks, next)).status).toBe(200))
     expect(handled).toEqual([next.event_id])
   })
 

@@ -34,6 +34,15 @@ export interface EnqueueOptions {
 export interface DispatchOptions {
   /** The trace context the queue was given with the event ({@link EnqueueOptions.trace}). */
   trace?: TraceCarrier
+  /**
+   * Called with the event's ordering key (from its type's `ordering` rule) once it is known, before the claim: for a
+   * queue that hands the key on to the events waiting for it as soon as this run ends (`@payhooks/bullmq`'s worker
+   * does). Not called for an event without a rule.
+   * @example
+   * let key: string | undefined
+   * const outcome = await webhooks.dispatch(event, { onOrderingKey: (k) => (key = k) })
+   */
+  onOrderingKey?: (key: string) => void
 }
 
 /**
@@ -151,8 +160,9 @@ export type HandlerContext<Extra extends object = {}> = {
   /**
    * Aborted when this run no longer holds the event's claim (its renewal failed: the store is down,
    * or the lease ran out and another delivery took it) or the receiver shut down (`close` timed out;
-   * the claim is then released so the service's retry runs the event). Pass it to `fetch`, database
-   * calls and loops, so work stops once another run may take over.
+   * the claim is then released so the service's retry runs the event), or the handlers overran `maxRunMs`
+   * (a `HandlerTimeoutError`: the claim stays held until they settle). Pass it to `fetch`, database
+   * calls and loops, so work stops once another run may take over, and a hung call ends.
    */
   readonly signal: AbortSignal
   /**

@@ -81,13 +81,13 @@ export interface WebhooksOptions<S extends SchemaMapOption = {}, C extends objec
    */
   leaseMs?: number
   /**
-   * The longest an event's handlers may run, from its claim. Past it the receiver gives up on them: their
-   * `context.signal` is aborted with a `HandlerTimeoutError` (reported to `onError`, code `handler_timeout`),
-   * the claim stops being renewed and is released, with its `ordering` key, so the service's next retry runs the
-   * event again and later events of the key are no longer answered 409 behind it. A handler that ignores the signal
-   * keeps running, outside `maxConcurrentEvents`. On the service's last tries the event is parked (`deadLetters`),
-   * as for a failing handler. Longer than `deadlineMs`, at most 2_147_483_647 (a timer's limit); `Infinity` sets no
-   * limit, and a handler that never settles then holds its claim, its key and its slot until the process stops.
+   * How long an event's handlers may run, from its claim, before they are told to stop: their `context.signal` is
+   * aborted with a `HandlerTimeoutError` (reported to `onError`, code `handler_timeout`) and the run counts as
+   * hung until it settles. A handler still running keeps its event: its claim (renewed), its `ordering` key and
+   * its `maxConcurrentEvents` slot stay held, so the service's retries are answered 409 `in_progress` and nothing runs the event beside it; only the
+   * end of the process lets the lease run out and another delivery run it. A handler that stops on the signal
+   * (throws) releases the event for the next retry; one that succeeds late marks it done. Longer than
+   * `deadlineMs`, at most 2_147_483_647 (a timer's limit); `Infinity` never aborts the signal nor counts runs hung.
    *
    * @example
    * // Handlers that call a slow ledger: allow them an hour.

@@ -9,6 +9,13 @@ export interface Run {
   readonly controller: LazyAbortController
 }
 
+/** The runs of this process whose handlers overran `maxRunMs` and still run, for stats, health and telemetry. */
+export interface HungRuns {
+  readonly count: number
+  /** The longest hung: its event, and since when it counts as hung (`maxRunMs` after its claim). */
+  readonly oldest: { readonly eventId: string; readonly eventType: string; readonly since: Date } | null
+}
+
 /**
  * The one owner of a receiver's tracked work (as BullMQ's `LockManager` owns its locks): how many deliveries and
  * dispatches are under way, the runs holding a claim with their abort controllers, whether `close` stopped
@@ -19,6 +26,8 @@ export class Claims {
   #running = 0
   /** Dispatches holding a claim now, with asynchronous handlers: `cancelAll` aborts and releases them. */
   readonly #runs = new Set<Run>()
+  /** Runs past `maxRunMs` still running, with since when; a Map keeps insertion order, so the first is the oldest. */
+  readonly #hung = new Map<Run, number>()
   #stopped = false
   /** Called by the last running work once {@link Claims.idle} waits for it. */
   #onIdle: (() => void) | undefined
@@ -64,6 +73,28 @@ export class Claims {
   /** The run's handlers settled. */
   drop(run: Run): void {
     this.#runs.delete(run)
+    if (this.#hung.size > 0) this.#hung.delete(run)
+  }
+
+  /** The run's handlers overran `maxRunMs` and still run: hung until {@link Claims.drop}. */
+  hang(run: Run): void {
+    this.#hung.set(run, Date.now())
+  }
+
+  /** How many runs are hung now, and the oldest. */
+  hung(): HungRuns {
+    const first = this.#hung.entries().next()
+    if (first.done) return { count: 0, oldest: null }
+    const [run, since] = first.value
+    return {
+      count: this.#hung.size,
+      oldest: { eventId: run.eventId, eventType: run.eventType, since: new Date(since) },
+    }
+  }
+
+  /** How many runs are hung now (no allocation). */
+  get hungCount(): number {
+    return this.#hung.size
   }
 
   /** Resolves once no work runs, or after `timeoutMs`, whichever comes first. */

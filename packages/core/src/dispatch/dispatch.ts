@@ -9,11 +9,11 @@ import type { Attempt } from './attempt.js'
 import { SignalContext } from './handler-context.js'
 import { holdLease } from './lease.js'
 import { claimedRun, complete, stopped } from './outcome.js'
-import { type DispatchState, initStore, releaseClaim } from './store-calls.js'
+import { type DispatchState, initStore } from './store-calls.js'
 import { dispatchInTransaction } from './transactional.js'
 
 /**
- * Claims the event in the store, runs its handlers (renewing the claim meanwhile), then completes the claim, or
+ * Claims the event in the store, runs its handlers (renewing the claim meanwhile, until they settle), then completes the claim, or
  * lets the store commit the handlers' writes with the done marker when it has `transaction`; when a handler
  * fails, releases the claim and throws {@link HandlerError}. Throws {@link StoreError} when the store cannot
  * init or claim (or its transaction fails or loses the claim).
@@ -33,6 +33,7 @@ export function dispatch(
   if (!state.initialized || store.transaction) return dispatchAsync(state, event, attempt)
   const scope = attempt.scope
   const position = claimPosition(state.ordering, event, attempt.answered)
+  if (position !== undefined) attempt.onOrderingKey?.(position.key)
   let claim: ClaimResult | PromiseLike<ClaimResult>
   const claimedAt = Date.now()
   try {
@@ -72,40 +73,14 @@ function afterClaim(
   const context = new SignalContext(run.controller, attempt.verifiedWith, ordering) as unknown as HandlerContext
   const errors = runHandlers(state.eventHandler, event, context, scope)
   if (!isThenable(errors)) return complete(state, run, attempt, errors)
-  // The handlers went asynchronous: from now on the claim needs renewing, and `close` may have to abort them.
+  // The handlers went asynchronous: from now on the claim needs renewing, and `close` may have to abort them. The
+  // dispatch ends when they settle, however long that takes (past `maxRunMs` the run is hung, its claim still held).
   claims.hold(run)
-  return new Promise<DispatchOutcome>((resolve, reject) => {
-    // Whichever comes first: the handlers settle, or they overrun `maxRunMs` (then whatever they do later is
-    // ignored: the claim is released, and a retry runs the event again).
-    let settled = false
-    const lease = holdLease(state, run, claimedAt, attempt, (error) => {
-      if (settled) return
-      settled = true
-      claims.drop(run)
-      const released = releaseClaim(state, run, scope)
-      if (released === undefined) reject(error)
-      else released.then(() => reject(error))
-    })
-    errors.then(
-      (failures) => {
-        if (settled) return
-        settled = true
-        lease.stop()
-        claims.drop(run)
-        try {
-          resolve(complete(state, run, attempt, failures))
-        } catch (error) {
-          reject(error)
-        }
-      },
-      (error: unknown) => {
-        if (settled) return
-        settled = true
-        lease.stop()
-        claims.drop(run)
-        reject(error)
-      },
-    )
+  const lease = holdLease(state, run, claimedAt, attempt)
+  return errors.then((failures) => {
+    lease.stop()
+    claims.drop(run)
+    return complete(state, run, attempt, failures)
   })
 }
 

@@ -3,7 +3,7 @@ import { type EventHandler, report } from '../event-handler/index.js'
 import type { WebhookStore } from '../store.js'
 import { isThenable } from '../thenable.js'
 import type { Attempt } from './attempt.js'
-import type { Run } from './claims.js'
+import type { Claims, Run } from './claims.js'
 import { storeCall } from './store-calls.js'
 
 /** Stops renewing a claim; idempotent. */
@@ -17,9 +17,10 @@ export interface Lease {
  * renewal hangs until the lease has a sixth left, the handlers' signal is aborted with the {@link StoreError}
  * (also reported). A store without `extend` cannot renew: the signal is aborted when the lease runs out.
  *
- * `maxRunMs` after the claim, handlers still running are given up on: renewal stops, the signal is aborted with a
- * {@link HandlerTimeoutError}, and `overrun` gets it (to release the claim and end the dispatch with it). Without
- * that limit a handler that never settles would hold the claim, and its ordering key, for good.
+ * `maxRunMs` after the claim, handlers still running are told to stop: the signal is aborted with a
+ * {@link HandlerTimeoutError}, which is reported, and the run counts as hung ({@link Claims.hang}) until it settles.
+ * Renewal goes on: a handler that ignores its signal still runs, so its claim, ordering key and slot stay held (a
+ * retry meanwhile is answered 409); only the end of the process lets the lease run out.
  */
 export function holdLease(
   state: {
@@ -27,11 +28,11 @@ export function holdLease(
     readonly leaseMs: number
     readonly maxRunMs: number
     readonly eventHandler: EventHandler
+    readonly claims: Claims
   },
   run: Run,
   claimedAt: number,
   attempt: Attempt,
-  overrun: (error: HandlerTimeoutError) => void,
 ): Lease {
   const { store, leaseMs, maxRunMs, eventHandler } = state
   const { eventId, eventType, token, controller } = run
@@ -55,11 +56,11 @@ export function holdLease(
       () => {
         limit = undefined
         if (ended) return
-        // Even after the claim was lost: the dispatch (and its slot) must still end.
-        stop()
         const error = new HandlerTimeoutError(maxRunMs, eventId, eventType, attempt.answered)
+        attempt.hung = true
+        state.claims.hang(run)
         controller.abort(error)
-        overrun(error)
+        report(eventHandler, error)
       },
       claimedAt + maxRunMs - Date.now(),
     )

@@ -1,4 +1,3 @@
-import { HandlerTimeoutError } from '../errors.js'
 import { isThenable } from '../thenable.js'
 import type { DispatchOutcome, VerifiedEvent } from '../types.js'
 import type { Attempt } from './attempt.js'
@@ -73,13 +72,17 @@ function inSlot(
   }
   return outcome.then(
     (done) => {
-      slots.give(Date.now() - startedAt)
+      slots.give(heldFor(attempt, startedAt))
       return done
     },
     (error: unknown) => {
-      // A run given up on at maxRunMs says nothing about how long runs take: it would refuse every waiter for a while.
-      slots.give(error instanceof HandlerTimeoutError ? undefined : Date.now() - startedAt)
+      slots.give(heldFor(attempt, startedAt))
       throw error
     },
   )
+}
+
+/** How long the slot was held; none for a hung run, which says nothing of usual runs (it would refuse every waiter). */
+function heldFor(attempt: Attempt, startedAt: number): number | undefined {
+  return attempt.hung ? undefined : Date.now() - startedAt
 }

@@ -1,4 +1,4 @@
-import { HandlerError, type HandlerTimeoutError, StoreError } from '../errors.js'
+import { HandlerError, StoreError } from '../errors.js'
 import { runHandlers } from '../event-handler/index.js'
 import { claimPosition, type Ordering, type OrderingMark, orderingOf } from '../ordering/index.js'
 import type { ClaimResult, TransactionOutcome } from '../store.js'
@@ -21,6 +21,7 @@ export async function dispatchInTransaction(
   const { store, leaseMs, claims } = state
   const scope = attempt.scope
   const position = claimPosition(state.ordering, event, attempt.answered)
+  if (position !== undefined) attempt.onOrderingKey?.(position.key)
   let claim: ClaimResult
   const claimedAt = Date.now()
   try {
@@ -33,29 +34,18 @@ export async function dispatchInTransaction(
   if (claims.stopped) return stopped(state, run, scope)
   const ordering = position && orderingOf(position, eventId, claim as { newest?: OrderingMark; fencingToken?: number })
   claims.hold(run)
-  const limit: RunLimit = { overran: undefined, onOverrun: undefined }
-  const lease = holdLease(state, run, claimedAt, attempt, (error) => {
-    limit.overran = error
-    limit.onOverrun?.()
-  })
+  const lease = holdLease(state, run, claimedAt, attempt)
   try {
-    return await runInTransaction(state, event, run, lease, attempt, ordering, limit)
+    return await runInTransaction(state, event, run, lease, attempt, ordering)
   } finally {
     lease.stop()
     claims.drop(run)
   }
 }
 
-/** Set once the handlers overran `maxRunMs`; `onOverrun` ends the transaction's work then. */
-interface RunLimit {
-  overran: HandlerTimeoutError | undefined
-  onOverrun: (() => void) | undefined
-}
-
 /**
  * The store runs the handlers inside its transaction and commits the done marker with their writes. Handlers
- * overrunning `maxRunMs` end the work as failed: rolled back, the claim released, the dispatch rejected with the
- * {@link HandlerTimeoutError}.
+ * overrunning `maxRunMs` are hung: the transaction waits for them, its claim renewed (a retry is answered 409).
  */
 async function runInTransaction(
   state: DispatchState,
@@ -64,25 +54,18 @@ async function runInTransaction(
   lease: Lease,
   attempt: Attempt,
   ordering: Ordering | undefined,
-  limit: RunLimit,
 ): Promise<DispatchOutcome> {
   const { eventId, eventType, token } = run
   const scope = attempt.scope
   let errors: unknown[] | undefined
   let outcome: TransactionOutcome
   const work = async (context: object) => {
-    if (limit.overran) return false
-    const handlers = runHandlers(
+    errors = await runHandlers(
       state.eventHandler,
       event,
       withSignal(context, run.controller, attempt.verifiedWith, ordering),
       scope,
     )
-    errors = await new Promise<unknown[]>((resolve, reject) => {
-      limit.onOverrun = () => resolve([limit.overran])
-      Promise.resolve(handlers).then(resolve, reject)
-    })
-    if (limit.overran) return false
     // The marker is written next, in the transaction: renewing now would only wait on its row lock.
     lease.stop()
     return errors.length === 0
@@ -103,7 +86,6 @@ async function runInTransaction(
   if (outcome === 'committed') return { status: 'processed' }
   if (outcome === 'rolled_back') {
     await releaseClaim(state, run, scope)
-    if (limit.overran) throw limit.overran
     throw new HandlerError(eventId, eventType, errors ?? [], attempt.answered)
   }
   const lost = new Error(

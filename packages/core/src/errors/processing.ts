@@ -25,10 +25,11 @@ export class HandlerError extends WebhookError {
 }
 
 /**
- * 500: the event's handlers were still running `maxRunMs` after its claim (a handler that never settles). Their
- * `context.signal` was aborted with this error, the claim's renewal stopped, and the claim (with its ordering key)
- * released, so the service's retry, or the key's next event, is not blocked behind it. A `HandlerError` with its
- * own code: on the service's last tries the event is parked like any handler failure.
+ * The event's handlers were still running `maxRunMs` after its claim (a handler that ignores its signal: a `fetch`
+ * without one on a hung connection, a driver call with no timeout). Their `context.signal` was aborted with this
+ * error and it was reported to `onError`; the run counts as hung until it settles. Its claim, ordering key and
+ * event slot stay held, renewed, meanwhile: a handler still running is never run again beside itself, so the service's retries are answered 409 `in_progress` until it settles or
+ * the process ends (its lease then runs out). A `HandlerError` with its own code (status 500).
  */
 export class HandlerTimeoutError extends HandlerError {
   override name = 'HandlerTimeoutError'
@@ -43,7 +44,11 @@ export class HandlerTimeoutError extends HandlerError {
     super(
       eventId,
       eventType,
-      [new Error(`handlers still running after maxRunMs (${maxRunMs} ms); signal aborted, claim released`)],
+      [
+        new Error(
+          `handlers still running after maxRunMs (${maxRunMs} ms); signal aborted, claim held until they settle`,
+        ),
+      ],
       afterResponse,
     )
   }

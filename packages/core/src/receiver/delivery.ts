@@ -36,6 +36,8 @@ export class IncomingDelivery implements SlotAttempt, Pending {
   digest: string | undefined = undefined
   /** Set while waiting for a slot, so the deadline can withdraw the wait. */
   waiting: SlotWaiter | undefined = undefined
+  /** Set once its handlers overran `maxRunMs`. */
+  hung = false
   due = 0
   prev: Pending | undefined = undefined
   next: Pending | undefined = undefined

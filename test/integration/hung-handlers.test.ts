@@ -1,0 +1,141 @@
+// A handler that ignores its signal and never settles (until the test's end) keeps holding its event on every store:
+// retries past maxRunMs and past leaseMs are answered 409, the event runs once, the next event of its ordering key
+// waits, and its maxConcurrentEvents slot stays taken (further deliveries 503 busy).
+import { randomUUID } from 'node:crypto'
+import { createWebhooks, memoryStore, type WebhookError, type WebhookStore } from '@payhooks/core'
+import { postgresStore } from '@payhooks/postgres'
+import { redisStore } from '@payhooks/redis'
+import { sampleEvent, signedDelivery } from '@payhooks/testing'
+import { Cluster, Redis } from 'ioredis'
+import { afterAll, describe, expect, it, vi } from 'vitest'
+import { gate } from '../../packages/core/src/test-helpers.js'
+import { postgresHarness } from '../fixtures/postgres-harness.js'
+
+const secret = 'whsec_hung_handlers'
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+const { newPool, tablesOfTest } = postgresHarness()
+const clients: (Redis | Cluster)[] = []
+afterAll(async () => {
+  await Promise.all(clients.map((client) => client.quit().catch(() => client.disconnect())))
+})
+
+function redis(): Redis {
+  const client = new Redis(process.env.REDIS_URL as string)
+  client.on('error', () => {})
+  clients.push(client)
+  return client
+}
+
+function cluster(): Cluster {
+  const nodes = (process.env.REDIS_CLUSTER_NODES as string).split(',').map((node) => {
+    const [host, port] = node.split(':')
+    return { host: host as string, port: Number(port) }
+  })
+  const client = new Cluster(nodes)
+  client.on('error', () => {})
+  clients.push(client)
+  return client
+}
+
+const stores: [string, () => Promise<WebhookStore<object>>][] = [
+  ['memoryStore', async () => memoryStore()],
+  ['redisStore', async () => redisStore(redis(), { keyPrefix: `payhooks-hung:${randomUUID()}:` })],
+  ['redisStore on a Redis Cluster', async () => redisStore(cluster(), { keyPrefix: `payhooks-hung:${randomUUID()}:` })],
+  [
+    'postgresStore',
+    async () => postgresStore(newPool(8), { table: (await tablesOfTest()).store }) as WebhookStore<object>,
+  ],
+]
+
+const byTransaction = {
+  key: (e: { data: { transaction_id: string } }) => e.data.transaction_id,
+  at: (e: { data: { settlement_date: string } }) => e.data.settlement_date,
+}
+
+const settled = (transaction: string, date: string) =>
+  sampleEvent('transaction_settled', { data: { transaction_id: transaction, settlement_date: date } }) as {
+    event_id: string
+    data: { transaction_id: string }
+  }
+
+async function deliver(
+  webhooks: { receive: (d: never) => Promise<{ status: number; body: string }> },
+  message: object,
+) {
+  const { body, headers } = await signedDelivery(JSON.stringify(message), secret)
+  const getHeader = (name: string) => (headers as Record<string, string>)[name]
+  const answer = await webhooks.receive({ method: 'POST', body, getHeader } as never)
+  return { status: answer.status, error: (JSON.parse(answer.body) as { error?: string }).error }
+}
+
+describe.each(stores)('a hung handler on %s', (_name, makeStore) => {
+  it('keeps its claim, ordering key and slot past maxRunMs and leaseMs: the event runs once', async () => {
+    const maxRunMs = 250
+    const leaseMs = 900
+    const webhooks = createWebhooks({
+      secret,
+      store: await makeStore(),
+      ordering: { transaction_settled: byTransaction },
+      deadlineMs: 150,
+      leaseMs,
+      maxRunMs,
+      maxConcurrentEvents: 2,
+    })
+    const errors: WebhookError[] = []
+    webhooks.onError((error) => void errors.push(error))
+    const hung = settled(`txn_${randomUUID()}`, '2026-11-03T08:00:00Z')
+    const later = settled(hung.data.transaction_id, '2026-11-04T08:00:00Z')
+    const other = settled(`txn_${randomUUID()}`, '2026-11-03T08:00:00Z')
+    const runs = new Map<string, number>()
+    const stuck = gate()
+    const hangs = new Set([hung.event_id, other.event_id])
+    webhooks.on('transaction_settled', async (event) => {
+      runs.set(event.event_id, (runs.get(event.event_id) ?? 0) + 1)
+      if (hangs.has(event.event_id)) await stuck.promise // ignores context.signal
+    })
+    // The store's first calls (its init, its scripts loaded) out of the way: the hung run's lease starts at once.
+    const warmUp = settled(`txn_${randomUUID()}`, '2026-11-03T08:00:00Z')
+    await vi.waitFor(async () => expect((await deliver(webhooks, warmUp)).status).toBe(200), { timeout: 5000 })
+    errors.length = 0
+    runs.clear()
+    try {
+      const startedAt = Date.now()
+      expect((await deliver(webhooks, hung)).status).toBe(503) // deadline_exceeded; the handler goes on
+      const retries: (string | undefined)[] = []
+      const laterAnswers: (string | undefined)[] = []
+      // The service's retries, past maxRunMs and past several leases.
+      while (Date.now() < startedAt + maxRunMs + 1.5 * leaseMs) {
+        await sleep(60)
+        retries.push((await deliver(webhooks, hung)).error)
+        laterAnswers.push((await deliver(webhooks, later)).error)
+      }
+      expect(errors.map((e) => e.code)).toContain('handler_timeout')
+      const reported = errors.map((e) => e.message).join('\n')
+      expect(runs.get(hung.event_id), reported).toBe(1)
+      expect(runs.get(later.event_id), reported).toBeUndefined()
+      // Every retry was refused as in progress (or, on a slow machine, not answered within the deadline).
+      expect(retries).toContain('in_progress')
+      expect(retries.filter((code) => code !== 'in_progress' && code !== 'deadline_exceeded')).toEqual([])
+      expect(laterAnswers).toContain('in_progress')
+      expect(laterAnswers.filter((code) => code !== 'in_progress' && code !== 'deadline_exceeded')).toEqual([])
+
+      // A second hung run takes the other slot: the instance is full of hung runs.
+      expect((await deliver(webhooks, other)).status).toBe(503)
+      await vi.waitFor(() => expect(runs.get(other.event_id)).toBe(1))
+      await vi.waitFor(() => expect(errors.filter((e) => e.code === 'handler_timeout')).toHaveLength(2), {
+        timeout: 3000,
+      })
+      const fresh = settled(`txn_${randomUUID()}`, '2026-11-03T08:00:00Z')
+      expect(await deliver(webhooks, fresh)).toEqual({ status: 503, error: 'busy' })
+      expect(runs.get(fresh.event_id)).toBeUndefined()
+    } finally {
+      stuck.open()
+    }
+    // Settled at last: the hung runs mark their events done, the key and the slots are free.
+    await vi.waitFor(async () => expect((await deliver(webhooks, later)).status).toBe(200), { timeout: 3000 })
+    expect(await deliver(webhooks, hung)).toMatchObject({ status: 200 })
+    expect(runs.get(hung.event_id)).toBe(1)
+    expect(runs.get(later.event_id)).toBe(1)
+    await webhooks.close({ timeoutMs: 1000 })
+  })
+})
