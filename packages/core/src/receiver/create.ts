@@ -123,7 +123,10 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
     dispatch(event, dispatchOptions) {
       if (engine.closing) return Promise.reject(new ClosingError())
       const scope = eventHandler.telemetry?.dispatch(event, { source: 'queue', trace: dispatchOptions?.trace })
-      const outcome = engine.claims.track(() => dispatchInSlotPromise(engine, event, { answered: true, scope }))
+      const onOrderingKey = dispatchOptions?.onOrderingKey
+      const outcome = engine.claims.track(() =>
+        dispatchInSlotPromise(engine, event, { answered: true, scope, onOrderingKey }),
+      )
       if (scope) observeDispatch(scope, outcome, event)
       return outcome
     },
@@ -152,7 +155,7 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
     maxBodyBytes,
     deadlineMs,
   }
-  options.telemetry?.watch?.(gaugesOf(engine, store, deadLetters))
+  options.telemetry?.watch?.(gaugesOf(engine, store, deadLetters, health))
   if (options.checkAtStart !== false) {
     checkAtStart(
       eventHandler,
