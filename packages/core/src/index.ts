@@ -137,6 +137,8 @@ export {
 export type {
   AnswerLatency,
   DeliveryCounts,
+  HungRun,
+  HungRuns,
   ReceiverStats,
   RefusedRequests,
   RetryingEvent,
