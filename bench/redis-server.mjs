@@ -48,3 +48,51 @@ export async function startRedis() {
     },
   }
 }
+
+/**
+ * Three redis-server primaries joined into a Cluster with redis-cli (REDIS_CLUSTER_NODES names one instead):
+ * `{ nodes: [{ host, port }], stop() }`.
+ */
+export async function startCluster() {
+  if (process.env.REDIS_CLUSTER_NODES) {
+    const nodes = process.env.REDIS_CLUSTER_NODES.split(',').map((node) => {
+      const [host, port] = node.split(':')
+      return { host, port: Number(port) }
+    })
+    return { nodes, stop() {} }
+  }
+  const which = (cmd) =>
+    spawnSync('sh', ['-c', `command -v ${cmd}`])
+      .stdout.toString()
+      .trim()
+  const [bin, cli] = [process.env.REDIS_SERVER_BIN || which('redis-server'), which('redis-cli')]
+  if (!bin || !cli) throw new Error('redis-server and redis-cli are needed, or set REDIS_CLUSTER_NODES')
+  const dir = mkdtempSync(join(tmpdir(), 'payhooks-bench-cluster-'))
+  const ports = new Set()
+  while (ports.size < 6) ports.add(await freePort())
+  const [a, b, c, ...bus] = ports
+  const procs = [a, b, c].map((port, i) =>
+    spawn(
+      bin,
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir]
+        .concat(['--cluster-enabled', 'yes', '--cluster-port', String(bus[i])])
+        .concat(['--cluster-config-file', join(dir, `nodes-${port}.conf`)]),
+      { stdio: 'ignore' },
+    ),
+  )
+  const ask = (port, ...command) => spawnSync(cli, ['-p', String(port), ...command]).stdout?.toString() ?? ''
+  const until = async (ok) => {
+    for (let i = 0; i < 200 && !ok(); i++) await new Promise((resolve) => setTimeout(resolve, 50))
+    if (!ok()) throw new Error('the bench Redis Cluster did not start')
+  }
+  await until(() => [a, b, c].every((port) => ask(port, 'ping').trim() === 'PONG'))
+  spawnSync(cli, ['--cluster', 'create', ...[a, b, c].map((port) => `127.0.0.1:${port}`), '--cluster-yes'])
+  await until(() => [a, b, c].every((port) => ask(port, 'cluster', 'info').includes('cluster_state:ok')))
+  return {
+    nodes: [a, b, c].map((port) => ({ host: '127.0.0.1', port })),
+    stop() {
+      for (const proc of procs) if (proc.exitCode === null) proc.kill('SIGKILL')
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}

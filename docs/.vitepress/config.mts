@@ -15,11 +15,11 @@ const GUIDE: { text: string; pages: string[] }[] = [
   },
   {
     text: 'Guides',
-    pages: ['stores', 'writing-a-store', 'queue-mode', 'schemas', 'ordering', 'testing', 'upgrading'].map((name) => `guide/${name}`),
+    pages: ['stores', 'writing-a-store', 'queue-mode', 'schemas', 'ordering', 'testing', 'prove', 'upgrading'].map((name) => `guide/${name}`),
   },
   {
     text: 'Operating',
-    pages: ['production', 'operating', 'journal', 'recovery', 'secret-rotation', 'errors'].map((name) => `guide/${name}`),
+    pages: ['production', 'capacity', 'operating', 'journal', 'recovery', 'secret-rotation', 'errors'].map((name) => `guide/${name}`),
   },
   { text: 'Reference', pages: ['contract'] },
 ]

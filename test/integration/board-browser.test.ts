@@ -71,10 +71,22 @@ const shot = async (page: Page, name: string, fullPage = true) => {
 async function replayTwice(page: Page, eventId: string, runs: Map<string, number>) {
   await page.locator(`#letters tr[data-event-id="${eventId}"] a`).click()
   await page.locator(`#letter[data-event-id="${eventId}"]`).waitFor(WAIT)
+  // The label stays readable on hover: its colour is not the button's background.
+  await page.locator('#replay').hover()
+  const colours = await page
+    .locator('#replay')
+    .evaluate((button) => [getComputedStyle(button).color, getComputedStyle(button).backgroundColor])
+  expect(colours[0]).not.toBe(colours[1])
+  await shot(page, 'board-replay-hover.png', false)
+  expect(await page.locator('#replayed-at').textContent()).toBe('—')
   await page.locator('#replay').click()
   await page.locator('#result[data-kind="ok"]').waitFor(WAIT)
   expect(await page.locator('#result').textContent()).toContain('Processed')
   expect(runs.get(eventId)).toBe(1)
+  // The letter shows its new state without a reload.
+  expect(await page.locator('#status').textContent()).toBe('replayed')
+  expect(await page.locator('#replayed-at').textContent()).not.toBe('—')
+  await shot(page, 'board-replayed.png', false)
   await page.locator('#replay:not([disabled])').waitFor(WAIT)
   await page.locator('#replay').click()
   await page.locator('#result[data-kind="warning"]').waitFor(WAIT)
@@ -121,6 +133,10 @@ describe('board on Express with a Redis dead-letter store', () => {
         .locator('#letters tbody tr')
         .evaluateAll((rows) => rows.map((r) => (r as HTMLElement).dataset.eventId)),
     ).toEqual(['evt_xss', 'evt_refund_1', 'evt_settled_1'])
+    // A count and a time, each labelled as such.
+    expect(await page.locator('#letters thead th').allTextContents()).toEqual(
+      expect.arrayContaining(['Times parked', 'Last parked at']),
+    )
     await shot(page, 'board-letters.png')
     await page.locator('#letters tr[data-event-id="evt_refund_1"] a').click()
     await page.locator('#body').waitFor(WAIT)
@@ -244,6 +260,10 @@ describe('board on Express with a Redis dead-letter store', () => {
     const health = (await page.locator('#health').textContent()) ?? ''
     expect(health).toMatch(/^Health: (not )?ready/)
     expect(await page.locator('#health li').count()).toBeGreaterThan(1)
+    // The receiver's closing check, green, says the receiver is open rather than reading "closing".
+    expect(await page.locator('#health li.check.ok').allTextContents()).toContain('receiver open: accepting deliveries')
+    expect(health).not.toMatch(/\bclosing\b/)
+    await shot(page, 'board-overview.png')
     expect(health).not.toContain('127.0.0.1')
     expect(health).not.toContain('redis://')
   })

@@ -3,7 +3,7 @@
 // routes beside it untouched.
 import { createServer, type IncomingMessage, type RequestListener } from 'node:http'
 import { getRequestListener } from '@hono/node-server'
-import { type Board, createBoard } from '@payhooks/board'
+import { type Board, createBoard, MAX_BODY_BYTES } from '@payhooks/board'
 import { expressBoard } from '@payhooks/board/express'
 import { fastifyBoard } from '@payhooks/board/fastify'
 import { honoBoard } from '@payhooks/board/hono'
@@ -153,6 +153,28 @@ describe.each(mounts)('board mounted on $name', ({ listener }) => {
       })
     const crossSite = await replay('https://evil.example')
     expect(crossSite.status).toBe(403)
+    // The whole origin is compared: the board's host over https (it is served over http here) is another origin.
+    expect((await replay(`https://${host}`)).status).toBe(403)
+    // HEAD goes through authorize as GET does.
+    expect((await fetch(`${url}/`, { method: 'HEAD' })).status).toBe(403)
+    expect((await fetch(`${url}/api/dead-letters`, { method: 'HEAD' })).status).toBe(403)
+    const head = await fetch(`${url}/`, { method: 'HEAD', headers: ops })
+    expect([head.status, await head.text()]).toEqual([200, ''])
+    // A body over the board's limit: refused by authorize first, then 413 with the board's headers.
+    const large = JSON.stringify({ eventIds: ['evt_mount'], pad: 'x'.repeat(MAX_BODY_BYTES) })
+    const post = (headers: Record<string, string>) =>
+      fetch(`${url}/api/dead-letters/replay`, { method: 'POST', headers, body: large })
+    const csrf = {
+      origin: `http://${host}`,
+      cookie,
+      'content-type': 'application/json',
+      'x-payhooks-board-csrf': token,
+    }
+    expect((await post(csrf)).status).toBe(403)
+    const tooLarge = await post({ ...ops, ...csrf })
+    expect(tooLarge.status).toBe(413)
+    expect(tooLarge.headers.get('content-security-policy')).toContain("frame-ancestors 'none'")
+    expect(await tooLarge.json()).toEqual({ error: `body over ${MAX_BODY_BYTES} bytes` })
     const form = await fetch(`${url}/api/dead-letters/replay`, {
       method: 'POST',
       headers: { ...ops, origin: `http://${host}`, cookie, 'content-type': 'application/x-www-form-urlencoded' },

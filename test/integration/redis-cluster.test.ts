@@ -9,6 +9,7 @@ import { storeContract } from '@payhooks/testing/store-contract'
 import { Cluster } from 'ioredis'
 import { afterAll, describe, expect, it } from 'vitest'
 import { bullmqSubject } from '../fixtures/bullmq-dead-letters.js'
+import { monitorRoundTrips } from '../fixtures/redis-monitor.js'
 
 const NODES = process.env.REDIS_CLUSTER_NODES
 if (!NODES) {
@@ -71,6 +72,52 @@ describe('payhooks on a Redis Cluster', () => {
     const counts = await Promise.all(masters.map((node) => node.keys('payhooks-cluster-spread:*')))
     expect(counts.map((keys) => keys.length).every((n) => n > 0)).toBe(true)
     expect(counts.flat()).toHaveLength(30)
+  })
+
+  it('an ordered event costs four round trips, and the fences and held-keys index spread over every shard (issue 40)', async () => {
+    const client = cluster()
+    const keyPrefix = 'payhooks-cluster-ordered:'
+    const store = redisStore(client, { keyPrefix })
+    const monitor = await monitorRoundTrips(nodes, keyPrefix)
+    try {
+      const handle = async (i: number) => {
+        const position = { key: `txn_${i}`, at: 1_764_000_000_000, eventType: 'transaction_settled' }
+        const claim = await store.claim(`evt_ordered_${i}`, 60_000, undefined, position)
+        if (claim.status !== 'claimed') throw new Error(`evt_ordered_${i} was ${claim.status}`)
+        expect(await store.complete(`evt_ordered_${i}`, claim.token)).toBe(true)
+      }
+      for (let i = 0; i < 60; i++) await handle(i) // loads the scripts on every shard
+      await monitor.settle()
+      for (let i = 100; i < 130; i++) await handle(i)
+      const sent = await monitor.settle()
+      console.info(`[round trips, Cluster] ordered: ${sent.length / 30} per event`)
+      expect(sent.length).toBe(4 * 30)
+    } finally {
+      monitor.stop()
+    }
+    const masters = client.nodes('master')
+    const fences = await Promise.all(masters.map((node) => node.keys(`${keyPrefix}{o:*}f:*`)))
+    expect(fences.every((keys) => keys.length > 0)).toBe(true)
+    expect(fences.flat()).toHaveLength(90)
+    // While held, each key's index entry is in its bucket's slot: the buckets of held keys spread too.
+    const held = await Promise.all(
+      [0, 1, 2, 3, 4, 5, 6, 7, 8, 9].map((i) =>
+        store.claim(`evt_held_${i}`, 60_000, undefined, {
+          key: `txn_held_${i}`,
+          at: 1,
+          eventType: 'transaction_settled',
+        }),
+      ),
+    )
+    const indexes = await Promise.all(masters.map((node) => node.keys(`${keyPrefix}{o:*}held:since`)))
+    expect(indexes.filter((keys) => keys.length > 0).length).toBeGreaterThan(1)
+    expect((await store.heldKeys?.({ limit: 100 }))?.map((h) => h.key).sort()).toEqual(
+      Array.from({ length: 10 }, (_, i) => `txn_held_${i}`).sort(),
+    )
+    for (const [i, claim] of held.entries()) {
+      if (claim.status === 'claimed') await store.release(`evt_held_${i}`, claim.token)
+    }
+    expect(await store.heldKeys?.({ limit: 100 })).toEqual([])
   })
 
   it('refuses a dead-letter key prefix without a hash tag on a Cluster', () => {

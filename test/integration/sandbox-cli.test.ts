@@ -5,6 +5,7 @@ import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createWebhooks, memoryStore } from '@payhooks/core'
+import { createManualClock, createSandbox } from '@payhooks/sandbox'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { assertBuilt, exited, runCli, startCli } from '../fixtures/cli-run.js'
 import {
@@ -101,6 +102,33 @@ describe('payhooks sandbox --manual-clock and sandbox advance', () => {
     } finally {
       child.kill('SIGTERM')
       expect(await exited(child)).toBe(0)
+    }
+  })
+
+  it('emit under chaos waits for the held-back first send and prints its answer; on a manual clock says when', async () => {
+    // Every first send held back 400 to 800 ms, as the default chaos does to 30% of them (up to 2 s).
+    const chaos = { reorderRate: 1, duplicateRate: 0, maxDelayMs: 800 }
+    const real = createSandbox({ chaos })
+    const manual = createSandbox({ chaos, clock: createManualClock({ start: Date.now() }) })
+    try {
+      const [realUrl, manualUrl] = await Promise.all([real.listen(), manual.listen()])
+      for (const sandbox of [real, manual])
+        sandbox.subscribe({ url: receiver.url, eventTypes: ['transaction_settled'] })
+      const emitted = await runCli(['sandbox', 'emit', 'transaction_settled'], {
+        env: { PAYHOOKS_BASE_URL: realUrl?.url ?? '' },
+      })
+      expect(emitted.code).toBe(0)
+      expect(emitted.stdout).toMatch(/^ {2}wsub_\S+ {2}pending {2}503 in \d+ ms$/m)
+      expect(emitted.stdout).not.toContain('not sent yet')
+      const held = await runCli(['sandbox', 'emit', 'transaction_settled'], {
+        env: { PAYHOOKS_BASE_URL: manualUrl?.url ?? '' },
+      })
+      expect(held.stdout).toMatch(
+        /^ {2}wsub_\S+ {2}pending {2}not sent yet: chaos holds the first send \d+ ms; run payhooks sandbox advance \d+ms to send it$/m,
+      )
+    } finally {
+      await real.close()
+      await manual.close()
     }
   })
 

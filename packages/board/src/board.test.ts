@@ -1,8 +1,9 @@
 import { type DeadLetterCountQuery, SIGNATURE_HEADER } from '@payhooks/core'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { createBoard } from './board.js'
-import { CSRF_HEADER } from './security.js'
-import { change, json, park, request, setUp } from './test-helpers.js'
+import { CSP, CSRF_HEADER } from './security.js'
+import { change, HOST, json, park, request, setUp } from './test-helpers.js'
+import { BodyTooLargeError, MAX_BODY_BYTES } from './types.js'
 
 afterEach(() => {
   vi.unstubAllEnvs()
@@ -138,6 +139,10 @@ describe('createBoard', () => {
       { origin: '' },
       { origin: 'https://evil.example' },
       { origin: 'null' },
+      // The whole origin: another scheme or port of the same host is another origin.
+      { origin: `http://${HOST}` },
+      { origin: `https://${HOST}:8443` },
+      { 'x-forwarded-proto': 'http' },
       { 'sec-fetch-site': 'cross-site' },
       { 'content-type': 'application/x-www-form-urlencoded' },
       { [CSRF_HEADER]: '' },
@@ -165,6 +170,26 @@ describe('createBoard', () => {
       request(change('/api/dead-letters/delete', body, { origin: 'https://admin.example' })),
     )
     expect(allowed.status).toBe(200)
+    const { webhooks } = await setUp()
+    for (const listed of ['admin.example', 'https://admin.example/path']) {
+      expect(() => createBoard({ webhooks, authorize: () => true, allowedOrigins: [listed] })).toThrow(
+        /allowedOrigins must be origins/,
+      )
+    }
+  })
+
+  it('answers a body over MAX_BODY_BYTES 413, with its security headers, only after the checks', async () => {
+    const { board } = await setUp()
+    const call = { ...change('/api/dead-letters/replay', {}), body: 'x' }
+    const tooLarge = { ...request(call), body: () => Promise.reject(new BodyTooLargeError()) }
+    const answer = await board.handle(tooLarge)
+    expect([answer.status, json(answer)]).toEqual([413, { error: `body over ${MAX_BODY_BYTES} bytes` }])
+    expect(answer.headers['content-security-policy']).toBe(CSP)
+    const crossSite = {
+      ...tooLarge,
+      header: (name: string) => (name === 'origin' ? 'https://evil.example' : tooLarge.header(name)),
+    }
+    expect((await board.handle(crossSite)).status).toBe(403)
   })
 
   it('read-only: says so, and refuses replay and delete', async () => {

@@ -4,8 +4,24 @@ import { BadQuery, filterFrom } from './letters.js'
 import { overview } from './overview.js'
 import { asset, page } from './page.js'
 import { replayBatch } from './replay-batches.js'
-import { CSRF_HEADER, cookieToken, newToken, SECURITY_HEADERS, stateChangeRefusal, tokenCookie } from './security.js'
-import type { Board, BoardAuditEntry, BoardOptions, BoardRequest, BoardResponse } from './types.js'
+import {
+  CSRF_HEADER,
+  checkAllowedOrigins,
+  cookieToken,
+  newToken,
+  SECURITY_HEADERS,
+  stateChangeRefusal,
+  tokenCookie,
+} from './security.js'
+import {
+  type Board,
+  type BoardAuditEntry,
+  type BoardOptions,
+  type BoardRequest,
+  type BoardResponse,
+  BodyTooLargeError,
+  MAX_BODY_BYTES,
+} from './types.js'
 
 const json = (answer: Answer): BoardResponse => ({
   status: answer.status,
@@ -36,7 +52,8 @@ const LETTER = /^\/api\/dead-letters\/([^/]+)$/
  * app.use('/admin/payhooks', expressBoard(board))
  */
 export function createBoard<Request = unknown>(options: BoardOptions<Request>): Board<Request> {
-  const { webhooks, authorize, readOnly = false, actor, onAudit, allowedOrigins = [], replayBatchSize = 50 } = options
+  const { webhooks, authorize, readOnly = false, actor, onAudit, replayBatchSize = 50 } = options
+  const allowedOrigins = checkAllowedOrigins(options.allowedOrigins ?? [])
   const logger = options.logger ?? console
   if (!webhooks?.deadLetters) throw new TypeError('createBoard: webhooks must be a receiver from createWebhooks')
   if (!Number.isSafeInteger(replayBatchSize) || replayBatchSize < 1 || replayBatchSize > 500) {
@@ -83,7 +100,8 @@ export function createBoard<Request = unknown>(options: BoardOptions<Request>): 
       const parsed = JSON.parse(await request.body())
       if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error()
       body = parsed
-    } catch {
+    } catch (error) {
+      if (error instanceof BodyTooLargeError) return json(problem(413, `body over ${MAX_BODY_BYTES} bytes`))
       return json(problem(400, 'body must be a JSON object'))
     }
     const record = (entry: Omit<BoardAuditEntry, 'actor' | 'at'>) => audit(request, entry)

@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express'
-import { nodeRequest, readBody, writeNode } from './node.js'
+import { nodeRequest, parsedBody, readBody, writeNode } from './node.js'
 import type { Board, BoardRequest } from './types.js'
 
 /**
@@ -14,10 +14,7 @@ import type { Board, BoardRequest } from './types.js'
 export function expressBoard(board: Board<Request>): (req: Request, res: Response, next: NextFunction) => void {
   return (req, res, next) => {
     const parsed = req.body as unknown
-    const body =
-      parsed !== undefined && req.readableEnded
-        ? async () => (typeof parsed === 'string' ? parsed : JSON.stringify(parsed))
-        : () => readBody(req)
+    const body = parsed !== undefined && req.readableEnded ? parsedBody(parsed) : () => readBody(req)
     // Mounted with app.use, req.url is the rest under the mount; at the mount itself it is '/' and
     // originalUrl tells whether the slash was there.
     const slash = req.originalUrl.split('?')[0]?.endsWith('/') ?? true

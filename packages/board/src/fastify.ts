@@ -1,6 +1,7 @@
+import type { IncomingMessage } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { nodeRequest } from './node.js'
-import { type Board, type BoardRequest, MAX_BODY_BYTES } from './types.js'
+import { nodeRequest, readBody } from './node.js'
+import type { Board, BoardRequest } from './types.js'
 
 /**
  * The board as a Fastify plugin: `app.register(fastifyBoard(board), { prefix: '/admin/payhooks' })`. It reads
@@ -12,16 +13,17 @@ import { type Board, type BoardRequest, MAX_BODY_BYTES } from './types.js'
  */
 export function fastifyBoard(board: Board<FastifyRequest>): (fastify: FastifyInstance) => Promise<void> {
   return async (fastify) => {
+    // Bodies are left unread here: the board reads one (at most MAX_BODY_BYTES) only after authorize and the CSRF
+    // checks, so its 413 comes after them and with its security headers, never Fastify's own before them.
     fastify.removeAllContentTypeParsers()
-    fastify.addContentTypeParser('*', { parseAs: 'string', bodyLimit: MAX_BODY_BYTES }, (_request, body, done) =>
-      done(null, body),
-    )
+    fastify.addContentTypeParser('*', (_request, payload, done) => done(null, payload))
     const base = fastify.prefix.replace(/\/+$/, '')
     const handler = async (request: FastifyRequest, reply: FastifyReply) => {
       const rest = request.url.slice(base.length)
-      const text = typeof request.body === 'string' ? request.body : ''
+      const payload = request.body as IncomingMessage | undefined
+      const body = payload === undefined ? async () => '' : () => readBody(payload)
       const answer = await board.handle(
-        nodeRequest(request.raw, base, rest, request, async () => text) as BoardRequest<FastifyRequest>,
+        nodeRequest(request.raw, base, rest, request, body) as BoardRequest<FastifyRequest>,
       )
       reply.code(answer.status).headers(answer.headers)
       return reply.send(

@@ -1,5 +1,5 @@
 import type { Context } from 'hono'
-import { type Board, MAX_BODY_BYTES } from './types.js'
+import { type Board, BodyTooLargeError, MAX_BODY_BYTES } from './types.js'
 
 /**
  * The board as a Hono handler: `app.all('/admin/payhooks/*', honoBoard(board, { path: '/admin/payhooks' }))`
@@ -25,9 +25,10 @@ export function honoBoard(board: Board<Context>, options: { path: string }): (c:
       header: (name) => c.req.header(name),
       body: async () => {
         const text = await c.req.text()
-        if (Buffer.byteLength(text) > MAX_BODY_BYTES) throw new Error('body too large')
+        if (Buffer.byteLength(text) > MAX_BODY_BYTES) throw new BodyTooLargeError()
         return text
       },
+      secure: url.protocol === 'https:',
       native: c,
     })
     const body =

@@ -7,6 +7,7 @@ export {
   type BoardRequest,
   type BoardResponse,
   type BoardWebhooks,
+  BodyTooLargeError,
   type LetterSummary,
   MAX_BODY_BYTES,
 } from './types.js'

@@ -1,5 +1,5 @@
 import type { Context, Next } from 'koa'
-import { nodeRequest, readBody } from './node.js'
+import { nodeRequest, parsedBody, readBody } from './node.js'
 import type { Board, BoardRequest } from './types.js'
 
 /**
@@ -21,13 +21,11 @@ export function koaBoard(
     const rest = url.slice(base.length)
     if (!url.startsWith(base) || !(rest === '' || rest.startsWith('/') || rest.startsWith('?'))) return next()
     const parsed = (ctx.request as { body?: unknown }).body
-    const body =
-      parsed !== undefined && ctx.req.readableEnded
-        ? async () => (typeof parsed === 'string' ? parsed : JSON.stringify(parsed))
-        : () => readBody(ctx.req)
+    const body = parsed !== undefined && ctx.req.readableEnded ? parsedBody(parsed) : () => readBody(ctx.req)
     const answer = await board.handle(nodeRequest(ctx.req, base, rest, ctx, body) as BoardRequest<Context>)
+    // The body is set for HEAD too: Koa sends none for HEAD, and a null body would turn the status into 204.
+    ctx.body = typeof answer.body === 'string' ? answer.body : Buffer.from(answer.body)
     ctx.status = answer.status
     ctx.set(answer.headers)
-    ctx.body = ctx.method === 'HEAD' ? null : typeof answer.body === 'string' ? answer.body : Buffer.from(answer.body)
   }
 }

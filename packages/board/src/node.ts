@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { type Board, type BoardRequest, MAX_BODY_BYTES } from './types.js'
+import type { TLSSocket } from 'node:tls'
+import { type Board, type BoardRequest, BodyTooLargeError, MAX_BODY_BYTES } from './types.js'
 
 /** Reads at most MAX_BODY_BYTES of `req`, or rejects. */
 export function readBody(req: IncomingMessage): Promise<string> {
@@ -11,12 +12,21 @@ export function readBody(req: IncomingMessage): Promise<string> {
       if (size > MAX_BODY_BYTES) {
         req.removeAllListeners('data')
         req.resume()
-        reject(new Error('body too large'))
+        reject(new BodyTooLargeError())
       } else chunks.push(chunk)
     })
     req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')))
     req.on('error', reject)
   })
+}
+
+/** A body a framework's parser read already, as text, held to the same {@link MAX_BODY_BYTES} as one read here. */
+export function parsedBody(parsed: unknown): () => Promise<string> {
+  return async () => {
+    const text = typeof parsed === 'string' ? parsed : JSON.stringify(parsed)
+    if (Buffer.byteLength(text) > MAX_BODY_BYTES) throw new BodyTooLargeError()
+    return text
+  }
 }
 
 /** The board's request from node's `req`, `base` being the mount path and `url` the rest (path and query). */
@@ -38,6 +48,7 @@ export function nodeRequest<R>(
       return Array.isArray(value) ? value.join(', ') : value
     },
     body,
+    secure: (req.socket as TLSSocket | undefined)?.encrypted === true,
     native,
   }
 }

@@ -53,17 +53,51 @@ function sameToken(a: string, b: string): boolean {
   return left.length === right.length && timingSafeEqual(left, right)
 }
 
+/** `scheme://host[:port]` as the URL standard writes it (default ports dropped), or undefined when not an origin. */
+function originOf(text: string): string | undefined {
+  try {
+    const url = new URL(text)
+    return url.origin === 'null' ? undefined : url.origin
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The board's own origin: the scheme a proxy reports (`x-forwarded-proto`), else the connection's, and `Host`.
+ * Compared whole, so `http://admin.example.com` is not `https://admin.example.com`.
+ */
+function ownOrigin(request: BoardRequest): string | undefined {
+  const host = request.header('host')
+  if (!host) return undefined
+  const forwarded = request.header('x-forwarded-proto')?.split(',')[0]?.trim().toLowerCase()
+  const scheme = forwarded === 'https' || forwarded === 'http' ? forwarded : request.secure ? 'https' : 'http'
+  return originOf(`${scheme}://${host}`)
+}
+
+/**
+ * The listed origins as {@link originOf} writes them (`https://admin.example.com:443/` is `https://admin.example.com`),
+ * or a TypeError naming the option when one is not an origin (a bare host, a path).
+ */
+export function checkAllowedOrigins(allowedOrigins: readonly string[]): string[] {
+  return allowedOrigins.map((entry) => {
+    const origin = typeof entry === 'string' ? originOf(entry) : undefined
+    if (origin === undefined || !/^https?:\/\//i.test(entry) || new URL(entry).href !== `${origin}/`) {
+      throw new TypeError(
+        'createBoard: allowedOrigins must be origins (scheme://host[:port]), such as https://admin.example.com',
+      )
+    }
+    return origin
+  })
+}
+
 /** Why a state-changing request is refused (one line), or undefined when it may go on. */
 export function stateChangeRefusal(request: BoardRequest, allowedOrigins: readonly string[]): string | undefined {
-  const origin = request.header('origin')
-  if (!origin) return 'missing Origin header'
-  let host: string
-  try {
-    host = new URL(origin).host
-  } catch {
-    return 'cross-origin request'
-  }
-  if (host !== request.header('host') && !allowedOrigins.includes(origin)) return 'cross-origin request'
+  const originHeader = request.header('origin')
+  if (!originHeader) return 'missing Origin header'
+  const origin = originOf(originHeader)
+  if (origin === undefined) return 'cross-origin request'
+  if (origin !== ownOrigin(request) && !allowedOrigins.includes(origin)) return 'cross-origin request'
   const site = request.header('sec-fetch-site')
   if (site !== undefined && site !== 'same-origin') return 'cross-origin request'
   if (!(request.header('content-type') ?? '').toLowerCase().startsWith('application/json')) {

@@ -25,6 +25,7 @@ button { font: inherit; font-size: 13px; padding: 5px 12px; border-radius: 6px; 
 button:hover:not(:disabled) { border-color: var(--accent); color: var(--accent); }
 button:disabled { opacity: .5; cursor: default; }
 button.primary { background: var(--accent); border-color: var(--accent); color: #fff; }
+button.primary:hover:not(:disabled) { background: #2c48b8; border-color: #2c48b8; color: #fff; }
 button.danger { color: var(--fail); border-color: #f0b8a8; }
 .filters { display: flex; flex-wrap: wrap; gap: 8px; margin: 0 0 12px; align-items: center; }
 .filters select, .filters input { font: inherit; font-size: 13px; padding: 5px 7px; border: 1px solid #c5cbd6; border-radius: 6px; background: #fff; color: var(--ink); }

@@ -83,6 +83,7 @@ export function request({
     query: new URLSearchParams(query),
     header: (name) => all[name],
     body: async () => (typeof body === 'string' ? body : JSON.stringify(body ?? {})),
+    secure: true,
     native: { user },
   }
 }

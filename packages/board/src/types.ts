@@ -68,8 +68,10 @@ export interface BoardOptions<Request = unknown> {
    */
   logger?: BoardLogger
   /**
-   * Origins (`https://admin.example.com`) a state-changing request may come from, besides the board's own
-   * (the `Host` it was asked on). Set it when a proxy rewrites `Host`.
+   * Origins (`https://admin.example.com`: scheme, host and port) a state-changing request may come from, besides the
+   * board's own: the `Host` it was asked on with the scheme of the connection (`x-forwarded-proto` from a proxy
+   * wins). The whole origin is compared, so `http://` is not `https://` and another port is another origin. Set it
+   * when a proxy rewrites `Host`, or the board is reached under another name.
    * @default []
    */
   allowedOrigins?: string[]
@@ -91,8 +93,17 @@ export interface BoardRequest<Request = unknown> {
   query: URLSearchParams
   /** A request header (lower-case name), or undefined. */
   header(name: string): string | undefined
-  /** The body's text (state-changing requests only); mounts read at most {@link MAX_BODY_BYTES}. */
+  /**
+   * The body's text (state-changing requests only); mounts read at most {@link MAX_BODY_BYTES} and reject a longer
+   * one with {@link BodyTooLargeError}, answered 413 after `authorize` and the CSRF checks.
+   */
   body(): Promise<string>
+  /**
+   * Whether the request came over TLS to this process (`https`), for the Origin check; `x-forwarded-proto` from a
+   * proxy wins. Mounts set it.
+   * @default false
+   */
+  secure?: boolean
   /** The framework's own request (Express `req`, Koa `ctx`, Hono `c`, Fastify `request`, node's `req`). */
   native: Request
 }
@@ -113,6 +124,14 @@ export interface Board<Request = unknown> {
 
 /** The largest body a state-changing request may have. */
 export const MAX_BODY_BYTES = 64 * 1024
+
+/** A state-changing request's body was longer than {@link MAX_BODY_BYTES}: the board answers 413. */
+export class BodyTooLargeError extends Error {
+  override name = 'BodyTooLargeError'
+  constructor() {
+    super(`body over ${MAX_BODY_BYTES} bytes`)
+  }
+}
 
 /** A letter as the list shows it. */
 export type LetterSummary = Pick<DeadLetter, 'eventId' | 'eventType' | 'code' | 'reason' | 'parkCount' | 'status'> & {

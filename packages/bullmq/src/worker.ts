@@ -15,6 +15,7 @@ import {
   type QueueConnection,
 } from './connection.js'
 import { DEFAULT_QUEUE_NAME, DEFAULT_QUEUE_PREFIX, eventIdOf, splitJobData } from './jobs.js'
+import { keyWaiters, noop } from './key-waiters.js'
 import * as check from './validations.js'
 
 /** Options of {@link startWorker}. */
@@ -113,19 +114,29 @@ export function startWorker(
   async function processJob(job: Job<VerifiedEvent>, token?: string): Promise<DispatchOutcome['status']> {
     if (!isQueuedEvent(job.data)) throw new UnrecoverableError('job data is not a payhooks event')
     const { event, trace } = splitJobData(job.data)
+    let orderingKey: string | undefined
+    const onOrderingKey = (key: string) => {
+      orderingKey = key
+    }
     let outcome: DispatchOutcome
     try {
       // The trace context queued with the event lets the receiver's telemetry link this run to its delivery.
-      outcome = await (trace ? webhooks.dispatch(event, { trace }) : webhooks.dispatch(event))
+      outcome = await webhooks.dispatch(event, trace ? { trace, onOrderingKey } : { onOrderingKey })
     } catch (error) {
+      if (orderingKey !== undefined) waiting.handOn(orderingKey)
       report(error instanceof WebhookError ? error : new InternalError(error, event))
       throw error
     }
     if (outcome.status === 'in_progress') {
       const delay = (outcome.retryAfterMs ?? IN_PROGRESS_DELAY_MS) + LEASE_MARGIN_MS
       await job.moveToDelayed(Date.now() + delay, token)
+      // Waiting for its ordering key: the holder's worker promotes it as soon as the holder's run ends.
+      if (outcome.orderingKey !== undefined && job.id !== undefined) {
+        await waiting.add(outcome.orderingKey, job.id, delay).catch(noop)
+      }
       throw new DelayedError()
     }
+    if (orderingKey !== undefined) waiting.handOn(orderingKey)
     return outcome.status
   }
   const worker = new Worker<VerifiedEvent, DispatchOutcome['status']>(name, processJob, {
@@ -136,6 +147,7 @@ export function startWorker(
     stalledInterval,
     maxStalledCount,
   })
+  const waiting = keyWaiters(client, worker, `${prefix}:${name}:ordering-waiters:`)
   worker.on('error', connectionErrorReporter('worker', reportUnlessClosing))
   worker.on('stalled', (jobId) => {
     const eventId = eventIdOf(jobId) ?? jobId
@@ -156,6 +168,7 @@ export function startWorker(
     async close(force = false) {
       if (closing) return
       closing = true
+      waiting.stop()
       await closeBullmq(worker, () => worker.close(force))
       await closeConnection(client)
     },

@@ -67,7 +67,8 @@ export function mainHelp(service: CommandSpec[], local: CommandSpec[]): string {
     'Common:',
     ...optionLines(commonOptions),
     '',
-    'Exit codes: 0 success, 1 the service or receiver said no (or could not be reached), 2 bad usage.',
+    'Exit codes: 0 success, 1 the service or receiver said no (or could not be reached), 2 bad usage',
+    '(prove: 1 a check failed, 2 also when the receiver cannot be reached at all).',
     "Run 'payhooks <command> --help' for a command's options.",
   ].join('\n')}\n`
 }

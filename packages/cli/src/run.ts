@@ -4,23 +4,24 @@ import { PayhooksClientError } from '@payhooks/client'
 import { deadLetterCommands } from './commands/dead-letters.js'
 import { eventCommands } from './commands/events.js'
 import { localCommands } from './commands/local.js'
+import { proveCommand } from './commands/prove.js'
 import { sandboxCommands } from './commands/sandbox.js'
 import { serviceCommands } from './commands/service.js'
 import { type CliIo, CommandFailed, type Context, UsageError } from './context.js'
 import { commandHelp, groupHelp, mainHelp } from './help.js'
 import { type CommandSpec, commonOptions, connectionOptions, type OptionSpec } from './spec.js'
 
-const commands: CommandSpec[] = [
-  ...serviceCommands,
+const localGroup: CommandSpec[] = [
   ...localCommands,
+  proveCommand,
   ...sandboxCommands,
   ...deadLetterCommands,
   ...eventCommands,
 ]
+const commands: CommandSpec[] = [...serviceCommands, ...localGroup]
 const GROUPS = new Set(commands.filter((c) => c.name.length > 1).map((c) => c.name[0] as string))
 const HELP_FLAGS = new Set(['--help', '-h'])
-const mainHelpText = () =>
-  mainHelp(serviceCommands, [...localCommands, ...sandboxCommands, ...deadLetterCommands, ...eventCommands])
+const mainHelpText = () => mainHelp(serviceCommands, localGroup)
 
 function processIo(): CliIo {
   return {
@@ -146,8 +147,8 @@ async function dispatch(argv: string[], io: CliIo, setName: (name: string) => vo
 
 /**
  * Runs the `payhooks` command line and resolves with its exit code: 0 success, 1 the service or
- * the receiver said no (or could not be reached), 2 bad usage. Errors are written to `io.stderr`
- * as one line, never with a stack or a credential.
+ * the receiver said no (or could not be reached), 2 bad usage (and, for `prove`, a receiver that cannot be
+ * reached at all). Errors are written to `io.stderr` as one line, never with a stack or a credential.
  *
  * @example
  * process.exitCode = await run(['subscriptions', 'list', '--json'])

@@ -73,10 +73,11 @@ export function createLog(logger: Logger | undefined): Log {
 
 /** The fields of a reported failure: its code, status and event, and the store operation that failed. */
 export function errorFields(error: WebhookError): LogFields {
-  const answered = (error as { answered?: { status: number; code: string } }).answered
+  const { answered } = error
   // `status` is what the delivery was answered.
   const fields: LogFields = { code: error.code, status: answered?.status ?? error.status }
   if (answered !== undefined) fields.answered_code = answered.code
+  if (error.parked === true) fields.parked = true
   if (error.eventId !== undefined) fields.event_id = error.eventId
   if (error.eventType !== undefined) fields.event_type = error.eventType
   const hint = (error as { hint?: { code?: unknown } }).hint

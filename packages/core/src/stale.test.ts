@@ -95,6 +95,8 @@ describe('an event older than maxEventAgeMs', () => {
     expect(body(answer)).toEqual({ ok: true, event_id: 'evt_park', status: 'parked' })
     expect(runs).toEqual([])
     expect(errors.map((e) => e.code)).toEqual(['stale_event'])
+    // onError is told what the service got: 200 parked, not the error's own 422.
+    expect(errors[0]).toMatchObject({ status: 422, parked: true, answered: { status: 200, code: 'parked' } })
     expect(deadLetters.memory.get('evt_park')).toMatchObject({
       code: 'stale_event',
       status: 'parked',
@@ -110,11 +112,13 @@ describe('an event older than maxEventAgeMs', () => {
 
   it('is parked but answered 422 with a dead-letter store that is not durable', async () => {
     const deadLetters = memoryDeadLetterStore()
-    const { webhooks, runs } = receiver({ deadLetters })
+    const { webhooks, runs, errors } = receiver({ deadLetters })
 
     const answer = await webhooks.receive(await resend('evt_memory', 75 * HOUR))
 
     expect(answer.status).toBe(422)
+    expect(errors[0]).toMatchObject({ status: 422, parked: true })
+    expect(errors[0]?.answered).toBeUndefined()
     expect(body(answer).error).toBe('stale_event')
     expect(deadLetters.get('evt_memory')?.code).toBe('stale_event')
     expect(await webhooks.replay('evt_memory')).toEqual({ eventId: 'evt_memory', status: 'processed' })
@@ -179,6 +183,37 @@ describe('an event older than maxEventAgeMs', () => {
     parking.open()
     expect((await first).status).toBe(200)
     expect(runs).toEqual([])
+  })
+})
+
+describe('the log line of a parked event (no onError listener)', () => {
+  async function logged(deadLetters: DeadLetterStore) {
+    const lines: { fields: Record<string, unknown>; message: string }[] = []
+    const logger = {
+      info() {},
+      warn() {},
+      error: (fields: Record<string, unknown>, message: string) => lines.push({ fields, message }),
+    }
+    const webhooks = createWebhooks({ secret, logger, deadLetters })
+    webhooks.on('transaction_settled', () => {})
+    await webhooks.receive(await resend('evt_logged', 75 * HOUR))
+    return lines
+  }
+
+  it('says it was parked and answered 200 parked, with a durable store', async () => {
+    const [line] = await logged(durableLetters())
+    expect(line?.message).toMatch(
+      /^\[payhooks\] 422 stale_event: transaction_settled evt_logged .* handlers not run .*; parked \(answered 200 parked\)$/,
+    )
+    expect(line?.fields).toMatchObject({ code: 'stale_event', status: 200, answered_code: 'parked', parked: true })
+  })
+
+  it('says it was parked but not acknowledged, with a store that is not durable', async () => {
+    const [line] = await logged(memoryDeadLetterStore())
+    expect(line?.message).toMatch(
+      /^\[payhooks\] 422 stale_event: .*; parked, not acknowledged \(the dead-letter store is not durable\)$/,
+    )
+    expect(line?.fields).toMatchObject({ code: 'stale_event', status: 422, parked: true })
   })
 })
 

@@ -34,6 +34,15 @@ export interface EnqueueOptions {
 export interface DispatchOptions {
   /** The trace context the queue was given with the event ({@link EnqueueOptions.trace}). */
   trace?: TraceCarrier
+  /**
+   * Called with the event's ordering key (from its type's `ordering` rule) once it is known, before the claim: for a
+   * queue that hands the key on to the events waiting for it as soon as this run ends (`@payhooks/bullmq`'s worker
+   * does). Not called for an event without a rule.
+   * @example
+   * let key: string | undefined
+   * const outcome = await webhooks.dispatch(event, { onOrderingKey: (k) => (key = k) })
+   */
+  onOrderingKey?: (key: string) => void
 }
 
 /**

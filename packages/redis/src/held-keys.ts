@@ -2,66 +2,80 @@ import type { HeldOrderingKey } from '@payhooks/core'
 import type { Cluster, Redis } from 'ioredis'
 import type { ConnectionDeadline } from './connection.js'
 
-// The ordering keys held now (`store.heldKeys`), indexed beside the fences: `<prefix>{held}:since` (ordering key by
-// when its holder took it), `:until` (by when the holder's lease ends) and `:info` (ordering key to `claim token|
-// fencing token|event type|event id`). One hash tag keeps the three in one slot of a Cluster, so one script updates
-// them atomically; but each fence lives in the slot of its own key, so the index is a step of its own after the
-// fence's (Cluster refuses a script across slots). A crash between the two leaves an entry that drops out when its
-// lease ends; a fence step that failed leaves none. Times are the index's Redis clock. Every step also forgets a
-// bounded number of entries whose lease ended, so the index holds about the keys held now, never the marks.
+// The ordering keys held now (`store.heldKeys`), indexed in BUCKETS buckets by a hash of the ordering key, each in the
+// Cluster slot of its own hash tag: `<prefix>{o:07}held:since` (ordering key by when its holder took it), `:until` (by
+// when the holder's lease ends) and `:info` (ordering key to `claim token|fencing token|event type|event id`). A key's
+// fence hash carries the same tag (fences.ts), so the scripts that take, renew and free a fence update its bucket in
+// the same step, and the ordered events of a Cluster spread over BUCKETS slots rather than all running a script on one
+// shard. Times are Redis's clock. Every step that takes a key also forgets a bounded number of entries of its bucket
+// whose lease ended (a claim that crashed), so a bucket holds about the keys held now, never the marks.
 
-const NOW = `local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+/** Buckets of the index (and hash tags of the fences): enough to spread over a large Cluster's shards. */
+export const BUCKETS = 64
+
+/** The hash tag of an ordering key's bucket: `{o:00}` to `{o:63}`, from an FNV-1a hash of the key's UTF-16 units. */
+export function bucketTag(orderingKey: string): string {
+  let hash = 0x811c9dc5
+  for (let i = 0; i < orderingKey.length; i++) hash = Math.imul(hash ^ orderingKey.charCodeAt(i), 0x01000193)
+  const bucket = (hash >>> 0) % BUCKETS
+  return `{o:${bucket < 10 ? '0' : ''}${bucket}}`
+}
+
+/** The index keys of the bucket with tag `tag`: since, until, info. */
+export const bucketKeys = (keyPrefix: string, tag: string) =>
+  [`${keyPrefix}${tag}held:since`, `${keyPrefix}${tag}held:until`, `${keyPrefix}${tag}held:info`] as const
+
+/**
+ * Lua for the scripts of fences.ts: a bucket's keys as the locals `since`, `until_` and `info`, the clock `now` (ms) and
+ * the index's steps. `indexTake` records a holder, `indexRenew` moves its lease's end, `indexFree` forgets it; the
+ * caller has checked the fence, whose lock is what holds the key.
+ */
+export const INDEX_LUA = `
 local function forget(keys)
   if #keys == 0 then return end
-  redis.call('ZREM', KEYS[1], unpack(keys))
-  redis.call('ZREM', KEYS[2], unpack(keys))
-  redis.call('HDEL', KEYS[3], unpack(keys))
+  redis.call('ZREM', since, unpack(keys))
+  redis.call('ZREM', until_, unpack(keys))
+  redis.call('HDEL', info, unpack(keys))
 end
-forget(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, 100))
+local function indexTake(okey, claim, fencing, etype, eid, ends)
+  forget(redis.call('ZRANGEBYSCORE', until_, '-inf', now, 'LIMIT', 0, 100))
+  redis.call('ZADD', since, now, okey)
+  redis.call('ZADD', until_, ends, okey)
+  redis.call('HSET', info, okey, claim .. '|' .. fencing .. '|' .. etype .. '|' .. eid)
+end
+local function indexRenew(okey, ends) redis.call('ZADD', until_, 'XX', ends, okey) end
+local function indexFree(okey) forget({okey}) end
+`
+
+/** Lua that opens every script: the current time by Redis's clock, `now` in ms and `micros` in µs. */
+export const CLOCK_LUA = `
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local micros = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
 `
 
 /**
- * ARGV: step (`take`, `renew`, `free`), ordering key, claim token, then for `take` the fencing token, event type, event
- * id and for `take` and `renew` the lease in ms. `renew` and `free` change the entry only when the claim holds it.
+ * KEYS: a bucket's since, until, info; ARGV: limit. The bucket's keys held longest first (by time taken, then key: the
+ * sorted set's order), skipping (and forgetting) those whose lease ended, reading at most twice the limit plus 100
+ * entries: {key, since, until, info...}.
  */
-const STEP_SCRIPT = `${NOW}
-local key, claim = ARGV[2], ARGV[3]
-if ARGV[1] == 'take' then
-  redis.call('ZADD', KEYS[1], now, key)
-  redis.call('ZADD', KEYS[2], now + tonumber(ARGV[7]), key)
-  redis.call('HSET', KEYS[3], key, claim .. '|' .. ARGV[4] .. '|' .. ARGV[5] .. '|' .. ARGV[6])
-  return 1
-end
-local info = redis.call('HGET', KEYS[3], key)
-if not info or string.sub(info, 1, #claim + 1) ~= claim .. '|' then return 0 end
-if ARGV[1] == 'renew' then
-  redis.call('ZADD', KEYS[2], 'XX', now + tonumber(ARGV[4]), key)
-else
-  forget({key})
-end
-return 1`
-
-/**
- * ARGV: limit. The keys held longest first (by time taken, then key: the sorted set's order), skipping (and
- * forgetting) those whose lease ended, reading at most twice the limit plus 100 entries: {key, since, until, info...}.
- */
-const LIST_SCRIPT = `${NOW}
+const LIST_SCRIPT = `local since, until_, info = KEYS[1], KEYS[2], KEYS[3]
+${CLOCK_LUA}${INDEX_LUA}
 local limit = tonumber(ARGV[1])
 local found, gone, start, count = {}, {}, 0, 0
 while count < limit and start < limit * 2 + 100 do
-  local keys = redis.call('ZRANGE', KEYS[1], start, start + limit - 1, 'WITHSCORES')
+  local keys = redis.call('ZRANGE', since, start, start + limit - 1, 'WITHSCORES')
   if #keys == 0 then break end
   for i = 1, #keys, 2 do
     local key = keys[i]
-    local ends = tonumber(redis.call('ZSCORE', KEYS[2], key) or '0')
-    local info = redis.call('HGET', KEYS[3], key)
-    if ends > now and info and count < limit then
+    local ends = tonumber(redis.call('ZSCORE', until_, key) or '0')
+    local held = redis.call('HGET', info, key)
+    if ends > now and held and count < limit then
       count = count + 1
       table.insert(found, key)
       table.insert(found, keys[i + 1])
       table.insert(found, tostring(ends))
-      table.insert(found, info)
+      table.insert(found, held)
     elseif ends <= now then
       table.insert(gone, key)
     end
@@ -71,46 +85,29 @@ end
 forget(gone)
 return found`
 
-interface HeldCommands {
-  payhooksHeldStep(since: string, until: string, info: string, ...args: (string | number)[]): Promise<number>
+interface ListCommands {
   payhooksHeldList(since: string, until: string, info: string, limit: number): Promise<string[]>
 }
 
-/** The index of the ordering keys held now: see the comment above. */
-export function heldKeyIndex(client: Redis | Cluster, keyPrefix: string, deadline: ConnectionDeadline) {
-  client.defineCommand('payhooksHeldStep', { numberOfKeys: 3, lua: STEP_SCRIPT })
+const INFO = /^(?:[^|]*)\|([^|]*)\|([^|]*)\|(.*)$/s
+
+/**
+ * `store.heldKeys`: reads every bucket (BUCKETS scripts, each reading at most about twice `limit` plus 100 entries),
+ * then keeps the `limit` held longest.
+ */
+export function heldKeyList(client: Redis | Cluster, keyPrefix: string, deadline: ConnectionDeadline) {
   client.defineCommand('payhooksHeldList', { numberOfKeys: 3, lua: LIST_SCRIPT })
-  const commands = client as unknown as HeldCommands
-  const keys = [`${keyPrefix}{held}:since`, `${keyPrefix}{held}:until`, `${keyPrefix}{held}:info`] as const
-  // The index only informs: a failed step never fails the claim, whose fence is what holds the key.
-  const step = (...args: (string | number)[]) =>
-    deadline
-      .call(() => commands.payhooksHeldStep(...keys, ...args), 'held-key index got no reply from Redis')
-      .then(
-        () => {},
-        () => {},
-      )
-  return {
-    take: (key: string, claim: string, fencingToken: number, eventType: string, eventId: string, leaseMs: number) =>
-      step('take', key, claim, String(fencingToken), eventType, eventId, leaseMs),
-    renew: (key: string, claim: string, leaseMs: number) => step('renew', key, claim, leaseMs),
-    /** Since when the key's holder took it (ms since the epoch), when the index knows; never rejects. */
-    since: (key: string): Promise<number | undefined> =>
-      deadline
-        .call(() => client.zscore(keys[0], key), 'held-key index got no reply from Redis')
-        .then(
-          (score) => (score === null ? undefined : Number(score)),
-          () => undefined,
-        ),
-    free: (key: string, claim: string) => step('free', key, claim),
-    async list(limit: number): Promise<HeldOrderingKey[]> {
-      const reply = await deadline.call(
-        () => commands.payhooksHeldList(...keys, limit),
-        'held keys got no reply from Redis',
-      )
-      const held: HeldOrderingKey[] = []
+  const commands = client as unknown as ListCommands
+  const buckets = Array.from({ length: BUCKETS }, (_, i) => bucketKeys(keyPrefix, `{o:${i < 10 ? '0' : ''}${i}}`))
+  return async (limit: number): Promise<HeldOrderingKey[]> => {
+    const replies = await deadline.call(
+      () => Promise.all(buckets.map((keys) => commands.payhooksHeldList(...keys, limit))),
+      'held keys got no reply from Redis',
+    )
+    const held: HeldOrderingKey[] = []
+    for (const reply of replies) {
       for (let i = 0; i + 3 < reply.length; i += 4) {
-        const match = /^(?:[^|]*)\|([^|]*)\|([^|]*)\|(.*)$/s.exec(reply[i + 3] as string)
+        const match = INFO.exec(reply[i + 3] as string)
         if (!match) continue
         held.push({
           key: reply[i] as string,
@@ -121,7 +118,8 @@ export function heldKeyIndex(client: Redis | Cluster, keyPrefix: string, deadlin
           token: Number(match[1]),
         })
       }
-      return held
-    },
+    }
+    held.sort((a, b) => a.since.getTime() - b.since.getTime() || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+    return held.slice(0, limit)
   }
 }

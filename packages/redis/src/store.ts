@@ -2,8 +2,22 @@ import { randomBytes } from 'node:crypto'
 import type { ClaimResult, WebhookStore } from '@payhooks/core'
 import type { Cluster, Redis } from 'ioredis'
 import { connectionDeadline } from './connection.js'
-import { redisFences } from './fences.js'
+import {
+  CLUSTER_SCRIPTS,
+  FENCE_LUA,
+  type Fence,
+  fenceEntry,
+  fenceLocals,
+  fenceOf,
+  LEAVE_CALL,
+  leaveArgs,
+  RENEW_CALL,
+  TAKE_CALL,
+  type TakeReply,
+  takeArgs,
+} from './fences.js'
 import { redisHealth } from './health.js'
+import { heldKeyList } from './held-keys.js'
 import type { RedisStoreOptions } from './types.js'
 import { leaseMs as checkLeaseMs, storeOptions } from './validations.js'
 
@@ -13,7 +27,7 @@ import { leaseMs as checkLeaseMs, storeOptions } from './validations.js'
  */
 const DONE = 'done'
 
-// One key per event and one key per script: cluster-safe without hash tags. A claim first sends a plain
+// One key per event, and one key per script for an unordered event: cluster-safe without hash tags. A claim first sends a plain
 // SET NX PX (a new event's only command, cheaper than a script for Redis and the client alike); only when the key
 // exists does this script tell a done marker from a live claim, atomically, claiming if the key went meanwhile.
 // A claim's value is its token, which carries the body digest after a ':' (`<prefix>.<n>:<digest>`), so the
@@ -25,30 +39,71 @@ local value = redis.call('GET', KEYS[1])
 if value == '${DONE}' or string.sub(value, 1, 5) == '${DONE}:' then return value end
 return {redis.call('PTTL', KEYS[1]), string.match(value, ':(.*)$') or false}`
 
-const COMPLETE_SCRIPT = `
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('SET', KEYS[1], '${DONE}' .. (string.match(ARGV[1], ':.*$') or ''), 'PX', ARGV[2])
+// The event key's steps, also run inside the ordered scripts below (on the local `event`, ARGV[1] the claim token).
+const COMPLETE_LUA = `
+if redis.call('GET', event) == ARGV[1] then
+  redis.call('SET', event, '${DONE}' .. (string.match(ARGV[1], ':.*$') or ''), 'PX', ARGV[2])
   return 1
 end
 return 0`
 
-const EXTEND_SCRIPT = `
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
-end
+const EXTEND_LUA = `
+if redis.call('GET', event) == ARGV[1] then return redis.call('PEXPIRE', event, ARGV[2]) end
 return 0`
 
-const RELEASE_SCRIPT = `
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('DEL', KEYS[1])
-end
+const RELEASE_LUA = `
+if redis.call('GET', event) == ARGV[1] then return redis.call('DEL', event) end
 return 0`
+
+const COMPLETE_SCRIPT = `local event = KEYS[1]${COMPLETE_LUA}`
+const EXTEND_SCRIPT = `local event = KEYS[1]${EXTEND_LUA}`
+const RELEASE_SCRIPT = `local event = KEYS[1]${RELEASE_LUA}`
+
+// On standalone Redis an ordered event's fence goes with its claim, in one script per step (KEYS: the event's key,
+// then the fence's four): the claim takes the fence (or gives the claim back when another holds it), complete moves
+// the mark, frees the fence and writes the done marker, release frees both. An ordered event costs two round trips,
+// as an unordered one; on a Cluster, four (fences.ts). ARGV: the claim token, then takeArgs or leaveArgs (fences.ts),
+// or the lease and ordering key.
+const ORDERED_SCRIPTS = {
+  payhooksOrderedClaim: `local event = KEYS[1]
+${fenceLocals(2)}${FENCE_LUA}
+if not redis.call('SET', event, ARGV[1], 'NX', 'PX', ARGV[2]) then
+  local value = redis.call('GET', event)
+  if value == '${DONE}' or string.sub(value, 1, 5) == '${DONE}:' then return value end
+  return {redis.call('PTTL', event), string.match(value, ':(.*)$') or false}
+end
+local taken = ${TAKE_CALL}
+if taken[1] == 'b' then redis.call('DEL', event) end
+return taken`,
+  payhooksOrderedComplete: `local event = KEYS[1]
+${fenceLocals(2)}${FENCE_LUA}
+${LEAVE_CALL}${COMPLETE_LUA}`,
+  payhooksOrderedRelease: `local event = KEYS[1]
+${fenceLocals(2)}${FENCE_LUA}
+${LEAVE_CALL}${RELEASE_LUA}`,
+  payhooksOrderedExtend: `local event = KEYS[1]
+${fenceLocals(2)}${FENCE_LUA}
+${RENEW_CALL}${EXTEND_LUA}`,
+}
+
+type FenceKeys = readonly [string, string, string, string]
+type Args = readonly (string | number)[]
 
 interface StoreCommands {
   payhooksClaim(key: string, token: string, leaseMs: number): Promise<string | [number, string | null]>
   payhooksExtend(key: string, token: string, leaseMs: number): Promise<number>
   payhooksComplete(key: string, token: string, retentionMs: number): Promise<number>
   payhooksRelease(key: string, token: string): Promise<number>
+  payhooksOrderedClaim(
+    key: string,
+    ...rest: [...FenceKeys, string, ...Args]
+  ): Promise<string | TakeReply | [number, string | null]>
+  payhooksOrderedComplete(key: string, ...rest: [...FenceKeys, string, ...Args]): Promise<number>
+  payhooksOrderedRelease(key: string, ...rest: [...FenceKeys, string, ...Args]): Promise<number>
+  payhooksOrderedExtend(key: string, ...rest: [...FenceKeys, string, ...Args]): Promise<number>
+  payhooksFenceTake(...args: [...FenceKeys, string, ...Args]): Promise<TakeReply>
+  payhooksFenceLeave(...args: [...FenceKeys, string, ...Args]): Promise<number>
+  payhooksFenceRenew(...args: [...FenceKeys, string, ...Args]): Promise<number>
 }
 
 /** Unique per process (72 random bits) and per claim, without a random draw on the hot path. */
@@ -91,15 +146,95 @@ export function redisStore(
   client.defineCommand('payhooksExtend', { numberOfKeys: 1, lua: EXTEND_SCRIPT })
   client.defineCommand('payhooksComplete', { numberOfKeys: 1, lua: COMPLETE_SCRIPT })
   client.defineCommand('payhooksRelease', { numberOfKeys: 1, lua: RELEASE_SCRIPT })
+  // On a Cluster an event's key and its fence are in different slots, which no script may span.
+  const cluster = (client as { isCluster?: boolean }).isCluster === true
+  for (const [name, lua] of Object.entries(cluster ? CLUSTER_SCRIPTS : ORDERED_SCRIPTS)) {
+    client.defineCommand(name, { numberOfKeys: cluster ? 4 : 5, lua })
+  }
   const commands = client as unknown as StoreCommands
 
   const deadline = connectionDeadline(client, { timeoutMs: commandTimeoutMs, caller: 'redisStore' })
   const { call } = deadline
-  const fences = redisFences(client, keyPrefix, retentionMs, deadline)
-  const release = async (eventId: string, token: string) => {
-    await fences.leave(token, false)
-    const key = keyPrefix + eventId
-    return (await call(() => commands.payhooksRelease(key, token), 'release got no reply from Redis')) === 1
+  const heldKeys = heldKeyList(client, keyPrefix, deadline)
+  /** The fences of this process's ordered claims, by claim token, from the claim to its complete or release. */
+  const fences = new Map<string, Fence>()
+
+  const releaseEvent = async (key: string, token: string) =>
+    (await call(() => commands.payhooksRelease(key, token), 'release got no reply from Redis')) === 1
+  const completeEvent = async (key: string, token: string) =>
+    (await call(() => commands.payhooksComplete(key, token, retentionMs), 'complete got no reply from Redis')) === 1
+  const leaveFence = (fence: Fence, token: string, applied: boolean) =>
+    call(
+      () => commands.payhooksFenceLeave(...fence.keys, token, ...leaveArgs(fence, applied, retentionMs)),
+      'fence release got no reply from Redis',
+    )
+
+  /** The event's own claim: 'claimed', or the done marker's value, or a live claim's lease left and digest. */
+  const claimEvent = (key: string, token: string, lease: number) => {
+    let abandoned = false
+    return call(
+      () =>
+        client
+          .set(key, token, 'PX', lease, 'NX')
+          // After giving up (the caller has its error already) nothing more is sent.
+          .then((set) =>
+            set === 'OK' ? 'claimed' : abandoned ? NEVER_READ : commands.payhooksClaim(key, token, lease),
+          ),
+      'claim got no reply from Redis',
+      // A command may still run once Redis answers again: drop the lease it would leave behind (sent after
+      // it on the same connection), and send no second command once given up.
+      () => {
+        abandoned = true
+        commands.payhooksRelease(key, token).catch(noop)
+      },
+    )
+  }
+
+  /** An ordered claim: on standalone Redis one script; on a Cluster the event's claim, then its fence's. */
+  async function claimOrdered(key: string, token: string, lease: number, fence: Fence): Promise<ClaimResult> {
+    const take = takeArgs(fence, lease, retentionMs)
+    let reply: TakeReply
+    if (!cluster) {
+      const answer = await call(
+        () => commands.payhooksOrderedClaim(key, ...fence.keys, token, ...take),
+        'claim got no reply from Redis',
+        () => {
+          commands
+            .payhooksOrderedRelease(key, ...fence.keys, token, ...leaveArgs(fence, false, retentionMs))
+            .catch(noop)
+        },
+      )
+      if (!isTake(answer)) return eventState(answer)
+      reply = answer
+    } else {
+      const state = await claimEvent(key, token, lease)
+      if (state !== 'claimed') return eventState(state)
+      try {
+        reply = await call(
+          () => commands.payhooksFenceTake(...fence.keys, token, ...take),
+          'fence got no reply from Redis',
+          () => {
+            leaveFence(fence, token, false).catch(noop)
+          },
+        )
+      } catch (error) {
+        await releaseEvent(key, token).catch(noop)
+        throw error
+      }
+      if (reply[0] === 'b') await releaseEvent(key, token)
+    }
+    const entry = fenceEntry(reply)
+    if ('busyForMs' in entry) {
+      const busy: ClaimResult = { status: 'processing' }
+      if (entry.busyForMs !== undefined) busy.retryAfterMs = entry.busyForMs
+      if (entry.heldSince !== undefined) busy.keyHeldSince = entry.heldSince
+      return busy
+    }
+    fences.set(token, fence)
+    const { newest, fencingToken } = entry
+    return newest === undefined
+      ? { status: 'claimed', token, fencingToken }
+      : { status: 'claimed', token, newest, fencingToken }
   }
 
   return {
@@ -109,68 +244,78 @@ export function redisStore(
       const lease = Math.ceil(checkLeaseMs(leaseMs))
       const key = keyPrefix + eventId
       const token = digest === undefined ? newToken() : `${newToken()}:${digest}`
-      let abandoned = false
-      const reply = await call(
-        () =>
-          client
-            .set(key, token, 'PX', lease, 'NX')
-            // After giving up (the caller has its error already) nothing more is sent.
-            .then((set) =>
-              set === 'OK' ? 'claimed' : abandoned ? NEVER_READ : commands.payhooksClaim(key, token, lease),
-            ),
-        'claim got no reply from Redis',
-        // A command may still run once Redis answers again: drop the lease it would leave behind (sent after
-        // it on the same connection), and send no second command once given up.
-        () => {
-          abandoned = true
-          commands.payhooksRelease(key, token).catch(noop)
-        },
-      )
-      if (reply === 'claimed') {
-        if (position === undefined) return { status: 'claimed', token }
-        // Ordering fences (issue 24): hold the event's ordering key too, or give the claim back.
-        let entry: Awaited<ReturnType<typeof fences.enter>>
-        try {
-          entry = await fences.enter(eventId, token, position, lease)
-        } catch (error) {
-          await release(eventId, token).catch(noop)
-          throw error
-        }
-        if ('busyForMs' in entry) {
-          await release(eventId, token)
-          const busy: ClaimResult = { status: 'processing' }
-          if (entry.busyForMs !== undefined) busy.retryAfterMs = entry.busyForMs
-          if (entry.heldSince !== undefined) busy.keyHeldSince = entry.heldSince
-          return busy
-        }
-        const { newest, fencingToken } = entry
-        return newest === undefined
-          ? { status: 'claimed', token, fencingToken }
-          : { status: 'claimed', token, newest, fencingToken }
-      }
-      if (typeof reply === 'string') {
-        return reply.length > DONE.length
-          ? { status: 'done', digest: reply.slice(DONE.length + 1) }
-          : { status: 'done' }
-      }
-      return processing(reply)
+      if (position !== undefined) return claimOrdered(key, token, lease, fenceOf(keyPrefix, eventId, position))
+      const state = await claimEvent(key, token, lease)
+      return state === 'claimed' ? { status: 'claimed', token } : eventState(state)
     },
     async extend(eventId, token, leaseMs) {
       const lease = Math.ceil(checkLeaseMs(leaseMs))
       const key = keyPrefix + eventId
-      await fences.extend(token, lease)
+      const fence = fences.get(token)
+      if (fence !== undefined && !cluster) {
+        const args = [lease, fence.position.key] as const
+        return (
+          (await call(
+            () => commands.payhooksOrderedExtend(key, ...fence.keys, token, ...args),
+            'extend got no reply from Redis',
+          )) === 1
+        )
+      }
+      if (fence !== undefined) {
+        await call(
+          () => commands.payhooksFenceRenew(...fence.keys, token, lease, fence.position.key),
+          'fence extend got no reply from Redis',
+        )
+      }
       return (await call(() => commands.payhooksExtend(key, token, lease), 'extend got no reply from Redis')) === 1
     },
     async complete(eventId, token) {
-      // The mark moves before the done marker: see fences.ts.
-      await fences.leave(token, true)
       const key = keyPrefix + eventId
-      return (
-        (await call(() => commands.payhooksComplete(key, token, retentionMs), 'complete got no reply from Redis')) === 1
-      )
+      const fence = fences.get(token)
+      if (fence === undefined) return completeEvent(key, token)
+      // Kept until it succeeds, so a retried complete still moves the mark and frees the key.
+      let done: boolean
+      if (!cluster) {
+        const args = leaveArgs(fence, true, retentionMs)
+        done =
+          (await call(
+            () => commands.payhooksOrderedComplete(key, ...fence.keys, token, ...args),
+            'complete got no reply from Redis',
+          )) === 1
+      } else {
+        // The mark moves before the done marker: see fences.ts.
+        await leaveFence(fence, token, true)
+        done = await completeEvent(key, token)
+      }
+      fences.delete(token)
+      return done
     },
-    release,
-    heldKeys: ({ limit }) => fences.heldKeys(limit),
+    async release(eventId, token) {
+      const key = keyPrefix + eventId
+      const fence = fences.get(token)
+      if (fence === undefined) return releaseEvent(key, token)
+      fences.delete(token)
+      if (!cluster) {
+        const args = leaveArgs(fence, false, retentionMs)
+        return (
+          (await call(
+            () => commands.payhooksOrderedRelease(key, ...fence.keys, token, ...args),
+            'release got no reply from Redis',
+          )) === 1
+        )
+      }
+      await leaveFence(fence, token, false)
+      return releaseEvent(key, token)
+    },
+    heldKeys: ({ limit }) => heldKeys(limit),
     health: () => redisHealth(client, deadline, 'redis', 'the dedupe store'),
   }
+}
+
+const isTake = (reply: unknown): reply is TakeReply => Array.isArray(reply) && (reply[0] === 't' || reply[0] === 'b')
+
+/** A claim that found the event's key: done (with the digest kept, if any), or in progress. */
+function eventState(reply: string | [number, string | null]): ClaimResult {
+  if (typeof reply !== 'string') return processing(reply)
+  return reply.length > DONE.length ? { status: 'done', digest: reply.slice(DONE.length + 1) } : { status: 'done' }
 }

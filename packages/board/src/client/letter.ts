@@ -24,7 +24,14 @@ export async function showLetter(view: HTMLElement, session: Session, eventId: s
     button.addEventListener('click', () => show(index))
     tabs.append(button)
   })
-  const fact = (term: string, value: Node | string) => [el('dt', {}, term), el('dd', {}, value)]
+  const fact = (term: string, value: Node | string, id?: string) => [el('dt', {}, term), el('dd', { id }, value)]
+  const status = el('span', { class: `badge status-${letter.status}`, id: 'status' }, letter.status)
+  // A replay changes the letter: its status and Replayed time are shown again from the store, without a reload.
+  const showState = (fresh: Letter) => {
+    status.className = `badge status-${fresh.status}`
+    status.textContent = fresh.status
+    document.getElementById('replayed-at')?.replaceChildren(when(fresh.replayedAt))
+  }
   const result = el('p', { class: 'result', id: 'result', role: 'status' })
   const replay = el('button', { type: 'button', class: 'primary', id: 'replay' }, 'Replay')
   replay.addEventListener('click', async () => {
@@ -36,6 +43,7 @@ export async function showLetter(view: HTMLElement, session: Session, eventId: s
         session.csrfHeader,
       )
       const outcome = outcomes[0]
+      showState(await get<Letter>(`dead-letters/${encodeURIComponent(letter.eventId)}`))
       result.textContent =
         outcome?.status === 'duplicate'
           ? 'Duplicate: this event was handled already; nothing ran.'
@@ -70,11 +78,11 @@ export async function showLetter(view: HTMLElement, session: Session, eventId: s
         ...fact('Event type', letter.eventType),
         ...fact('Code', el('span', { class: `badge code-${letter.code}` }, letter.code)),
         ...fact('Reason', letter.reason),
-        ...fact('Status', el('span', { class: `badge status-${letter.status}`, id: 'status' }, letter.status)),
-        ...fact('Parked', `${letter.parkCount} time(s)`),
-        ...fact('First parked', when(letter.firstParkedAt)),
-        ...fact('Last parked', when(letter.parkedAt)),
-        ...fact('Replayed', when(letter.replayedAt)),
+        ...fact('Status', status),
+        ...fact('Times parked', String(letter.parkCount)),
+        ...fact('First parked at', when(letter.firstParkedAt)),
+        ...fact('Last parked at', when(letter.parkedAt)),
+        ...fact('Replayed at', when(letter.replayedAt), 'replayed-at'),
         ...fact('Created (signed)', when(letter.createdAt)),
         ...fact('Size', `${letter.size} bytes${letter.contentType ? `, ${letter.contentType}` : ''}`),
       ),

@@ -225,7 +225,7 @@ export async function showLetters(view: HTMLElement, session: Session, params: U
     next.set('offset', String(to))
     return el('a', { href: `#/?${next}` }, label)
   }
-  const head = ['Event id', 'Type', 'Code', 'Reason', 'Parked', 'Last parked', 'Status']
+  const head = ['Event id', 'Type', 'Code', 'Reason', 'Times parked', 'Last parked at', 'Status']
   view.replaceChildren(
     el('h2', {}, 'Dead letters'),
     filterForm(params),

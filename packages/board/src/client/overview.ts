@@ -103,6 +103,15 @@ function instancePanel(instance: Instance | null): HTMLElement {
   return panel
 }
 
+/**
+ * A check's name as shown. The receiver's `closing` check, green while it is not closing, read as if it were: it is
+ * shown as what it says about the receiver.
+ */
+function checkLabel(check: Record<string, unknown>): string {
+  if (check.name === 'closing') return check.ok ? 'receiver open: accepting deliveries' : 'receiver closing'
+  return String(check.name)
+}
+
 export async function showOverview(view: HTMLElement): Promise<void> {
   const data = await get<Overview>('overview')
   const { deadLetters, health, instance } = data
@@ -134,7 +143,7 @@ export async function showOverview(view: HTMLElement): Promise<void> {
               el(
                 'li',
                 { class: `check ${check.ok ? 'ok' : check.severity === 'warning' ? 'warn' : 'fail'}` },
-                String(check.name),
+                checkLabel(check),
                 typeof check.latencyMs === 'number' ? ` (${check.latencyMs} ms)` : '',
                 ...['detail', 'fix']
                   .filter((key) => typeof check[key] === 'string')

@@ -24,9 +24,9 @@ import {
 import { ALLOW_UNKNOWN, allowUnknownOption, checkEventTypes } from '../event-types.js'
 import type { CommandSpec, OptionSpec } from '../spec.js'
 
-const SECRET_ENV = 'PAYHOOKS_WEBHOOK_SECRET'
+export const SECRET_ENV = 'PAYHOOKS_WEBHOOK_SECRET'
 
-const secretOption: OptionSpec = {
+export const secretOption: OptionSpec = {
   type: 'string',
   arg: '<secret>',
   env: SECRET_ENV,

@@ -155,18 +155,59 @@ const advance: CommandSpec = {
 }
 
 interface EmitAnswer {
-  data: {
-    eventId: string
-    eventType: string
-    merchantId: number
-    deliveries: {
-      subscriptionId: string
-      state: string
-      attempts: { status?: number; error?: string; latencyMs: number; response?: string; hint?: string }[]
-    }[]
-  }
+  data: EmitEntry
   deliveries: number
   warning?: string
+}
+
+interface EmitEntry {
+  eventId: string
+  eventType: string
+  merchantId: number
+  deliveries: {
+    subscriptionId: string
+    state: string
+    nextAttemptTime?: number
+    attempts: { status?: number; error?: string; latencyMs: number; response?: string; hint?: string }[]
+  }[]
+}
+
+/** The service's limit for an answer (spec 6.1), and a margin for the sandbox to record it. */
+const ANSWER_WAIT_MS = 10_000 + 1_000
+const POLL_MS = 100
+
+/**
+ * The entry once every delivery's first send was answered. Chaos holds some first sends back (up to `maxDelayMs`, 2 s
+ * by default): on a real clock this waits for them, at most their delay plus the service's 10 seconds; on a manual
+ * clock, which only `advance` moves, it returns at once with the clock's time (`manualNow`).
+ */
+async function firstAnswers(ctx: Context, entry: EmitEntry): Promise<{ entry: EmitEntry; manualNow?: number }> {
+  const unsent = (e: EmitEntry) => e.deliveries.filter((d) => d.attempts.length === 0 && d.state === 'pending')
+  if (unsent(entry).length === 0) return { entry }
+  const clock = (await control(ctx, 'GET', '/_sandbox/clock')).data as { time: number; manual: boolean }
+  if (clock.manual) return { entry, manualNow: clock.time }
+  const due = Math.max(...unsent(entry).map((d) => d.nextAttemptTime ?? clock.time))
+  const until = Date.now() + Math.max(0, due - clock.time) + ANSWER_WAIT_MS
+  let current = entry
+  while (unsent(current).length > 0 && Date.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS))
+    const path = `/_sandbox/log/${encodeURIComponent(entry.eventId)}`
+    current = (await control(ctx, 'GET', path)).data as EmitEntry
+  }
+  return { entry: current }
+}
+
+/** Why a delivery shows no answer yet, and when its first send goes out (`manualNow`: a manual clock's time). */
+function notSentLine(delivery: EmitEntry['deliveries'][number], manualNow: number | undefined): string {
+  if (manualNow !== undefined) {
+    const inMs = delivery.nextAttemptTime === undefined ? undefined : delivery.nextAttemptTime - manualNow
+    return inMs === undefined
+      ? 'not sent yet: run payhooks sandbox advance to send it'
+      : `not sent yet: chaos holds the first send ${inMs} ms; run payhooks sandbox advance ${Math.max(1, inMs)}ms to send it`
+  }
+  return delivery.nextAttemptTime === undefined
+    ? 'no answer yet'
+    : `no answer within ${ANSWER_WAIT_MS / 1000} s of its send at ${new Date(delivery.nextAttemptTime).toISOString()}: see payhooks sandbox's dashboard`
 }
 
 const emit: CommandSpec = {
@@ -179,6 +220,8 @@ const emit: CommandSpec = {
     'event that no subscription gets is still logged, and a warning says why. A type the spec does not',
     `name is refused with a suggestion unless --${ALLOW_UNKNOWN} is given. --age 75h (or --created-at) stamps`,
     'created_at in the past, to rehearse the outage recovery (stale_event, parked, replay) without faking a clock.',
+    'Waits for the first answer of each subscription: chaos may hold a first send back up to 2 s, and a receiver',
+    'has 10 s to answer. On a manual clock a held-back send waits for advance: the line says by how much.',
   ],
   examples: [
     'payhooks sandbox emit transaction_settled',
@@ -220,18 +263,18 @@ const emit: CommandSpec = {
       ...(createdAt === undefined ? {} : { created_at: createdAt }),
     })) as unknown as EmitAnswer
     if (answer.warning) warn(ctx, `warning: ${answer.warning}`)
+    const { entry, manualNow } = await firstAnswers(ctx, answer.data)
     if (ctx.json) {
-      printJson(ctx, answer)
+      printJson(ctx, { ...answer, data: entry })
       return 0
     }
-    const entry = answer.data
     out(
       ctx,
       `Emitted ${entry.eventType} ${entry.eventId} (merchant ${entry.merchantId}${createdAt ? `, created_at ${createdAt}` : ''}) to ${answer.deliveries} subscription(s)`,
     )
     for (const delivery of entry.deliveries) {
       const last = delivery.attempts.at(-1)
-      const result = last ? `${last.status ?? last.error} in ${last.latencyMs} ms` : 'not sent yet'
+      const result = last ? `${last.status ?? last.error} in ${last.latencyMs} ms` : notSentLine(delivery, manualNow)
       out(ctx, `  ${delivery.subscriptionId}  ${delivery.state}  ${result}`)
       for (const line of last ? answerLines(last) : []) out(ctx, line)
     }

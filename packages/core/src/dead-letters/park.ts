@@ -159,6 +159,8 @@ export async function park(
   if (kept && (kept.status === 'replayed' || !sameBytes(kept.body, letter.body))) {
     return alreadyKept(state, store, letter, kept, error, scope)
   }
+  error.parked = true
+  if (store.durable) error.answered = { status: 200, code: 'parked' }
   report(state.eventHandler, error)
   const { eventId, eventType, code } = letter
   state.eventHandler.telemetry?.parked?.({ eventId, eventType, code, durable: store.durable })

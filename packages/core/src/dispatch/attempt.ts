@@ -10,6 +10,8 @@ export interface Attempt {
   digest?: string | undefined
   /** Which secret verified the event, for the handlers' context; undefined for a queue worker's dispatch. */
   verifiedWith?: VerifiedSecret | undefined
+  /** A queue worker's `DispatchOptions.onOrderingKey`: told the event's ordering key before the claim. */
+  onOrderingKey?: ((key: string) => void) | undefined
   /** Set once its handlers overran `maxRunMs`: the run is hung, and its slot's time says nothing of usual runs. */
   hung?: boolean
 }

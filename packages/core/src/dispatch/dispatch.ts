@@ -33,6 +33,7 @@ export function dispatch(
   if (!state.initialized || store.transaction) return dispatchAsync(state, event, attempt)
   const scope = attempt.scope
   const position = claimPosition(state.ordering, event, attempt.answered)
+  if (position !== undefined) attempt.onOrderingKey?.(position.key)
   let claim: ClaimResult | PromiseLike<ClaimResult>
   const claimedAt = Date.now()
   try {

@@ -21,6 +21,7 @@ export async function dispatchInTransaction(
   const { store, leaseMs, claims } = state
   const scope = attempt.scope
   const position = claimPosition(state.ordering, event, attempt.answered)
+  if (position !== undefined) attempt.onOrderingKey?.(position.key)
   let claim: ClaimResult
   const claimedAt = Date.now()
   try {

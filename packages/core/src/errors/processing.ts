@@ -86,7 +86,7 @@ export class StoreError extends WebhookError {
    *   if (error instanceof StoreError) console.error(error.answered?.status ?? error.status, error.message)
    * })
    */
-  answered?: { status: number; code: string }
+  declare answered?: { status: number; code: string }
   constructor(
     /** What failed: `claim`, `complete`, `enqueue`, `dead-letter park`... (see {@link StoreErrorOperation}) */
     readonly operation: StoreErrorOperation,

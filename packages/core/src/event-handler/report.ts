@@ -7,10 +7,19 @@ import type { EventHandler } from './state.js'
 
 /** `503 store_unavailable`, or `store_unavailable (answered 422 schema_mismatch)` when the answer was another's. */
 function statusOf(error: WebhookError): string {
-  const answered = (error as { answered?: { status: number; code: string } }).answered
-  return answered === undefined
+  const { answered } = error
+  return answered === undefined || error.parked
     ? `${error.status} ${error.code}`
     : `${error.code} (answered ${answered.status} ${answered.code})`
+}
+
+/** What became of a parked event: `; parked (answered 200 parked)`, or why it was not acknowledged. */
+function parkedNote(error: WebhookError): string {
+  if (!error.parked || error.code === 'event_conflict') return ''
+  const { answered } = error
+  return answered === undefined
+    ? '; parked, not acknowledged (the dead-letter store is not durable)'
+    : `; parked (answered ${answered.status} ${answered.code})`
 }
 
 /**
@@ -24,7 +33,7 @@ export function report(state: EventHandler, error: WebhookError): void {
   const { errorListeners, log } = state
   if (errorListeners.length === 0) {
     const fields = errorFields(error)
-    const message = `[payhooks] ${statusOf(error)}: ${logMessage(error)}`
+    const message = `[payhooks] ${statusOf(error)}: ${logMessage(error)}${parkedNote(error)}`
     const reason = throttledReason(error)
     if (reason === undefined) log.error(fields, message)
     else state.throttle.write(reason, error.status === 401 ? 'warn' : 'error', fields, message)

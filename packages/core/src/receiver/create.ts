@@ -124,7 +124,10 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
     dispatch(event, dispatchOptions) {
       if (engine.closing) return Promise.reject(new ClosingError())
       const scope = eventHandler.telemetry?.dispatch(event, { source: 'queue', trace: dispatchOptions?.trace })
-      const outcome = engine.claims.track(() => dispatchInSlotPromise(engine, event, { answered: true, scope }))
+      const onOrderingKey = dispatchOptions?.onOrderingKey
+      const outcome = engine.claims.track(() =>
+        dispatchInSlotPromise(engine, event, { answered: true, scope, onOrderingKey }),
+      )
       if (scope) observeDispatch(scope, outcome, event)
       return outcome
     },
