@@ -412,4 +412,48 @@ describe('sandbox dashboard', () => {
       await empty.close()
     }
   })
+
+  it('folds runs of equal attempts: 8 events of 73 failed attempts fit a short page, no label over another', {
+    timeout: SLOW,
+  }, async () => {
+    const down = await startReceiver(() => ({ status: 500, body: 'down' }))
+    const failing = createSandbox({ clock: createManualClock({ start: START }) })
+    const failingBase = (await failing.listen()).url
+    try {
+      failing.subscribe({ url: down.url, eventTypes: ['transaction_settled'] })
+      for (let n = 0; n < 8; n++) await failing.emit('transaction_settled')
+      await failing.advance(72 * 3_600_000)
+      const { page, errors } = await open(`${failingBase}/`)
+      await expect.poll(() => page.locator('li.event').count(), WAIT).toBe(8)
+      const height = await page.evaluate(() => document.documentElement.scrollHeight)
+      expect(height).toBeLessThan(4000)
+      // Each timeline: one label per run (500 ×73), labels never overlapping.
+      const first = page.locator('li.event .delivery').first()
+      expect(await first.locator('.dot-label').allTextContents()).toEqual(['500 ×73'])
+      expect(await first.locator('tr.fold').textContent()).toContain('71 more with the same answer')
+      const boxes = await page
+        .locator('.timeline')
+        .evaluateAll((lines) =>
+          lines.map((line) =>
+            [...line.querySelectorAll('.dot-label')].map((label) => label.getBoundingClientRect().toJSON() as DOMRect),
+          ),
+        )
+      for (const labels of boxes) {
+        for (const [i, a] of labels.entries()) {
+          for (const b of labels.slice(i + 1)) {
+            const apart = a.right <= b.left || b.right <= a.left || a.bottom <= b.top || b.bottom <= a.top
+            expect(apart).toBe(true)
+          }
+        }
+      }
+      if (process.env.SANDBOX_DASHBOARD_FOLD_SCREENSHOT) {
+        await page.screenshot({ path: process.env.SANDBOX_DASHBOARD_FOLD_SCREENSHOT, fullPage: true })
+      }
+      expect(errors).toEqual([])
+      await page.close()
+    } finally {
+      await failing.close()
+      await down.close()
+    }
+  })
 })

@@ -4,6 +4,7 @@ import { PayhooksClientError } from '@payhooks/client'
 import { deadLetterCommands } from './commands/dead-letters.js'
 import { eventCommands } from './commands/events.js'
 import { localCommands } from './commands/local.js'
+import { migrateCommands } from './commands/migrate.js'
 import { proveCommand } from './commands/prove.js'
 import { sandboxCommands } from './commands/sandbox.js'
 import { serviceCommands } from './commands/service.js'
@@ -17,6 +18,7 @@ const localGroup: CommandSpec[] = [
   ...sandboxCommands,
   ...deadLetterCommands,
   ...eventCommands,
+  ...migrateCommands,
 ]
 const commands: CommandSpec[] = [...serviceCommands, ...localGroup]
 const GROUPS = new Set(commands.filter((c) => c.name.length > 1).map((c) => c.name[0] as string))

@@ -1,4 +1,5 @@
 import type { EventConflictError, WebhookError } from './errors.js'
+import type { HealthCheck } from './health/types.js'
 import type { VerifiedSecret } from './secrets.js'
 import type { StoreOperation } from './store-operations.js'
 
@@ -33,6 +34,11 @@ export interface TelemetryGauges {
    * answered within a second. Absent when there is no dead-letter store, or it cannot count. Never rejects.
    */
   parkedLetters?(): Promise<number | undefined>
+  /**
+   * The checks of `webhooks.health()` (start-up warnings such as an evicting `maxmemory-policy` or no persistence
+   * among them), or undefined when the report fails. Never rejects.
+   */
+  healthChecks?(): Promise<readonly HealthCheck[] | undefined>
 }
 
 /** One handler run, as {@link TelemetryScope.handler} describes it. */

@@ -159,3 +159,28 @@ describe('payhooks.handlers.hung and payhooks.handler.timeouts', () => {
     }
   })
 })
+
+describe('payhooks.health.check', () => {
+  it('observes each health() check, 1 passing and 0 failing, with its name and severity: warnings too', async () => {
+    const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE)
+    const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000 })
+    const meterProvider = new MeterProvider({ readers: [reader] })
+    providers.push(meterProvider)
+    const store: WebhookStore = {
+      ...memoryStore(),
+      health: async () => [
+        { name: 'redis', ok: true },
+        { name: 'redis_maxmemory_policy', ok: false, severity: 'warning', detail: 'maxmemory-policy is allkeys-lru' },
+      ],
+    }
+    createWebhooks({ secret, store, checkAtStart: false, telemetry: openTelemetry({ meterProvider }) })
+    const points = await collectPoints(exporter, reader, 'payhooks.health.check')
+    const observed = Object.fromEntries(
+      points.map((point) => [
+        String(point.attributes['payhooks.health.check']),
+        [point.value, point.attributes['payhooks.health.severity']],
+      ]),
+    )
+    expect(observed).toMatchObject({ redis: [1, 'error'], redis_maxmemory_policy: [0, 'warning'] })
+  })
+})

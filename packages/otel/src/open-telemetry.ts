@@ -162,7 +162,23 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): Telemetry {
           unit: '{run}',
         })
         .addCallback((result) => result.observe(gauges.hung()))
-      const { heldKeys, parkedLetters } = gauges
+      const { heldKeys, parkedLetters, healthChecks } = gauges
+      if (healthChecks) {
+        meter
+          .createObservableGauge('payhooks.health.check', {
+            description:
+              'Each check of health(): 1 passing, 0 failing, by payhooks.health.check (its name) and payhooks.health.severity (error fails readiness; warning, such as an evicting maxmemory-policy or no persistence, does not).',
+            unit: '1',
+          })
+          .addCallback(async (result) => {
+            for (const check of (await healthChecks()) ?? []) {
+              result.observe(check.ok ? 1 : 0, {
+                'payhooks.health.check': check.name,
+                'payhooks.health.severity': check.severity ?? 'error',
+              })
+            }
+          })
+      }
       if (parkedLetters) {
         meter
           .createObservableGauge('payhooks.dead_letters.parked', {

@@ -7,7 +7,8 @@ import {
   fenceTokenColumnSql,
   heldKeysSql,
 } from './fence-sql.js'
-import { createOnce } from './maintenance.js'
+import { createOnce, type Logger } from './maintenance.js'
+import { alterWithin, buildIndexConcurrently, retryInBackground } from './schema-change.js'
 import { quoteTable } from './sql.js'
 
 interface MarkRow {
@@ -39,11 +40,25 @@ async function hasColumns(pool: Pool, fenceTable: string, columns: string): Prom
 
 const HOLDER_COLUMNS = 'held_since, holder_event_id, holder_event_type'
 
+/** What on-first-use migrations need: how long an `ALTER TABLE` may wait for its lock, where to log. */
+export interface FirstUse {
+  lockTimeoutMs: number
+  logger: Logger
+}
+
 /**
- * The fence table, created when `createTable`, with the fence_token column (added, or asked for when missing) and the
- * holder columns of migration 007 (added, or done without when missing): whether it has those.
+ * The fence table, created when `createTable`, with the fence_token column (added, or asked for when missing): whether
+ * it has the holder columns of migration 007. Without them (and with `createTable`), `migrate007` is started in the
+ * background and the store works without them meanwhile, as on a table where 007 is not applied.
  */
-async function prepareTable(pool: Pool, table: string, fenceTable: string, createTable: boolean): Promise<boolean> {
+async function prepareTable(
+  pool: Pool,
+  table: string,
+  fenceTable: string,
+  createTable: boolean,
+  firstUse: FirstUse,
+  migrate007: () => void,
+): Promise<boolean> {
   if (createTable) await createOnce(pool, fenceTable, createFenceTableSql(table))
   // Checked before altering: ALTER TABLE locks the table, waiting on the other instances' transactions.
   if (!(await hasColumns(pool, fenceTable, 'fence_token'))) {
@@ -52,12 +67,20 @@ async function prepareTable(pool: Pool, table: string, fenceTable: string, creat
         `postgresStore: ${fenceTable} has no fence_token column: apply sql/006_payhooks_events_fence_token.sql (or fenceTokenColumnSql)`,
       )
     }
-    await createOnce(pool, fenceTable, fenceTokenColumnSql(table))
+    await alterWithin(pool, '006', fenceTable, fenceTokenColumnSql(table), firstUse.lockTimeoutMs)
   }
   if (await hasColumns(pool, fenceTable, HOLDER_COLUMNS)) return true
-  if (!createTable) return false
-  await createOnce(pool, fenceTable, heldKeysSql(table))
-  return true
+  if (createTable) migrate007()
+  return false
+}
+
+/** Migration 007 on `fenceTable`: its columns under a short lock_timeout, then its index built concurrently. */
+export async function applyHeldKeys(pool: Pool, table: string, fenceTable: string, lockTimeoutMs: number) {
+  const [columns, index] = heldKeysSql(table).split(';\n') as [string, string]
+  if (!(await hasColumns(pool, fenceTable, HOLDER_COLUMNS))) {
+    await alterWithin(pool, '007', fenceTable, columns, lockTimeoutMs)
+  }
+  await buildIndexConcurrently(pool, fenceTable, index)
 }
 
 /**
@@ -66,15 +89,37 @@ async function prepareTable(pool: Pool, table: string, fenceTable: string, creat
  * transaction when they used `context.db`: the mark moves only if their writes commit. Tokens stay in this process,
  * as the claims they go with.
  */
-export function postgresFences(pool: Pool, table: string, fenceTable: string, createTable: boolean) {
+export function postgresFences(
+  pool: Pool,
+  table: string,
+  fenceTable: string,
+  createTable: boolean,
+  firstUse: FirstUse,
+) {
   let sql: FenceStatements = fenceStatements(table, fenceTable)
   const held = new Map<string, OrderingPosition>()
   let ready: Promise<void> | undefined
   /** Whether the fence table has the holder columns of migration 007, once known. */
   let holders: boolean | undefined
+  let migrating: { stop(): void } | undefined
+  /** Migration 007 in the background, retried with backoff; the store switches to its columns once applied. */
+  const migrate007 = () => {
+    migrating ??= retryInBackground(
+      async () => {
+        await applyHeldKeys(pool, table, fenceTable, firstUse.lockTimeoutMs)
+        holders = true
+        sql = fenceStatements(table, fenceTable, true)
+      },
+      {
+        what: `postgresStore: migration 007 (sql/007_payhooks_events_held_keys.sql) on ${fenceTable}`,
+        meanwhile: 'ordered events are handled as before and heldKeys() rejects',
+        logger: firstUse.logger,
+      },
+    )
+  }
   /** The fence table, created on first use (a store never given a position creates nothing). */
   const prepare = () => {
-    ready ??= prepareTable(pool, table, fenceTable, createTable).then((found) => {
+    ready ??= prepareTable(pool, table, fenceTable, createTable, firstUse, migrate007).then((found) => {
       holders = found
       sql = fenceStatements(table, fenceTable, found)
     })
@@ -169,6 +214,10 @@ export function postgresFences(pool: Pool, table: string, fenceTable: string, cr
     },
     async sweep(): Promise<number> {
       return ready === undefined ? 0 : ((await pool.query(sql.sweep)).rowCount ?? 0)
+    },
+    /** Stops a background migration. */
+    stop(): void {
+      migrating?.stop()
     },
   }
 }

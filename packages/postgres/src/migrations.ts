@@ -1,3 +1,11 @@
+import { nonNegativeNumber } from '@payhooks/core/validations'
+import type { Pool } from 'pg'
+import { createDeadLetterCountIndexesSql, createDeadLetterTableSql, widenDeadLetterCodeSql } from './dead-letter-sql.js'
+import { createFenceTableSql, fenceTableOf, fenceTokenColumnSql, heldKeysSql } from './fence-sql.js'
+import type { Logger } from './maintenance.js'
+import { alterWithin, buildIndexConcurrently, LockWaitError } from './schema-change.js'
+import { bodyDigestColumnSql, checkTable, createTableSql } from './sql.js'
+
 /**
  * What each migration of `sql/` leaves in the database, for `health()`: the table it makes or changes (the
  * store's `table` plus `suffix`) and the columns (or check constraint) that then exist. A new migration adds one
@@ -93,3 +101,118 @@ export const MIGRATIONS: readonly Migration[] = [
     severity: 'warning',
   },
 ]
+
+/** Options of {@link migrate}. */
+export interface MigrateOptions {
+  /**
+   * The store's table, as given to `postgresStore` (`table`); its fences are `<table>_fences`.
+   * @default 'payhooks_events'
+   */
+  table?: string
+  /**
+   * The dead-letter table, as given to `postgresDeadLetterStore`; `false` leaves dead letters alone.
+   * @default 'payhooks_dead_letters'
+   */
+  deadLetterTable?: string | false
+  /**
+   * How long each `ALTER TABLE` may wait for its lock (`SET LOCAL lock_timeout`) before it gives up, lets the
+   * statements queued behind it through, and is tried again: a long read (a `pg_dump`, a report) never stalls
+   * deliveries for longer than this.
+   * @default 2000
+   */
+  lockTimeoutMs?: number
+  /**
+   * How many times a schema change that did not get its lock is tried (waiting 1 s, doubled up to 15 s, between
+   * tries) before `migrate` rejects, naming the migration, the table and the sessions holding it.
+   * @default 10
+   */
+  attempts?: number
+  /** Where each wait for a lock is logged (one line, `warn` else `error`). @default console */
+  logger?: Logger
+}
+
+/** What {@link migrate} did: each migration it applied, by number (`'007'`); none when all were there. */
+export interface MigrateResult {
+  applied: string[]
+}
+
+const exists = async (pool: Pool, relation: string) =>
+  (await pool.query<{ found: string | null }>('SELECT to_regclass($1)::text AS found', [relation])).rows[0]?.found !=
+  null
+
+async function hasColumn(pool: Pool, relation: string, column: string): Promise<boolean> {
+  const { rows } = await pool.query(
+    'SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname = $2 AND NOT attisdropped',
+    [relation, column],
+  )
+  return rows.length > 0
+}
+
+/**
+ * Applies the migrations of `sql/` missing from the database, the way a release step does before the new version
+ * rolls out: the store's table and its fences (001, 004 to 007), then the dead letters' (002, 003, 008). Each
+ * `ALTER TABLE` runs under a short `lock_timeout` and is tried again with backoff while a long transaction holds the
+ * table, so deliveries are never queued behind it; indexes are built `CONCURRENTLY`, outside a transaction (a
+ * leftover INVALID index of an interrupted build is dropped and built again). Safe to run again, and from several
+ * places at once. The CLI runs it as `payhooks migrate --postgres URL`.
+ *
+ * @example
+ * import { migrate } from '@payhooks/postgres'
+ * import pg from 'pg'
+ *
+ * const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL })
+ * const { applied } = await migrate(pool) // e.g. ['007']
+ * await pool.end()
+ */
+export async function migrate(pool: Pool, options: MigrateOptions = {}): Promise<MigrateResult> {
+  const table = checkTable(options.table ?? 'payhooks_events', 'migrate')
+  const deadLetters = options.deadLetterTable ?? 'payhooks_dead_letters'
+  const lockTimeoutMs = nonNegativeNumber(options.lockTimeoutMs ?? 2000, 'migrate', 'lockTimeoutMs')
+  const attempts = Math.max(1, Math.floor(nonNegativeNumber(options.attempts ?? 10, 'migrate', 'attempts')))
+  const logger = options.logger ?? console
+  const applied: string[] = []
+  const alter = async (number: string, relation: string, ddl: string) => {
+    for (let attempt = 1, delayMs = 1000; ; attempt++, delayMs = Math.min(delayMs * 2, 15_000)) {
+      try {
+        await alterWithin(pool, number, relation, ddl, lockTimeoutMs)
+        applied.push(number)
+        return
+      } catch (error) {
+        if (!(error instanceof LockWaitError) || attempt >= attempts) throw error
+        ;(logger.warn ?? logger.error).call(
+          logger,
+          `[payhooks] migrate: migration ${number} waited ${lockTimeoutMs} ms for its lock on ${relation}${error.holders}; trying again in ${delayMs / 1000} s (${attempt} of ${attempts})`,
+        )
+        await new Promise((resolve) => setTimeout(resolve, delayMs))
+      }
+    }
+  }
+  const index = async (number: string, relation: string, statement: string) => {
+    if ((await buildIndexConcurrently(pool, relation, statement)) === 'built' && !applied.includes(number)) {
+      applied.push(number)
+    }
+  }
+
+  if (!(await exists(pool, table))) await alter('001', table, createTableSql(table))
+  if (!(await hasColumn(pool, table, 'body_digest'))) await alter('004', table, bodyDigestColumnSql(table))
+  const fences = fenceTableOf(table)
+  if (fences !== undefined) {
+    if (!(await exists(pool, fences))) await alter('005', fences, createFenceTableSql(table))
+    if (!(await hasColumn(pool, fences, 'fence_token'))) await alter('006', fences, fenceTokenColumnSql(table))
+    const [columns, heldIndex] = heldKeysSql(table).split(';\n') as [string, string]
+    const held = await Promise.all(
+      ['held_since', 'holder_event_id', 'holder_event_type'].map((c) => hasColumn(pool, fences, c)),
+    )
+    if (held.includes(false)) await alter('007', fences, columns)
+    await index('007', fences, heldIndex)
+  }
+  if (deadLetters !== false) {
+    const letters = checkTable(deadLetters, 'migrate')
+    if (!(await exists(pool, letters))) await alter('002', letters, createDeadLetterTableSql(letters))
+    await alterWithin(pool, '003', letters, widenDeadLetterCodeSql(letters), lockTimeoutMs)
+    for (const statement of createDeadLetterCountIndexesSql(letters).split(/;\s*\n/)) {
+      await index('008', letters, statement)
+    }
+  }
+  return { applied }
+}

@@ -6,6 +6,7 @@ import { fenceTableOf } from './fence-sql.js'
 import { postgresFences } from './fences.js'
 import { postgresHealth } from './health.js'
 import { createOnce, startSweeper } from './maintenance.js'
+import { alterWithin } from './schema-change.js'
 import { bodyDigestColumnSql, checkTable, createTableSql, quoteTable, statements } from './sql.js'
 import { runTransaction } from './transaction.js'
 import type { PostgresStore, PostgresStoreOptions } from './types.js'
@@ -108,7 +109,11 @@ export function postgresStore(pool: Pool, options: PostgresStoreOptions = {}): P
 
   // Ordering fences (issue 24), in `<table>_fences`; none when that name would be too long.
   const fenceTable = fenceTableOf(table)
-  const fences = fenceTable === undefined ? undefined : postgresFences(pool, table, fenceTable, createTable)
+  const lockTimeoutMs = nonNegativeNumber(options.migrationLockTimeoutMs ?? 500, where, 'migrationLockTimeoutMs')
+  const fences =
+    fenceTable === undefined
+      ? undefined
+      : postgresFences(pool, table, fenceTable, createTable, { lockTimeoutMs, logger })
 
   const sweep = async () => ((await pool.query(sql.sweep)).rowCount ?? 0) + ((await fences?.sweep()) ?? 0)
 
@@ -139,7 +144,7 @@ export function postgresStore(pool: Pool, options: PostgresStoreOptions = {}): P
       // Checked before altering: ALTER TABLE locks the table, waiting on the other instances' transactions.
       let hasColumn = await hasDigestColumn()
       if (!hasColumn && createTable) {
-        await createOnce(pool, table, bodyDigestColumnSql(table))
+        await alterWithin(pool, '004', table, bodyDigestColumnSql(table), lockTimeoutMs)
         hasColumn = true
       }
       if (!hasColumn && digests) {
@@ -210,6 +215,7 @@ export function postgresStore(pool: Pool, options: PostgresStoreOptions = {}): P
     health: () => postgresHealth(pool, { name: 'postgres', store: 'events', table, createTable }),
 
     shutdown() {
+      fences?.stop()
       sweeper?.stop()
       sweeper = undefined
     },

@@ -42,7 +42,16 @@ export interface PostgresStoreOptions {
    */
   sweepIntervalMs?: number
   /**
-   * Where a failed background sweep is logged (one line, `warn` else `error`).
+   * How long a schema change made on first use (`createTable`) may wait for its table's lock (`SET LOCAL
+   * lock_timeout`): an `ALTER TABLE` waiting behind a long read (a `pg_dump`, a report) queues every statement on
+   * that table behind it, so it gives up instead, logs what it waited for, and is retried in the background with
+   * backoff while deliveries go on as before. Indexes are built `CONCURRENTLY`. Apply migrations ahead with
+   * `migrate(pool)` or `payhooks migrate --postgres URL` (docs/guide/upgrading.md).
+   * @default 500
+   */
+  migrationLockTimeoutMs?: number
+  /**
+   * Where a failed background sweep or on-first-use migration is logged (one line, `warn` else `error`).
    * @default console
    */
   logger?: { warn?(message: string): void; error(message: string): void }
@@ -123,7 +132,16 @@ export interface PostgresDeadLetterStoreOptions {
    */
   sweepIntervalMs?: number
   /**
-   * Where a failed background sweep is logged (one line, `warn` else `error`).
+   * How long a schema change made on first use (`createTable`) may wait for its table's lock (`SET LOCAL
+   * lock_timeout`): an `ALTER TABLE` waiting behind a long read (a `pg_dump`, a report) queues every statement on
+   * that table behind it, so it gives up instead, logs what it waited for, and is retried in the background with
+   * backoff while deliveries go on as before. Indexes are built `CONCURRENTLY`. Apply migrations ahead with
+   * `migrate(pool)` or `payhooks migrate --postgres URL` (docs/guide/upgrading.md).
+   * @default 500
+   */
+  migrationLockTimeoutMs?: number
+  /**
+   * Where a failed background sweep or on-first-use migration is logged (one line, `warn` else `error`).
    * @default console
    */
   logger?: { warn?(message: string): void; error(message: string): void }

@@ -19,7 +19,15 @@ export interface ConnectionDeadline {
   call<T>(send: () => Promise<T>, late: string, abandon?: () => void): Promise<T>
   /** Resolves once the connection is ready; rejects after `timeoutMs`, or at once on a closed client. */
   ready(): Promise<void>
+  /**
+   * When Redis last refused a call for lack of memory (`OOM command not allowed`, under `maxmemory` with
+   * `noeviction`), as `Date.now()`; `undefined` if never. Health reports a recent one as an error.
+   */
+  lastOomAt?(): number | undefined
 }
+
+/** Redis's refusal of a write once `used_memory` passed `maxmemory` under `noeviction`. */
+const isOom = (error: unknown) => error instanceof Error && error.message.includes('OOM command not allowed')
 
 interface Call {
   deadline: number
@@ -46,6 +54,7 @@ const resolved = () => Promise.resolve()
 export function connectionDeadline(client: Redis | Cluster, options: ConnectionDeadlineOptions): ConnectionDeadline {
   const { timeoutMs, caller } = options
 
+  let oomAt: number | undefined
   const waiting = new Set<() => void>()
   const onReady = () => {
     client.off('ready', onReady)
@@ -108,6 +117,7 @@ export function connectionDeadline(client: Redis | Cluster, options: ConnectionD
               if (settle()) resolve(value)
             },
             (error: unknown) => {
+              if (isOom(error)) oomAt = Date.now()
               if (settle()) reject(error)
             },
           )
@@ -136,5 +146,5 @@ export function connectionDeadline(client: Redis | Cluster, options: ConnectionD
     })
   }
 
-  return { call, ready: () => call(resolved, 'connection check') }
+  return { call, ready: () => call(resolved, 'connection check'), lastOomAt: () => oomAt }
 }

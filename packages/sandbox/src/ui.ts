@@ -205,6 +205,8 @@ table.attempts { width: 100%; border-collapse: collapse; font-size: 12.5px; font
 .attempts .answer details[open] summary { display: none; }
 .attempts .answer pre { margin: 0; white-space: pre-wrap; overflow-wrap: anywhere; font-size: 12px; }
 .attempts .answer .cut { margin: 2px 0 0; font-size: 11.5px; color: var(--muted); }
+.attempts tr.fold td { color: var(--muted); padding: 2px 8px 4px 0; border-bottom: 1px solid #f0f2f5; }
+.attempts tr.fold button { font-size: 12px; padding: 2px 8px; }
 .attempts tr.hint td { padding: 2px 8px 6px 0; border-bottom: 1px solid #f0f2f5; color: #6b4e00; font-size: 12px; }
 .attempts tr.hint td:last-child { background: var(--wait-bg); padding: 5px 8px; border-radius: 4px; }
 .signature { margin: 8px 0 0; font-size: 12px; color: var(--muted); overflow-wrap: anywhere; }

@@ -7,6 +7,7 @@ import { isThenable } from '../thenable.js'
 import type { DispatchOutcome, VerifiedEvent } from '../types.js'
 import type { Attempt } from './attempt.js'
 import type { Run } from './claims.js'
+import { retryDoneMarker } from './done-marker.js'
 import { LazyAbortController } from './lazy-abort.js'
 import { type DispatchState, releaseClaim } from './store-calls.js'
 
@@ -100,7 +101,7 @@ function claimLost(state: DispatchState, run: Run): void {
   report(state.eventHandler, new StoreError('complete', lost, run.eventId, run.eventType))
 }
 
-/** Handlers succeeded, so the event is handled: it is acknowledged anyway, and a retry may run it again. */
+/** Handlers succeeded, so the event is handled: it is acknowledged anyway, and its done marker retried behind. */
 function completeFailed(state: DispatchState, run: Run, cause: unknown): void {
-  report(state.eventHandler, new StoreError('complete', cause, run.eventId, run.eventType))
+  retryDoneMarker(state, run, cause)
 }

@@ -156,7 +156,7 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
     maxBodyBytes,
     deadlineMs,
   }
-  options.telemetry?.watch?.(gaugesOf(engine, store, deadLetters))
+  options.telemetry?.watch?.(gaugesOf(engine, store, deadLetters, health))
   if (options.checkAtStart !== false) {
     checkAtStart(
       eventHandler,

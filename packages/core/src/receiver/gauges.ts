@@ -1,4 +1,5 @@
 import type { DeadLetters } from '../dead-letters/index.js'
+import type { HealthReport } from '../health/index.js'
 import { listHeldKeys, MAX_HELD_KEYS } from '../ordering/index.js'
 import type { WebhookStore } from '../store.js'
 import type { TelemetryGauges } from '../telemetry.js'
@@ -22,7 +23,12 @@ function bounded(read: () => Promise<number | undefined>): Promise<number | unde
 }
 
 /** What the receiver lets telemetry read for its gauges. */
-export function gaugesOf(engine: Engine, store: WebhookStore<object>, deadLetters: DeadLetters): TelemetryGauges {
+export function gaugesOf(
+  engine: Engine,
+  store: WebhookStore<object>,
+  deadLetters: DeadLetters,
+  health: () => Promise<HealthReport>,
+): TelemetryGauges {
   const { count } = deadLetters
   return {
     inFlight: () => engine.claims.running - (engine.slots?.usage().waiting ?? 0),
@@ -31,5 +37,11 @@ export function gaugesOf(engine: Engine, store: WebhookStore<object>, deadLetter
     heldKeys: () =>
       bounded(async () => (await listHeldKeys(store, { limit: MAX_HELD_KEYS, timeoutMs: GAUGE_TIMEOUT_MS }))?.length),
     ...(count ? { parkedLetters: () => bounded(() => count({ status: 'parked' })) } : {}),
+    // health() bounds its own wait for the stores (2 s by default).
+    healthChecks: () =>
+      health().then(
+        (report) => report.checks,
+        () => undefined,
+      ),
   }
 }

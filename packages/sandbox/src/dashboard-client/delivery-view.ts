@@ -2,7 +2,7 @@ import { SIGNATURE_HEADER } from '@payhooks/core/service-contract'
 import type { SandboxAttempt, SandboxDelivery } from '../types.js'
 import { clockTime, duration, h } from './dom.js'
 import { now, state } from './state.js'
-import { attemptName, timeline } from './timeline.js'
+import { attemptName, runEnd, timeline } from './timeline.js'
 
 /** The sandbox keeps this much of each answer (send.ts); a longer body was cut there. */
 const KEPT_ANSWER_CHARS = 500
@@ -32,11 +32,30 @@ function answerCell(a: SandboxAttempt): HTMLElement {
   )
 }
 
+/** Runs of equal attempts longer than this show their first and last rows, the ones between folded behind one row. */
+const FOLD_RUNS_OVER = 3
+
+/** A row that stands for `rows` folded attempts, and unfolds them when asked. */
+function foldRow(rows: HTMLElement[]): HTMLElement {
+  const unfold = h('button', { type: 'button', class: 'unfold' }, `${rows.length} more with the same answer: show them`)
+  const fold = h('tr', { class: 'fold' }, h('td', {}, '⋮'), h('td', { colspan: '5' }, unfold))
+  unfold.addEventListener('click', () => {
+    for (const row of rows) row.hidden = false
+    fold.remove()
+  })
+  return fold
+}
+
 function attemptsTable(delivery: SandboxDelivery): HTMLElement {
+  const { attempts } = delivery
   const rows: HTMLElement[] = []
-  delivery.attempts.forEach((a, index) => {
-    rows.push(
-      h(
+  for (let first = 0; first < attempts.length; ) {
+    const last = runEnd(attempts, first)
+    const folding = last - first + 1 > FOLD_RUNS_OVER
+    const folded: HTMLElement[] = []
+    for (let index = first; index <= last; index++) {
+      const a = attempts[index] as SandboxAttempt
+      const row = h(
         'tr',
         { class: a.ok ? 'ok' : 'fail' },
         h('td', {}, String(index + 1)),
@@ -45,13 +64,20 @@ function attemptsTable(delivery: SandboxDelivery): HTMLElement {
         h('td', { class: 'status' }, a.status === undefined ? 'no answer' : String(a.status)),
         h('td', { class: 'latency' }, `${a.latencyMs} ms`),
         answerCell(a),
-      ),
-    )
-    // What a puzzling answer means, once per run of attempts that got it.
-    if (a.hint && a.hint !== delivery.attempts[index - 1]?.hint) {
-      rows.push(h('tr', { class: 'hint' }, h('td', {}, ''), h('td', { colspan: '5' }, a.hint)))
+      )
+      if (folding && index > first && index < last) {
+        row.hidden = true
+        folded.push(row)
+      }
+      if (folding && index === last) rows.push(foldRow(folded))
+      rows.push(row)
+      // What a puzzling answer means, once per run of attempts that got it.
+      if (index === first && a.hint && a.hint !== attempts[index - 1]?.hint) {
+        rows.push(h('tr', { class: 'hint' }, h('td', {}, ''), h('td', { colspan: '5' }, a.hint)))
+      }
     }
-  })
+    first = last + 1
+  }
   return h(
     'table',
     { class: 'attempts' },

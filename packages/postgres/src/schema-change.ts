@@ -1,0 +1,159 @@
+import type { Pool } from 'pg'
+import { checkOut } from './held-client.js'
+import { inTransaction, type Logger } from './maintenance.js'
+
+/** PostgreSQL's `lock_not_available`: a lock not granted within `lock_timeout`. */
+const LOCK_NOT_AVAILABLE = '55P03'
+
+/** The sessions holding a lock on `relation`, what lock, and for how long their transaction has been open. */
+const HOLDERS = `SELECT l.pid, l.mode, coalesce(extract(epoch FROM clock_timestamp() - a.xact_start), 0)::float8 AS open_s
+FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+WHERE l.relation = to_regclass($1) AND l.granted AND l.pid <> pg_backend_pid() ORDER BY a.xact_start LIMIT 5`
+
+/** A schema change that did not get its lock in time: which migration, on what, and who held it. */
+export class LockWaitError extends Error {
+  readonly code = LOCK_NOT_AVAILABLE
+  constructor(
+    readonly migration: string,
+    readonly relation: string,
+    readonly holders: string,
+  ) {
+    super(`migration ${migration} waited too long for its lock on ${relation}${holders}`)
+    this.name = 'LockWaitError'
+  }
+}
+
+async function holdersOf(pool: Pool, relation: string): Promise<string> {
+  try {
+    const { rows } = await pool.query<{ pid: number; mode: string; open_s: number }>(HOLDERS, [relation])
+    if (rows.length === 0) return ''
+    const each = rows.map((row) => `pid ${row.pid} ${row.mode}, in a transaction for ${Math.round(row.open_s)} s`)
+    return `, held by ${each.join('; ')}`
+  } catch {
+    return ''
+  }
+}
+
+/**
+ * Runs `ddl` in a transaction of its own under `SET LOCAL lock_timeout` and an advisory lock keyed by `relation` (so
+ * instances starting together take turns): a lock not granted within `lockTimeoutMs` gives up (a {@link
+ * LockWaitError} naming the sessions holding one), rather than queue every other statement on the table behind an
+ * `ALTER TABLE` waiting for a long read.
+ */
+export async function alterWithin(
+  pool: Pool,
+  migration: string,
+  relation: string,
+  ddl: string,
+  lockTimeoutMs: number,
+): Promise<void> {
+  try {
+    await inTransaction(pool, async (client) => {
+      await client.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.round(lockTimeoutMs))}`)
+      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`payhooks:${relation}`])
+      await client.query(ddl)
+    })
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== LOCK_NOT_AVAILABLE) throw error
+    throw new LockWaitError(migration, relation, await holdersOf(pool, relation))
+  }
+}
+
+/**
+ * Builds the index of `statement` (a `CREATE INDEX IF NOT EXISTS <name> ON <table> ...`) with `CONCURRENTLY`, outside
+ * any transaction, so writes go on while it is built; a leftover INVALID index of that name (an interrupted
+ * concurrent build) is dropped first. One session builds at a time (a session advisory lock): resolves `busy`,
+ * building nothing, while another does; `present` when a valid index of that name exists.
+ */
+export async function buildIndexConcurrently(
+  pool: Pool,
+  table: string,
+  statement: string,
+): Promise<'built' | 'present' | 'busy'> {
+  const name = /^CREATE INDEX IF NOT EXISTS ("[^"]+"|[A-Za-z0-9_]+) ON /.exec(statement.trim())?.[1]
+  if (name === undefined) throw new TypeError('buildIndexConcurrently: not a CREATE INDEX IF NOT EXISTS statement')
+  const schema = table.includes('.') ? `"${table.split('.')[0]}".` : ''
+  const index = `${schema}${name.startsWith('"') ? name : `"${name}"`}`
+  const held = await checkOut(pool)
+  const { client } = held
+  let failure: Error | undefined
+  const key = `payhooks:index:${index}`
+  try {
+    const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS locked', [
+      key,
+    ])
+    if (!rows[0]?.locked) return 'busy'
+    try {
+      const found = await client.query<{ valid: boolean }>(
+        'SELECT indisvalid AS valid FROM pg_index WHERE indexrelid = to_regclass($1)',
+        [index],
+      )
+      const valid = found.rows[0]?.valid
+      if (valid === true) return 'present'
+      if (valid === false) await client.query(`DROP INDEX CONCURRENTLY IF EXISTS ${index}`)
+      await client.query(
+        statement.trim().replace(/^CREATE INDEX IF NOT EXISTS/, 'CREATE INDEX CONCURRENTLY IF NOT EXISTS'),
+      )
+      return 'built'
+    } finally {
+      await client.query('SELECT pg_advisory_unlock(hashtext($1))', [key])
+    }
+  } catch (error) {
+    failure = error instanceof Error ? error : new Error(String(error))
+    throw error
+  } finally {
+    held.release(failure)
+  }
+}
+
+/** Options of {@link retryInBackground}. */
+interface Background {
+  /** What is tried, for the log: `migration 007 (sql/007_payhooks_events_held_keys.sql)`. */
+  what: string
+  /** What works differently until it is applied, for the log. */
+  meanwhile: string
+  logger: Logger
+  /** First wait before a retry, doubled each time up to `maxDelayMs`. */
+  delayMs?: number
+  maxDelayMs?: number
+}
+
+/**
+ * Runs `attempt` now and again after each failure, with backoff (1 s doubled up to a minute), on unref'd timers,
+ * logging each failure (a lock not got names the migration, the relation and who held it) until it succeeds or
+ * `stop()` is called. Deliveries never wait for it.
+ */
+export function retryInBackground(attempt: () => Promise<void>, options: Background): { stop(): void } {
+  const { what, meanwhile, logger } = options
+  const maxDelayMs = options.maxDelayMs ?? 60_000
+  let delayMs = options.delayMs ?? 1000
+  let timer: ReturnType<typeof setTimeout> | undefined
+  let stopped = false
+  const run = () => {
+    timer = undefined
+    attempt().then(
+      () => {},
+      (error: unknown) => {
+        if (stopped) return
+        const why =
+          error instanceof LockWaitError
+            ? `waited too long for its lock on ${error.relation}${error.holders}`
+            : `failed: ${(error instanceof Error ? error.message : String(error)).split('\n')[0]}`
+        ;(logger.warn ?? logger.error).call(
+          logger,
+          `[payhooks] ${what} ${why}; retrying in ${Math.round(delayMs / 1000)} s (meanwhile ${meanwhile}). Apply it at a quiet time with payhooks migrate --postgres URL.`,
+        )
+        timer = setTimeout(run, delayMs)
+        ;(timer as { unref?: () => void }).unref?.()
+        delayMs = Math.min(delayMs * 2, maxDelayMs)
+      },
+    )
+  }
+  run()
+  return {
+    stop() {
+      stopped = true
+      if (timer !== undefined) clearTimeout(timer)
+    },
+  }
+}
