@@ -398,7 +398,8 @@ describe('board on Express with memory stores: this instance, secrets, ordering 
       runs.set(event.event_id, (runs.get(event.event_id) ?? 0) + 1)
       if (event.event_id.startsWith('evt_fail')) throw new Error('ledger down')
       if (event.event_id === 'evt_hold') await gate
-      if (event.event_id.startsWith('evt_batch')) await sleep(40)
+      // Replays run 4 at a time: slow enough that the stop button lands midway.
+      if (event.event_id.startsWith('evt_batch')) await sleep(160)
     })
     const authorize = (req: express.Request) => req.get('x-ops') === 'yes'
     const quiet = { warn() {}, info() {} }

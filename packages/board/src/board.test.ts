@@ -227,7 +227,7 @@ describe('createBoard', () => {
       ),
     )
     expect(done.outcomes.map((o: { eventId: string }) => o.eventId)).toEqual(['evt_a', 'evt_b'])
-    expect(done).toMatchObject({ total: 2, done: 2, failed: 0, remaining: 0, cursor: null })
+    expect(done).toMatchObject({ total: 2, remaining: 0, cursor: null, run: { tried: 2, processed: 2, failed: 0 } })
     expect([...runs.keys()]).toEqual(['evt_a', 'evt_b'])
     expect(audits[0]).toMatchObject({ action: 'replay_all', filter: { code: 'schema_mismatch' } })
   })
@@ -305,5 +305,42 @@ describe('createBoard', () => {
       checks: [{ name: 'store', ok: false, detail: 'no answer', fix: 'start Redis' }],
     })
     expect(String(answer.body)).not.toContain('pw@h')
+  })
+
+  it('gathers each overview panel on its own: a failing or hanging store leaves health and this instance showing', async () => {
+    const { webhooks } = await setUp()
+    const health = async () => ({ ready: false, checks: [{ name: 'dead_letter_redis', ok: false, detail: 'down' }] })
+    const failing = Object.assign(Object.create(webhooks), {
+      deadLetters: { ...webhooks.deadLetters, count: () => Promise.reject(new Error('connect redis://:pw@10.0.0.9')) },
+      health,
+    })
+    const answer = await createBoard({ webhooks: failing, authorize: () => true }).handle(
+      request({ path: '/api/overview' }),
+    )
+    expect(answer.status).toBe(200)
+    const body = json(answer)
+    expect(body.deadLetters).toBeNull()
+    expect(body.failed).toEqual({ deadLetters: 'could not be gathered' })
+    expect(body.health).toMatchObject({ ready: false, checks: [{ name: 'dead_letter_redis', detail: 'down' }] })
+    expect(body.instance).toMatchObject({ inFlight: 0 })
+    expect(String(answer.body)).not.toContain('pw@')
+
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
+    try {
+      const hanging = Object.assign(Object.create(webhooks), {
+        deadLetters: { ...webhooks.deadLetters, count: () => new Promise(() => {}) },
+        health,
+      })
+      const pending = createBoard({ webhooks: hanging, authorize: () => true }).handle(
+        request({ path: '/api/overview' }),
+      )
+      await vi.advanceTimersByTimeAsync(2_000)
+      const late = json(await pending)
+      expect(late.failed).toEqual({ deadLetters: 'no answer within 2000 ms' })
+      expect(late.health.ready).toBe(false)
+      expect(late.instance).not.toBeNull()
+    } finally {
+      vi.useRealTimers()
+    }
   })
 })

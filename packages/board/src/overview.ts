@@ -1,11 +1,15 @@
-// The overview: dead letters by code (shared through the store, so every instance shows the same), and the
-// receiver's health() checks when it has them.
+// The overview: panels gathered each on its own, in parallel, each within a time limit, so one that fails or
+// hangs (the dead-letter counts while the store is down) leaves the others (health, this instance's figures)
+// showing, and says so in its place. A panel is a name and a function: add one to PANELS.
 import type { DeadLetterCode } from '@payhooks/core'
 import { countParked } from './api.js'
 import { instanceSummary } from './instance.js'
 import type { BoardWebhooks } from './types.js'
 
 const CODES: DeadLetterCode[] = ['schema_mismatch', 'handler_failed', 'stale_event']
+
+/** How long a panel may take before its place says it could not be gathered. */
+export const PANEL_TIMEOUT_MS = 2_000
 
 interface HealthCheck {
   name: string
@@ -18,26 +22,61 @@ type MaybeHealth = BoardWebhooks & { health?: () => Promise<{ ready: boolean; ch
 /** Only these fields of a check (core's HealthCheck) are shown: any other field a store adds might name a host. */
 const SHOWN = ['name', 'ok', 'severity', 'detail', 'fix', 'latencyMs']
 
-export async function overview(webhooks: MaybeHealth) {
-  const byCode: Record<string, number> = {}
-  let parked = 0
-  for (const code of CODES) {
-    byCode[code] = await countParked(webhooks, { code })
-    parked += byCode[code]
-  }
-  let health: { ready: boolean; checks: Record<string, unknown>[] } | null = null
-  if (typeof webhooks.health === 'function') {
+/** One panel: what it shows, gathered from the receiver (null when the receiver has nothing for it). */
+type Panel = (webhooks: MaybeHealth) => unknown
+
+const PANELS: Record<string, Panel> = {
+  // First: its gauges are read at once, before the other panels' calls count as work in flight.
+  instance: (webhooks) => instanceSummary(webhooks),
+  async deadLetters(webhooks) {
+    const counts = await Promise.all(CODES.map((code) => countParked(webhooks, { code })))
+    const byCode = Object.fromEntries(CODES.map((code, i) => [code, counts[i] as number]))
+    const parked = counts.reduce((sum, n) => sum + n, 0)
+    return { parked, byCode, durable: webhooks.deadLetters.durable ?? null }
+  },
+  async health(webhooks) {
+    if (typeof webhooks.health !== 'function') return null
     const result = await webhooks.health()
-    health = {
+    return {
       ready: result.ready,
       checks: result.checks.map((check) =>
         Object.fromEntries(Object.entries(check).filter(([key, value]) => SHOWN.includes(key) && value !== undefined)),
       ),
     }
+  },
+}
+
+/** `gather`'s value, or why it has none: a fixed line, never the error's own text (it may name a host). */
+async function within(gather: () => unknown, timeoutMs: number): Promise<{ value: unknown } | { failed: string }> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<{ failed: string }>((resolve) => {
+    timer = setTimeout(() => resolve({ failed: `no answer within ${timeoutMs} ms` }), timeoutMs)
+  })
+  try {
+    return await Promise.race([
+      (async () => ({ value: await gather() }))().catch(() => ({ failed: 'could not be gathered' })),
+      late,
+    ])
+  } finally {
+    clearTimeout(timer)
   }
-  return {
-    deadLetters: { parked, byCode, durable: webhooks.deadLetters.durable ?? null },
-    health,
-    instance: instanceSummary(webhooks),
-  }
+}
+
+/**
+ * The overview's panels by name (null where the receiver has nothing for one), and `failed`: the panels that
+ * failed or took longer than `timeoutMs`, each with why.
+ */
+export async function overview(webhooks: MaybeHealth, timeoutMs = PANEL_TIMEOUT_MS) {
+  const names = Object.keys(PANELS)
+  const results = await Promise.all(names.map((name) => within(() => PANELS[name]?.(webhooks), timeoutMs)))
+  const answer: Record<string, unknown> = {}
+  const failed: Record<string, string> = {}
+  names.forEach((name, i) => {
+    const result = results[i] as { value: unknown } | { failed: string }
+    if ('failed' in result) {
+      answer[name] = null
+      failed[name] = result.failed
+    } else answer[name] = result.value ?? null
+  })
+  return { ...answer, failed }
 }

@@ -20,7 +20,12 @@ export {
   memoryDeadLetterStore,
   type NormalizedDeadLetterQuery,
   type ParkedEvent,
+  REPLAY_CONCURRENCY,
+  type ReplayBatch,
+  type ReplayBatchRequest,
   type ReplayOutcome,
+  type ReplayReport,
+  ReplayRunError,
 } from './dead-letters/index.js'
 export {
   BodyTimeoutError,
@@ -137,6 +142,8 @@ export {
 export type {
   AnswerLatency,
   DeliveryCounts,
+  HungRun,
+  HungRuns,
   ReceiverStats,
   RefusedRequests,
   RetryingEvent,

@@ -25,18 +25,36 @@ const ROUTINE = new Set(['processed', 'duplicate'])
 /** Records read per round trip and shard while listing. */
 const CHUNK = 200
 
-// Appends the records (ARGV[3..]) to an event's list, keeps its last ARGV[2], and pushes its expiry to ARGV[1]
-// ms from now, never shortening it; at or below 0 the key is deleted (every record already past retention).
-const APPEND_SCRIPT = `
-local ttl = tonumber(ARGV[1])
-if ttl <= 0 then return redis.call('DEL', KEYS[1]) end
-redis.call('RPUSH', KEYS[1], unpack(ARGV, 3))
-redis.call('LTRIM', KEYS[1], -tonumber(ARGV[2]), -1)
-if redis.call('PTTL', KEYS[1]) < ttl then redis.call('PEXPIRE', KEYS[1], ttl) end
-return 1`
+// A batch's writes in one script (standalone Redis): ARGV[1] is a JSON list of ops, op i on KEYS[i].
+// e: an event's list: [ttl, keep, records...], deleted when ttl <= 0, its expiry pushed, never shortened.
+// z: an hour index: [expireAt, score, member, ...]. c: an hour's counts: [expireAt, field, n, ...].
+// h: a shard's hour list: [drop below, ttl, score, member, ...].
+const WRITE_SCRIPT = `
+local ops = cjson.decode(ARGV[1])
+for i, op in ipairs(ops) do
+  local key, kind = KEYS[i], op[1]
+  if kind == 'e' then
+    if op[2] <= 0 then redis.call('DEL', key) else
+      redis.call('RPUSH', key, unpack(op, 4))
+      redis.call('LTRIM', key, -op[3], -1)
+      if redis.call('PTTL', key) < op[2] then redis.call('PEXPIRE', key, op[2]) end
+    end
+  elseif kind == 'z' then
+    redis.call('ZADD', key, unpack(op, 3))
+    redis.call('PEXPIREAT', key, op[2])
+  elseif kind == 'c' then
+    for j = 3, #op, 2 do redis.call('HINCRBY', key, op[j], op[j + 1]) end
+    redis.call('PEXPIREAT', key, op[2])
+  else
+    redis.call('ZADD', key, unpack(op, 4))
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', op[2])
+    redis.call('PEXPIRE', key, op[3])
+  end
+end
+return #ops`
 
 interface JournalCommands {
-  payhooksJournalAppend(key: string, ttlMs: number, keep: number, ...records: string[]): Promise<number>
+  payhooksJournalWrite(...keysThenOps: (string | number)[]): Promise<number>
 }
 
 type Encoded = [string, number, string, string, string | null, number, string, string, number, number, string?]
@@ -100,11 +118,11 @@ class Walk {
 
 /**
  * The answers of a receiver fleet on Redis (standalone, Sentinel or Cluster), for `createWebhooks({ journal })`:
- * `webhooks.events.get`, `list` and `counts` from any instance. Each batch of answers is one pipeline (on a Cluster,
+ * `webhooks.events.get`, `list` and `counts` from any instance. Each batch of answers is one script call (on a Cluster,
  * its commands go out together to the nodes that own them), written off the hot path. Every key expires by TTL:
  * nothing sweeps, nothing holds a lock. Takes any `ioredis` client and never closes it.
  *
- * Memory: about 400 bytes per answer with the defaults (`bench/journal.bench.mjs` measures it), bounded by
+ * Memory: about 800 bytes per answer with the defaults (`bench/journal.bench.mjs` measures it), bounded by
  * `retentionMs` and, per event, `maxAnswersPerEvent`.
  *
  * @example
@@ -118,7 +136,8 @@ class Walk {
 export function redisJournal(client: Redis | Cluster, options: RedisJournalOptions = {}): Journal {
   const { keyPrefix, retentionMs, shards, maxAnswersPerEvent, commandTimeoutMs } = journalOptions(options)
   const cluster = (client as Cluster).isCluster === true
-  client.defineCommand('payhooksJournalAppend', { numberOfKeys: 1, lua: APPEND_SCRIPT })
+  client.defineCommand('payhooksJournalWrite', { lua: WRITE_SCRIPT })
+  const commands = client as unknown as JournalCommands
   const { call } = connectionDeadline(client, { timeoutMs: commandTimeoutMs, caller: 'redisJournal' })
 
   const eventKey = (eventId: string) => `${keyPrefix}e:${eventId}`
@@ -194,30 +213,59 @@ export function redisJournal(client: Redis | Cluster, options: RedisJournalOptio
       count.fields.set(field, (count.fields.get(field) ?? 0) + 1)
       counts.set(key, count)
     }
+    // Each op: [kind, ...args] on one key (see WRITE_SCRIPT).
+    const keys: string[] = []
+    const ops: (string | number)[][] = []
+    for (const [eventId, { newest, texts }] of byEvent) {
+      keys.push(eventKey(eventId))
+      ops.push(['e', newest + retentionMs - now, maxAnswersPerEvent, ...texts])
+    }
+    for (const [key, { expireAt, members }] of byIndex) {
+      keys.push(key)
+      ops.push(['z', expireAt, ...members])
+    }
+    for (const [key, { expireAt, fields }] of counts) {
+      keys.push(key)
+      ops.push(['c', expireAt, ...[...fields].flat()])
+    }
+    const oldestHour = Math.floor((now - retentionMs) / HOUR) - 1
+    for (const [shard, written] of hours) {
+      keys.push(hoursKey(shard))
+      ops.push(['h', oldestHour, retentionMs + 2 * HOUR, ...[...written].flatMap(([member, hour]) => [hour, member])])
+    }
+    if (!cluster) {
+      // One command for the whole batch: the cost per answer of a command of its own would be the journal's cost.
+      await call(
+        () => commands.payhooksJournalWrite(keys.length, ...keys, JSON.stringify(ops)),
+        'a journal write got no reply from Redis',
+      )
+      return
+    }
+    // On a Cluster the keys live on many slots: the same steps as plain commands, sent together.
     await batch((redis) => {
-      for (const [eventId, { newest, texts }] of byEvent) {
-        const ttl = newest + retentionMs - now
-        ;(redis as unknown as JournalCommands).payhooksJournalAppend(
-          eventKey(eventId),
-          ttl,
-          maxAnswersPerEvent,
-          ...texts,
-        )
-      }
-      for (const [key, { expireAt, members }] of byIndex) {
-        redis.zadd(key, ...members)
-        redis.pexpireat(key, expireAt)
-      }
-      for (const [key, { expireAt, fields }] of counts) {
-        for (const [field, n] of fields) redis.hincrby(key, field, n)
-        redis.pexpireat(key, expireAt)
-      }
-      for (const [shard, written] of hours) {
-        const key = hoursKey(shard)
-        redis.zadd(key, ...[...written].flatMap(([member, hour]) => [hour, member]))
-        redis.zremrangebyscore(key, '-inf', Math.floor((now - retentionMs) / HOUR) - 1)
-        redis.pexpire(key, retentionMs + 2 * HOUR)
-      }
+      ops.forEach((op, i) => {
+        const key = keys[i] as string
+        const [kind, a, b, ...rest] = op as [string, number, number, ...(string | number)[]]
+        if (kind === 'e') {
+          if (a <= 0) redis.del(key)
+          else {
+            redis.rpush(key, ...(rest as string[]))
+            redis.ltrim(key, -b, -1)
+            redis.pexpire(key, a)
+          }
+        } else if (kind === 'z') {
+          redis.zadd(key, b, ...rest)
+          redis.pexpireat(key, a)
+        } else if (kind === 'c') {
+          const fields = [b, ...rest]
+          for (let j = 0; j < fields.length; j += 2) redis.hincrby(key, fields[j] as string, fields[j + 1] as number)
+          redis.pexpireat(key, a)
+        } else {
+          redis.zadd(key, ...rest)
+          redis.zremrangebyscore(key, '-inf', a)
+          redis.pexpire(key, b)
+        }
+      })
     }, 'a journal write')
   }
 

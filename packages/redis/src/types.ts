@@ -72,8 +72,8 @@ export interface RedisJournalOptions {
   maxAnswersPerEvent?: number
   /**
    * Longest a write or read waits, for the connection to be ready plus the reply, before it rejects (a write's
-   * batch is then dropped and logged; deliveries never wait for it).
-   * @default 1000
+   * batch is then dropped and logged; deliveries never wait for it, so this may be longer than a store's).
+   * @default 5000
    */
   commandTimeoutMs?: number
 }

@@ -67,6 +67,6 @@ export function journalOptions(options: RedisJournalOptions): Required<RedisJour
   const shards = positiveInteger(options.shards ?? 16, where, 'shards')
   check(shards <= 256, where, 'shards', 'be at most 256')
   const maxAnswersPerEvent = positiveInteger(options.maxAnswersPerEvent ?? 200, where, 'maxAnswersPerEvent')
-  const commandTimeoutMs = positiveNumber(options.commandTimeoutMs ?? 1000, where, 'commandTimeoutMs')
+  const commandTimeoutMs = positiveNumber(options.commandTimeoutMs ?? 5000, where, 'commandTimeoutMs')
   return { keyPrefix, retentionMs, shards, maxAnswersPerEvent, commandTimeoutMs }
 }

@@ -5,13 +5,47 @@ import { el, notice, noticeAfterNavigation, noticeNext, when } from './dom.js'
 const PAGE = 50
 const FILTERS = ['code', 'eventType', 'from', 'to', 'eventId', 'status'] as const
 
+interface Report {
+  tried: number
+  processed: number
+  duplicate: number
+  queued: number
+  inProgress: number
+  failed: number
+  notFound: number
+  triedByOthers: number
+  total: number | null
+  gone: number | null
+  remaining: number | null
+  done: boolean
+}
+
 interface Batch {
   outcomes: Outcome[]
-  total: number
-  done: number
-  failed: number
-  remaining: number
-  cursor: unknown
+  report: Report
+  run: Report
+  total: number | null
+  remaining: number | null
+  cursor: string | null
+}
+
+/** A console's figures in words (what it tried), and the run's when other consoles shared it or letters left it. */
+export function reportLine(mine: Report, run: Report): string {
+  const parts = [
+    [mine.processed, 'processed'],
+    [mine.duplicate, 'duplicate'],
+    [mine.queued, 'queued'],
+    [mine.failed, 'failed (left parked)'],
+    [mine.inProgress, 'in progress elsewhere'],
+    [mine.notFound, 'not found'],
+  ]
+    .filter(([count]) => count)
+    .map(([count, what]) => `${count} ${what}`)
+  const shared = mine.triedByOthers
+    ? ` Another console replayed the same letters meanwhile: ${mine.triedByOthers} of them, ${run.tried} tried in all.`
+    : ''
+  const gone = run.done && run.gone ? ` ${run.gone} left the set meanwhile (deleted, replayed or parked again).` : ''
+  return `Replay: ${parts.join(', ') || 'nothing to replay'}${shared}${gone}`
 }
 
 /**
@@ -42,8 +76,8 @@ async function replayInBatches(
     for (;;) {
       last = await post<Batch>('dead-letters/replay-matching', body, session.csrfHeader)
       all.push(...last.outcomes)
-      bar.value = last.done + last.failed
-      line.textContent = `Replayed ${last.done} of ${last.total}${last.failed ? `, ${last.failed} failed (left parked)` : ''}…`
+      bar.value = last.run.tried
+      line.textContent = `Replayed ${last.run.tried} of ${last.total ?? count}${last.run.failed ? `, ${last.run.failed} failed (left parked)` : ''}…`
       if (last.cursor === null || stopped) break
       body = { filter, cursor: last.cursor }
     }
@@ -52,8 +86,10 @@ async function replayInBatches(
     return
   }
   const ok = all.every((o) => o.status === 'processed' || o.status === 'duplicate')
+  const summary = last ? reportLine(last.report, last.run) : outcomeLine(all)
+  const failed = all.find((o) => o.status === 'failed')
   noticeNext(
-    `${stopped && last?.cursor ? `Stopped after ${all.length} of ${count}. ` : ''}${outcomeLine(all)}`,
+    `${stopped && last?.cursor ? `Stopped after ${all.length} of ${count}. ` : ''}${summary}${failed?.code ? ` (${failed.eventId}: ${failed.code})` : ''}`,
     ok && !(stopped && last?.cursor) ? 'ok' : 'error',
   )
 }

@@ -3,10 +3,21 @@ import { bars } from './bars.js'
 import { el, when } from './dom.js'
 
 interface Overview {
-  deadLetters: { parked: number; byCode: Record<string, number>; durable: boolean | null }
+  deadLetters: { parked: number; byCode: Record<string, number>; durable: boolean | null } | null
   health: { ready: boolean; checks: Record<string, unknown>[] } | null
   instance: Instance | null
+  /** Panels the server could not gather (store down, too slow), with why: the others still show. */
+  failed?: Record<string, string>
 }
+
+/** The place of a panel that could not be gathered, saying so. */
+const unavailable = (id: string, title: string, why: string) =>
+  el(
+    'section',
+    { class: 'panel', id },
+    el('h3', {}, title),
+    el('p', { class: 'error', id: `${id}-failed` }, `Unavailable: ${why}.`),
+  )
 
 interface Instance {
   since: string
@@ -16,6 +27,7 @@ interface Instance {
   latency: { count: number; p50Ms: number | null; p99Ms: number | null }
   inFlight: number
   waiting: number
+  hung: { count: number; oldest: { eventId: string; eventType: string; since: string } | null } | null
   conflicts: number
   retrying: {
     count: number
@@ -61,6 +73,7 @@ function instancePanel(instance: Instance | null): HTMLElement {
       card(ms(instance.latency.p99Ms), 'answer latency p99 (this instance)'),
       card(String(instance.inFlight), 'in flight now (this instance)'),
       card(String(instance.waiting), 'waiting for a slot (this instance)'),
+      ...(instance.hung ? [card(String(instance.hung.count), hungLabel(instance.hung.oldest))] : []),
       card(String(instance.conflicts), 'conflicts (this instance)'),
     ),
     bars(instance.perMinute, (index) => `${60 - index} min ago`, 'per-minute'),
@@ -113,43 +126,62 @@ function checkLabel(check: Record<string, unknown>): string {
 export async function showOverview(view: HTMLElement): Promise<void> {
   const data = await get<Overview>('overview')
   const { deadLetters, health, instance } = data
+  const failed = data.failed ?? {}
   view.replaceChildren(
     el('h2', {}, 'Overview'),
-    el(
-      'div',
-      { class: 'cards', id: 'counts' },
-      card(String(deadLetters.parked), 'dead letters parked'),
-      ...Object.entries(deadLetters.byCode).map(([code, count]) => card(String(count), code)),
-    ),
-    el(
-      'p',
-      { class: 'note' },
-      deadLetters.durable === false
-        ? 'These dead letters live in this process’s memory: other instances have their own.'
-        : 'Dead letters are shared through the store: every instance shows the same list.',
-    ),
-    instancePanel(instance),
-    el(
-      'section',
-      { class: 'panel', id: 'health' },
-      el('h3', {}, health ? `Health: ${health.ready ? 'ready' : 'not ready'}` : 'Health'),
-      health
-        ? el(
-            'ul',
-            {},
-            ...health.checks.map((check) =>
-              el(
-                'li',
-                { class: `check ${check.ok ? 'ok' : check.severity === 'warning' ? 'warn' : 'fail'}` },
-                checkLabel(check),
-                typeof check.latencyMs === 'number' ? ` (${check.latencyMs} ms)` : '',
-                ...['detail', 'fix']
-                  .filter((key) => typeof check[key] === 'string')
-                  .map((key) => ` — ${check[key] as string}`),
-              ),
-            ),
-          )
-        : el('p', { class: 'note' }, 'This receiver has no health() (a newer @payhooks/core has).'),
-    ),
+    ...(deadLetters
+      ? [
+          el(
+            'div',
+            { class: 'cards', id: 'counts' },
+            card(String(deadLetters.parked), 'dead letters parked'),
+            ...Object.entries(deadLetters.byCode).map(([code, count]) => card(String(count), code)),
+          ),
+          el(
+            'p',
+            { class: 'note' },
+            deadLetters.durable === false
+              ? 'These dead letters live in this process’s memory: other instances have their own.'
+              : 'Dead letters are shared through the store: every instance shows the same list.',
+          ),
+        ]
+      : [
+          unavailable(
+            'counts',
+            'Dead letters',
+            `the dead-letter store could not count them (${failed.deadLetters ?? 'no answer'})`,
+          ),
+        ]),
+    failed.instance ? unavailable('instance', 'This instance, last hour', failed.instance) : instancePanel(instance),
+    failed.health
+      ? unavailable('health', 'Health', `health() ${failed.health}`)
+      : el(
+          'section',
+          { class: 'panel', id: 'health' },
+          el('h3', {}, health ? `Health: ${health.ready ? 'ready' : 'not ready'}` : 'Health'),
+          health
+            ? el(
+                'ul',
+                {},
+                ...health.checks.map((check) =>
+                  el(
+                    'li',
+                    { class: `check ${check.ok ? 'ok' : check.severity === 'warning' ? 'warn' : 'fail'}` },
+                    checkLabel(check),
+                    typeof check.latencyMs === 'number' ? ` (${check.latencyMs} ms)` : '',
+                    ...['detail', 'fix']
+                      .filter((key) => typeof check[key] === 'string')
+                      .map((key) => ` — ${check[key] as string}`),
+                  ),
+                ),
+              )
+            : el('p', { class: 'note' }, 'This receiver has no health() (a newer @payhooks/core has).'),
+        ),
   )
+}
+
+/** The hung figure's label: the oldest hung run's event and since when, when there is one. */
+function hungLabel(oldest: { eventId: string; eventType: string; since: string } | null): string {
+  const base = 'handlers hung past maxRunMs (this instance)'
+  return oldest ? `${base}; oldest ${oldest.eventType} ${oldest.eventId} since ${oldest.since}` : base
 }

@@ -1,4 +1,11 @@
-import type { DeadLetter, DeadLetterCode, DeadLetterFilter, DeadLetters, ReplayOutcome } from '@payhooks/core'
+import type {
+  DeadLetter,
+  DeadLetterCode,
+  DeadLetterFilter,
+  DeadLetters,
+  ReplayOutcome,
+  ReplayReport,
+} from '@payhooks/core'
 import {
   CommandFailed,
   type Context,
@@ -216,6 +223,23 @@ function outcomeJson(outcome: ReplayOutcome): Record<string, unknown> {
 
 const SUCCEEDED = new Set(['processed', 'duplicate', 'queued'])
 
+/** A replay of all in one line: what was tried and what came of it, and the letters that left the set meanwhile. */
+function reportLine(report: ReplayReport): string {
+  const parts = [
+    [report.processed, 'processed'],
+    [report.duplicate, 'duplicate'],
+    [report.queued, 'queued'],
+    [report.failed, 'failed (left parked)'],
+    [report.inProgress, 'in progress elsewhere'],
+    [report.notFound, 'not found'],
+  ]
+    .filter(([count]) => count)
+    .map(([count, what]) => `${count} ${what}`)
+  const of = report.total === undefined ? '' : ` of ${report.total}`
+  const gone = report.gone ? `; ${report.gone} left the set meanwhile (deleted, replayed or parked again)` : ''
+  return `Tried ${report.tried}${of}: ${parts.join(', ') || 'nothing'}${gone}.`
+}
+
 const replay: CommandSpec = {
   name: ['dead-letters', 'replay'],
   usage: '<event_id>... | --all [--event-type <type>] [--code <code>] --module <file>',
@@ -233,6 +257,11 @@ const replay: CommandSpec = {
   options: {
     module: moduleOption,
     all: { type: 'boolean', help: 'replay every parked letter (those matching the filters), oldest first' },
+    concurrency: {
+      type: 'string',
+      arg: '<n>',
+      help: 'with --all: letters replayed at once, outside the slots of live deliveries (default 4)',
+    },
     ...filterOptions,
   },
   positionals: { min: 0, max: Number.POSITIVE_INFINITY, name: '<event_id>' },
@@ -242,13 +271,22 @@ const replay: CommandSpec = {
     if (all && ctx.positionals.length > 0) throw new UsageError('give event ids or --all, not both')
     if (!all && ctx.positionals.length === 0) throw new UsageError('missing <event_id> (or --all)')
     if (!all && Object.keys(filter).length > 0) throw new UsageError('--event-type and --code go with --all')
+    const concurrency = ctx.values.concurrency === undefined ? undefined : Number(ctx.values.concurrency)
+    if (concurrency !== undefined && (!all || !Number.isSafeInteger(concurrency) || concurrency < 1)) {
+      throw new UsageError('--concurrency takes a whole number of 1 or more, with --all')
+    }
     return withDeadLetters(ctx, async (deadLetters) => {
       const outcomes: ReplayOutcome[] = []
-      if (all) outcomes.push(...(await deadLetters.replayAll(filter)))
-      else for (const eventId of ctx.positionals) outcomes.push(await deadLetters.replay(eventId))
+      let report: ReplayReport | undefined
+      if (all) {
+        const replayed = await deadLetters.replayAll(filter, concurrency ? { concurrency } : {})
+        outcomes.push(...replayed)
+        report = replayed.report
+      } else for (const eventId of ctx.positionals) outcomes.push(await deadLetters.replay(eventId))
       if (ctx.json) printJson(ctx, outcomes.map(outcomeJson))
       else if (outcomes.length === 0) out(ctx, 'No parked dead letters to replay.')
       else out(ctx, table(['EVENT_ID', 'OUTCOME', 'DETAIL'], outcomes.map(outcomeLine)))
+      if (report && !ctx.json) out(ctx, reportLine(report))
       return outcomes.every((outcome) => SUCCEEDED.has(outcome.status)) ? 0 : 1
     })
   },

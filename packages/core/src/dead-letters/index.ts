@@ -20,6 +20,7 @@ export {
   type NormalizedDeadLetterQuery,
 } from './query.js'
 export { deadLetterView, type Guard, type ReplayState, replay, replayAll } from './replay.js'
+export { REPLAY_CONCURRENCY, ReplayRunError } from './replay-all.js'
 export type {
   DeadLetter,
   DeadLetterCode,
@@ -29,5 +30,8 @@ export type {
   DeadLetterStore,
   DeadLetters,
   ParkedEvent,
+  ReplayBatch,
+  ReplayBatchRequest,
   ReplayOutcome,
+  ReplayReport,
 } from './types.js'

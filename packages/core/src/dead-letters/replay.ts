@@ -1,4 +1,4 @@
-import { dispatchInSlotPromise, observeDispatch, type SlotState } from '../dispatch/index.js'
+import { dispatch, dispatchInSlotPromise, observeDispatch, type SlotState } from '../dispatch/index.js'
 import { InternalError, PayloadError, StoreError, WebhookError } from '../errors.js'
 import { report } from '../event-handler/index.js'
 import { cryptoProvider } from '../signature.js'
@@ -7,12 +7,14 @@ import type { VerifiedEvent } from '../types.js'
 import { type VerifiedWithSink, type VerifyState, verifyAndParse, withoutAgeChecks } from '../verify-and-parse.js'
 import { type ParkState, readyDeadLetters } from './park.js'
 import { deadLetterCountQuery, deadLetterQuery } from './query.js'
+import { replayBatch, replayEvery } from './replay-all.js'
 import type {
   DeadLetter,
   DeadLetterCountQuery,
   DeadLetterFilter,
   DeadLetterStore,
   DeadLetters,
+  ReplayBatchRequest,
   ReplayOutcome,
 } from './types.js'
 
@@ -21,8 +23,6 @@ export interface ReplayState extends VerifyState, SlotState, ParkState {}
 
 /** Runs `work` as running work of the receiver (so `close` waits for it), or rejects once it is closing. */
 export type Guard = <T>(work: () => Promise<T>) => Promise<T>
-
-const PAGE = 500
 
 async function stored<T>(
   operation: 'get' | 'list' | 'mark' | 'delete' | 'count',
@@ -41,7 +41,12 @@ async function stored<T>(
  * Verifies the letter's bytes against the receiver's current secrets and schemas, then runs the event under the
  * store's claim, as a delivery would. Marks it replayed once handled (or found handled already).
  */
-async function replayLetter(state: ReplayState, store: DeadLetterStore, letter: DeadLetter): Promise<ReplayOutcome> {
+async function replayLetter(
+  state: ReplayState,
+  store: DeadLetterStore,
+  letter: DeadLetter,
+  outsideSlots: boolean,
+): Promise<ReplayOutcome> {
   const { eventId } = letter
   const failed = (error: WebhookError): ReplayOutcome => ({ eventId, status: 'failed', error })
   let verified: VerifiedEvent
@@ -62,12 +67,11 @@ async function replayLetter(state: ReplayState, store: DeadLetterStore, letter: 
   try {
     const digest = await cryptoProvider.digest(letter.body)
     const scope = state.eventHandler.telemetry?.dispatch(verified, { source: 'replay' })
-    const dispatching = dispatchInSlotPromise(state, verified, {
-      answered: true,
-      scope,
-      digest,
-      verifiedWith: sink.verifiedWith,
-    })
+    const attempt = { answered: true, scope, digest, verifiedWith: sink.verifiedWith }
+    // A replay of all runs on its own budget, outside the slots live deliveries wait for.
+    const dispatching = outsideSlots
+      ? Promise.resolve().then(() => dispatch(state, verified, attempt))
+      : dispatchInSlotPromise(state, verified, attempt)
     if (scope) observeDispatch(scope, dispatching, verified)
     outcome = await dispatching
   } catch (error) {
@@ -84,29 +88,25 @@ async function replayLetter(state: ReplayState, store: DeadLetterStore, letter: 
 }
 
 /** Replays the letter of `eventId`: `not_found` when there is none, `duplicate` when it was replayed already. */
-export async function replay(state: ReplayState, eventId: string): Promise<ReplayOutcome> {
+export async function replay(state: ReplayState, eventId: string, outsideSlots = false): Promise<ReplayOutcome> {
   if (typeof eventId !== 'string' || eventId === '') throw new TypeError('replay: eventId must be a non-empty string')
   const store = await readyDeadLetters(state)
   const letter = await stored('get', eventId, () => store.get(eventId))
   if (!letter) return { eventId, status: 'not_found' }
   // Handled already: the letter says so even once the dedupe store has forgotten the event.
   if (letter.status === 'replayed') return { eventId, status: 'duplicate' }
-  return replayLetter(state, store, letter)
+  return replayLetter(state, store, letter, outsideSlots)
 }
 
-/** Replays every parked letter matching `filter`, oldest first, one at a time. */
-export async function replayAll(state: ReplayState, filter: DeadLetterFilter = {}): Promise<ReplayOutcome[]> {
+/** One batch of a replay of all (see `replay-all.ts`), each letter read again and replayed outside the slots. */
+export async function replayAllBatch(state: ReplayState, request: ReplayBatchRequest = {}) {
   const store = await readyDeadLetters(state)
-  const letters = new Map<string, DeadLetter>()
-  for (let offset = 0; ; offset += PAGE) {
-    const query = deadLetterQuery({ ...filter, status: 'parked', limit: PAGE, offset }, 'replayAll')
-    const found = await stored('list', undefined, () => store.list(query))
-    for (const letter of found) if (!letters.has(letter.eventId)) letters.set(letter.eventId, letter)
-    if (found.length < PAGE) break
-  }
-  const outcomes: ReplayOutcome[] = []
-  for (const letter of [...letters.values()].reverse()) outcomes.push(await replayLetter(state, store, letter))
-  return outcomes
+  return replayBatch(state, store, request, (eventId) => replay(state, eventId, true))
+}
+
+/** Replays every parked letter matching `filter`, oldest first, each once, `concurrency` at a time. */
+export function replayAll(state: ReplayState, filter: DeadLetterFilter = {}, options: { concurrency?: number } = {}) {
+  return replayEvery((request) => replayAllBatch(state, request), filter, options.concurrency)
 }
 
 /** The receiver's {@link DeadLetters}: its dead-letter store's letters, replayed through the receiver itself. */
@@ -124,7 +124,8 @@ export function deadLetterView(state: ReplayState, guard: Guard): DeadLetters {
         return stored('get', eventId, () => store.get(eventId))
       }),
     replay: (eventId) => guard(() => replay(state, eventId)),
-    replayAll: (filter) => guard(() => replayAll(state, filter)),
+    replayAll: (filter, options) => guard(() => replayAll(state, filter, options)),
+    replayBatch: (request) => guard(() => replayAllBatch(state, request)),
     ...(state.deadLetters ? { durable: state.deadLetters.durable } : {}),
     ...(state.deadLetters?.count
       ? {

@@ -182,6 +182,71 @@ export type ReplayOutcome =
    */
   | { eventId: string; status: 'failed'; error: WebhookError }
 
+/** One batch of a replay of all: see {@link DeadLetters.replayBatch}. */
+export interface ReplayBatchRequest {
+  /** Which letters; a run replays those parked (and matching) when it started. */
+  filter?: DeadLetterFilter
+  /** The cursor the batch before answered; none to start (or join) a run. */
+  cursor?: string | null | undefined
+  /**
+   * When starting: the count the operator confirmed. The run starts (or joins the one going) only when its own
+   * count, taken as it started, is this; else a `ReplayRunError` `changed` with the count.
+   */
+  confirmCount?: number
+  /**
+   * Most letters this batch tries.
+   * @default 50
+   */
+  limit?: number
+  /**
+   * Letters replayed at once. Replays take none of the slots of live deliveries (`maxConcurrentEvents`): this is
+   * their own budget, and they pause while live deliveries wait for a slot.
+   * @default 4
+   */
+  concurrency?: number
+}
+
+/** What a replay of all did, as figures. */
+export interface ReplayReport {
+  /** Letters tried (each once): the sum of the outcomes below. */
+  tried: number
+  processed: number
+  duplicate: number
+  /** Handed back to a queue. */
+  queued: number
+  /** Being handled elsewhere (a delivery or worker holds its claim): not failed, and not tried again by this run. */
+  inProgress: number
+  /** Their replay failed: still parked. */
+  failed: number
+  /** Gone by the time they were tried (deleted elsewhere). */
+  notFound: number
+  /** In a caller's report: letters of the run other callers (consoles) tried since this one joined; 0 in the run's. */
+  triedByOthers: number
+  /** The run's letters when it started (parked, matching, parked before it), when the store can count. */
+  total: number | undefined
+  /**
+   * Once the run is over: letters of its set no run tried, because they left it meanwhile (deleted, replayed or
+   * parked again elsewhere), plus `notFound`. Undefined before.
+   */
+  gone: number | undefined
+  /** At most this many letters of the set are still to try (`0` only once every one was reached). */
+  remaining: number | undefined
+  /** Whether the run is over: every letter of its set reached, no batch under way. */
+  done: boolean
+}
+
+/** The answer of {@link DeadLetters.replayBatch}. */
+export interface ReplayBatch {
+  /** This batch's outcomes, oldest letter first. */
+  outcomes: ReplayOutcome[]
+  /** This caller's figures, over its batches of the run. */
+  report: ReplayReport
+  /** The whole run's figures, over every caller that joined it. */
+  run: ReplayReport
+  /** For the next batch; null once the walk is over for this caller. */
+  cursor: string | null
+}
+
 /**
  * Dead letters as tools see them: list, show and replay, whatever keeps them. `webhooks.deadLetters` is one
  * (over its {@link DeadLetterStore}), `bullmqDeadLetters(queue)` from `@payhooks/bullmq` another (over the
@@ -203,8 +268,27 @@ export interface DeadLetters {
    * `replayed`); rejects only when the letters cannot be read at all.
    */
   replay(eventId: string): Promise<ReplayOutcome>
-  /** Replays every parked letter matching `filter`, one after the other, oldest first. */
-  replayAll(filter?: DeadLetterFilter): Promise<ReplayOutcome[]>
+  /**
+   * Replays every letter matching `filter` parked before the call, oldest first, each once, `concurrency` at a
+   * time (see {@link ReplayBatchRequest.concurrency}); resolves with every outcome and, from payhooks' receivers,
+   * the run's {@link ReplayReport} as `report`.
+   * @example
+   * const { report } = await webhooks.deadLetters.replayAll({ code: 'handler_failed' })
+   * console.log(`${report.processed} processed, ${report.failed} failed (still parked), ${report.gone} gone`)
+   */
+  replayAll(
+    filter?: DeadLetterFilter,
+    options?: { concurrency?: number },
+  ): Promise<ReplayOutcome[] & { report?: ReplayReport }>
+  /**
+   * Optional: one batch of a replay of all letters matching `request.filter`, for tools that show progress (the
+   * board): without `cursor` it starts a run (fixed at that moment; or joins the run of the same filter already
+   * going in this process, taking the next letters of the same walk), with the `cursor` the last batch answered
+   * it continues. Rejects with a `ReplayRunError` when another filter's run holds the store (`busy`), the count
+   * is not the one confirmed (`changed`), or the cursor was not signed by this process (`forged`) or was used
+   * already or outlived its run (`stale`).
+   */
+  replayBatch?(request: ReplayBatchRequest): Promise<ReplayBatch>
   /**
    * Forgets the letter of `eventId` for good; resolves false when there was none. Present only when the store
    * can delete (payhooks' memory, Redis and PostgreSQL stores can).

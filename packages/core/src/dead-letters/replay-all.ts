@@ -1,0 +1,396 @@
+// Replay all: one engine for `webhooks.deadLetters.replayAll`, the CLI and the board's batches.
+// A run is fixed when it starts: the parked letters matching its filter and parked before that moment. It walks
+// them oldest first by keyset (a failed letter stays parked behind the walk, so it is tried once, and letters that
+// leave the set meanwhile cannot shift the walk). One run per store at a time in this process: a start with the
+// same filter joins the run (its batches take the next letters of the same walk, so no letter is tried twice),
+// one with another filter is refused. Batches are continued with a cursor this process signed and only it
+// accepts, once: a forged, replayed or stale one is refused.
+import type { SlotState } from '../dispatch/index.js'
+import { sign, verify } from '../signature.js'
+import { compareDeadLetters, type DeadLetterPosition, deadLetterCursor, deadLetterQuery } from './query.js'
+import type {
+  DeadLetter,
+  DeadLetterFilter,
+  DeadLetterStore,
+  ReplayBatch,
+  ReplayBatchRequest,
+  ReplayOutcome,
+  ReplayReport,
+} from './types.js'
+
+/** Letters replayed at once by default. */
+export const REPLAY_CONCURRENCY = 4
+/** Letters a batch tries by default. */
+const BATCH = 50
+/** A run nobody continued for this long is over: its cursors are refused as stale. */
+const RUN_IDLE_MS = 120_000
+/**
+ * A run with a batch under way, or one within this long, is going on: a start of the same filter joins it, of
+ * another is refused. One idle longer (its console stopped) gives way to a new start, and its cursors go stale.
+ */
+const LIVE_MS = 5_000
+/** How long a replay waits before looking again whether live deliveries still wait for a slot. */
+const GIVE_WAY_MS = 5
+/**
+ * How long a letter found `in_progress` is tried again (every retryAfterMs, at most POLL_MS) before it is reported
+ * so: letters of one ordering key replayed side by side wait for each other, and a delivery running the event
+ * elsewhere usually ends within it (the letter is then a duplicate, or parked again and run now).
+ */
+const IN_PROGRESS_PATIENCE_MS = 10_000
+const POLL_MS = 100
+
+/**
+ * Why a batch was refused: `busy` (a run of another filter holds the store), `changed` (the run's count is not the
+ * one confirmed: `count` says what it is), or a cursor `forged` or `stale`.
+ */
+export class ReplayRunError extends Error {
+  constructor(
+    readonly reason: 'busy' | 'changed' | 'forged' | 'stale',
+    message: string,
+    readonly count?: number,
+  ) {
+    super(message)
+    this.name = 'ReplayRunError'
+  }
+}
+
+const changed = (count: number | undefined) =>
+  new ReplayRunError('changed', 'replayAll: the count changed: confirm again', count)
+
+interface Tally {
+  tried: number
+  processed: number
+  duplicate: number
+  queued: number
+  inProgress: number
+  failed: number
+  notFound: number
+}
+
+const tally = (): Tally => ({
+  tried: 0,
+  processed: 0,
+  duplicate: 0,
+  queued: 0,
+  inProgress: 0,
+  failed: 0,
+  notFound: 0,
+})
+
+const FIELD: Record<ReplayOutcome['status'], keyof Tally> = {
+  processed: 'processed',
+  duplicate: 'duplicate',
+  queued: 'queued',
+  in_progress: 'inProgress',
+  failed: 'failed',
+  not_found: 'notFound',
+}
+
+interface Caller {
+  step: number
+  tally: Tally
+  /** The run's tried count when this caller joined. */
+  since: number
+}
+
+interface Run {
+  id: string
+  key: string
+  filter: DeadLetterFilter
+  before: Date
+  total: number | undefined
+  position: DeadLetterPosition | undefined
+  /** For a store without keyset paging: the ids still to take, read when the run started. */
+  pending: string[] | undefined
+  exhausted: boolean
+  /** Batches under way. */
+  active: number
+  /** Settles once the run's count (and, without keyset paging, its ids) are read. */
+  ready: Promise<unknown>
+  taking: Promise<unknown>
+  lastUsed: number
+  tally: Tally
+  callers: Map<string, Caller>
+}
+
+/** What replaying all needs from the receiver: its slots, to give way to live deliveries waiting for one. */
+export type ReplayAllState = Pick<SlotState, 'slots'>
+
+const runsByStore = new WeakMap<DeadLetterStore, Map<string, Run>>()
+let key: string | undefined
+
+function cursorKey(): string {
+  if (key === undefined) {
+    const bytes = new Uint8Array(32)
+    globalThis.crypto.getRandomValues(bytes)
+    key = Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('')
+  }
+  return key
+}
+
+const randomId = () => {
+  const bytes = new Uint8Array(12)
+  globalThis.crypto.getRandomValues(bytes)
+  return Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('')
+}
+
+async function signCursor(run: Run, caller: string, step: number): Promise<string> {
+  const payload = JSON.stringify([run.id, caller, step])
+  const signature = await sign(cursorKey(), payload)
+  return `${encodeURIComponent(payload)}.${signature.replace(/^sha256=/, '')}`
+}
+
+async function readCursor(cursor: unknown): Promise<[string, string, number]> {
+  const forged = () => new ReplayRunError('forged', 'replayAll: the cursor is not one this process answered')
+  if (typeof cursor !== 'string' || cursor.length > 500) throw forged()
+  const dot = cursor.lastIndexOf('.')
+  let payload: string
+  try {
+    payload = decodeURIComponent(cursor.slice(0, dot))
+  } catch {
+    throw forged()
+  }
+  if (dot < 0 || !(await verify(cursorKey(), payload, cursor.slice(dot + 1)))) throw forged()
+  const [runId, caller, step] = JSON.parse(payload) as [string, string, number]
+  return [runId, caller, step]
+}
+
+function runsOf(store: DeadLetterStore): Map<string, Run> {
+  let runs = runsByStore.get(store)
+  if (!runs) {
+    runs = new Map()
+    runsByStore.set(store, runs)
+  }
+  const now = Date.now()
+  for (const [id, run] of runs) {
+    if (run.active === 0 && (run.exhausted || now - run.lastUsed > RUN_IDLE_MS)) runs.delete(id)
+  }
+  return runs
+}
+
+const filterKey = (filter: DeadLetterFilter) =>
+  JSON.stringify([filter.eventType, filter.code, filter.parkedAfter?.getTime(), filter.parkedBefore?.getTime()])
+
+async function startRun(store: DeadLetterStore, filter: DeadLetterFilter, expected?: number): Promise<Run> {
+  const runs = runsOf(store)
+  const wanted = filterKey(filter)
+  for (const run of runs.values()) {
+    if (run.active === 0 && Date.now() - run.lastUsed > LIVE_MS) {
+      runs.delete(run.id)
+      continue
+    }
+    if (run.key === wanted && !run.exhausted) {
+      // Joined: the count confirmed is the run's, taken when it started. A run paused between batches whose count
+      // is not the one confirmed (its console stopped, letters changed since) gives way to a new run instead.
+      await run.ready
+      if (expected === undefined || expected === run.total) return run
+      if (run.active > 0) throw changed(run.total)
+      runs.delete(run.id)
+      continue
+    }
+    if (run.key !== wanted) {
+      throw new ReplayRunError('busy', 'replayAll: another replay of these dead letters is running: wait for it to end')
+    }
+  }
+  // Letters parked up to this millisecond are the run's: a letter parked just now is in it.
+  const now = new Date(Date.now() + 1)
+  const before = filter.parkedBefore && filter.parkedBefore < now ? filter.parkedBefore : now
+  const set = { ...filter, parkedBefore: before }
+  const run: Run = {
+    id: randomId(),
+    key: wanted,
+    filter: set,
+    before,
+    total: undefined,
+    position: undefined,
+    pending: undefined,
+    exhausted: false,
+    active: 0,
+    ready: Promise.resolve(),
+    taking: Promise.resolve(),
+    lastUsed: Date.now(),
+    tally: tally(),
+    callers: new Map(),
+  }
+  runs.set(run.id, run)
+  const reading = (async () => {
+    if (store.count) run.total = await store.count({ ...set, status: 'parked' })
+    if (store.keysetPaging !== true) run.pending = await allIds(store, set)
+    if (run.pending && run.total === undefined) run.total = run.pending.length
+  })()
+  run.ready = reading.catch(() => {})
+  try {
+    await reading
+    if (expected !== undefined && expected !== run.total) throw changed(run.total)
+  } catch (error) {
+    runs.delete(run.id)
+    throw error
+  }
+  return run
+}
+
+/** Every parked id of `set`, oldest first, for a store that cannot page by keyset: read once, at the start. */
+async function allIds(store: DeadLetterStore, set: DeadLetterFilter): Promise<string[]> {
+  const letters: DeadLetter[] = []
+  const seen = new Set<string>()
+  for (let offset = 0; ; offset += 500) {
+    const page = await store.list(deadLetterQuery({ ...set, status: 'parked', limit: 500, offset }, 'replayAll'))
+    for (const letter of page) if (!seen.has(letter.eventId)) seen.add(letter.eventId) && letters.push(letter)
+    if (page.length < 500) break
+  }
+  const position = (letter: DeadLetter) => ({ parkedAt: letter.parkedAt.getTime(), eventId: letter.eventId })
+  letters.sort((a, b) => compareDeadLetters(position(a), position(b), 'oldest'))
+  return letters.map((letter) => letter.eventId)
+}
+
+/** The next `limit` ids of the run's walk, each handed out once, whichever batch asks. */
+function take(store: DeadLetterStore, run: Run, limit: number): Promise<string[]> {
+  const taken = run.taking.then(async () => {
+    if (run.exhausted) return []
+    if (run.pending) {
+      const ids = run.pending.splice(0, limit)
+      if (run.pending.length === 0) run.exhausted = true
+      return ids
+    }
+    const query = deadLetterQuery({ ...run.filter, status: 'parked', order: 'oldest', limit }, 'replayAll')
+    const page = await store.list(run.position ? { ...query, after: deadLetterCursor(run.position) } : query)
+    const last = page[page.length - 1]
+    if (last) run.position = { parkedAt: last.parkedAt.getTime(), eventId: last.eventId }
+    if (page.length < limit) run.exhausted = true
+    return page.map((letter) => letter.eventId)
+  })
+  run.taking = taken.catch(() => {})
+  return taken
+}
+
+/** Waits while live deliveries wait for one of the receiver's slots: replays take none of theirs. */
+async function giveWay(state: ReplayAllState): Promise<void> {
+  while (state.slots !== undefined && state.slots.usage().waiting > 0) {
+    await new Promise((resolve) => setTimeout(resolve, GIVE_WAY_MS))
+  }
+}
+
+function report(run: Run, me: Caller): { report: ReplayReport; run: ReplayReport } {
+  const mine = me.tally
+  const settled = run.exhausted && run.active === 0
+  const figures = (counts: Tally, whole: boolean): ReplayReport => {
+    const triedByOthers = whole ? 0 : run.tally.tried - me.since - mine.tried
+    const gone = run.total === undefined ? undefined : Math.max(0, run.total - run.tally.tried) + run.tally.notFound
+    return {
+      ...counts,
+      triedByOthers,
+      total: run.total,
+      gone: whole && settled ? gone : undefined,
+      remaining: settled ? 0 : run.total === undefined ? undefined : Math.max(0, run.total - run.tally.tried),
+      done: settled,
+    }
+  }
+  return { report: figures(mine, false), run: figures(run.tally, true) }
+}
+
+/**
+ * One batch of a replay of all parked letters matching `request.filter`: starts a run (or joins the one running
+ * with the same filter) without a cursor, continues it with one. `replayOne` replays a letter by id through the
+ * receiver (outside the live deliveries' slots: the run's `concurrency` is its own budget).
+ */
+export async function replayBatch(
+  state: ReplayAllState,
+  store: DeadLetterStore,
+  request: ReplayBatchRequest,
+  replayOne: (eventId: string) => Promise<ReplayOutcome>,
+): Promise<ReplayBatch> {
+  const limit = request.limit ?? BATCH
+  const concurrency = request.concurrency ?? REPLAY_CONCURRENCY
+  for (const [name, value] of [
+    ['limit', limit],
+    ['concurrency', concurrency],
+  ] as const) {
+    if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`replayAll: ${name} must be a positive integer`)
+  }
+  let run: Run
+  let caller: string
+  if (request.cursor === undefined || request.cursor === null) {
+    const {
+      limit: _l,
+      offset: _o,
+      status: _s,
+      order: _r,
+      ...filter
+    } = deadLetterQuery({ ...request.filter, status: 'parked' }, 'replayAll')
+    run = await startRun(store, filter, request.confirmCount)
+    caller = randomId()
+    run.callers.set(caller, { step: 0, tally: tally(), since: run.tally.tried })
+  } else {
+    const [runId, callerId, step] = await readCursor(request.cursor)
+    const found = runsOf(store).get(runId)
+    const me = found?.callers.get(callerId)
+    if (!found || !me || me.step !== step) {
+      throw new ReplayRunError(
+        'stale',
+        'replayAll: the cursor is stale (used already, or its run is over): start again',
+      )
+    }
+    run = found
+    caller = callerId
+  }
+  const me = run.callers.get(caller) as Caller
+  me.step++
+  run.active++
+  run.lastUsed = Date.now()
+  const outcomes: ReplayOutcome[] = []
+  try {
+    const ids = await take(store, run, limit)
+    let next = 0
+    const worker = async () => {
+      while (next < ids.length) {
+        const index = next++
+        await giveWay(state)
+        const eventId = ids[index] as string
+        let outcome = await replayOne(eventId)
+        for (
+          const until = Date.now() + IN_PROGRESS_PATIENCE_MS;
+          outcome.status === 'in_progress' && Date.now() < until;
+        ) {
+          const wait = Math.min(Math.max(outcome.retryAfterMs ?? POLL_MS, 10), POLL_MS)
+          await new Promise((resolve) => setTimeout(resolve, wait))
+          outcome = await replayOne(eventId)
+        }
+        outcomes[index] = outcome
+        for (const counts of [run.tally, me.tally]) {
+          counts.tried++
+          counts[FIELD[outcome.status]]++
+        }
+      }
+    }
+    await Promise.all(Array.from({ length: Math.min(concurrency, ids.length) }, worker))
+  } finally {
+    run.active--
+    run.lastUsed = Date.now()
+  }
+  const more = !run.exhausted
+  return {
+    outcomes,
+    ...report(run, me),
+    cursor: more ? await signCursor(run, caller, me.step) : null,
+  }
+}
+
+/** Replays every parked letter matching `filter` through {@link replayBatch}, batch after batch. */
+export async function replayEvery(
+  batch: (request: ReplayBatchRequest) => Promise<ReplayBatch>,
+  filter: DeadLetterFilter = {},
+  concurrency?: number,
+): Promise<ReplayOutcome[] & { report: ReplayReport }> {
+  const outcomes: ReplayOutcome[] = []
+  let cursor: string | null | undefined
+  let last: ReplayBatch
+  do {
+    last = await batch({ filter, cursor, limit: 500, ...(concurrency ? { concurrency } : {}) })
+    outcomes.push(...last.outcomes)
+    cursor = last.cursor
+  } while (cursor)
+  // Not enumerable: the outcomes still compare and serialize as the plain array they were before.
+  return Object.defineProperty(outcomes, 'report', { value: last.run, enumerable: false }) as ReplayOutcome[] & {
+    report: ReplayReport
+  }
+}
