@@ -87,7 +87,25 @@ export default defineConfig({
       '/api/': [{ text: 'Packages', link: '/api/', items: apiSidebar() }],
       '/': guideSidebar,
     },
-    search: { provider: 'local' },
+    search: {
+      provider: 'local',
+      options: {
+        miniSearch: {
+          searchOptions: {
+            // The guides before the API reference: an API entry ranks high only for the term that is its name as
+            // an identifier (`maxEventAgeMs`, `leaseMs` open their entries first); plain words ("rotate secret",
+            // "replay") find the guides. VitePress sends this function to the page as its source text: it may use
+            // nothing from this file.
+            boostDocument(id: string, term: string, stored?: Record<string, unknown>) {
+              if (!id.startsWith('/api/')) return 1
+              const title = String(stored?.title ?? '')
+              const identifier = /[a-z][A-Z]/.test(title) && title.toLowerCase().replace(/[^a-z0-9]/g, '') === term
+              return identifier ? 2 : 0.3
+            },
+          },
+        },
+      },
+    },
     outline: { level: [2, 3] },
   },
   vite: {

@@ -154,6 +154,39 @@ describe('documentation site', () => {
     await page.close()
   })
 
+  it('the search ranks the guides above the API reference: "rotate secret" finds a guide first', {
+    timeout: SLOW,
+  }, async () => {
+    const { page, errors } = await open('/')
+    await page.locator('.VPNavBar').getByRole('button', { name: 'Search' }).click()
+    const input = page.locator('.VPLocalSearchBox input')
+    await input.waitFor(WAIT)
+    await input.fill('rotate secret')
+    const results = page.locator('.VPLocalSearchBox .results a')
+    await expect.poll(() => results.count(), WAIT).toBeGreaterThan(0)
+    const hrefs = await results.evaluateAll((links) => links.map((link) => link.getAttribute('href') ?? ''))
+    expect(hrefs[0]).toMatch(/^\/guide\//)
+    expect(errors).toEqual([])
+    await page.close()
+  })
+
+  it('shows every line of code whole at 1,280 px: long lines wrap, no block hides a part of its lines', {
+    timeout: SLOW,
+  }, async () => {
+    // The introduction's install line is one of the longest lines in the guides.
+    const { page, errors } = await open('/guide/introduction')
+    await page.locator('.vp-doc h1').waitFor(WAIT)
+    const blocks = await page
+      .locator('.vp-doc div[class*="language-"] pre')
+      .evaluateAll((pres) =>
+        pres.map((pre) => ({ scroll: pre.scrollWidth, client: pre.clientWidth, text: pre.textContent ?? '' })),
+      )
+    expect(blocks.some(({ text }) => text.split('\n').some((line) => line.length > 100))).toBe(true)
+    for (const { scroll, client, text } of blocks) expect(scroll, text.slice(0, 80)).toBeLessThanOrEqual(client + 1)
+    expect(errors).toEqual([])
+    await page.close()
+  })
+
   it('the search finds maxEventAgeMs, and its result opens the API page of @payhooks/core', {
     timeout: SLOW,
   }, async () => {

@@ -435,7 +435,10 @@ describe('sandbox dashboard', () => {
         .locator('.timeline')
         .evaluateAll((lines) =>
           lines.map((line) =>
-            [...line.querySelectorAll('.dot-label')].map((label) => label.getBoundingClientRect().toJSON() as DOMRect),
+            Array.from(
+              line.querySelectorAll('.dot-label'),
+              (label) => label.getBoundingClientRect().toJSON() as DOMRect,
+            ),
           ),
         )
       for (const labels of boxes) {

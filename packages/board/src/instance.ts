@@ -25,6 +25,17 @@ export function instanceSummary(webhooks: Instance) {
     latency,
     inFlight: stats.inFlight,
     waiting: stats.waiting,
+    // An older @payhooks/core has no hung figure.
+    hung: stats.hung
+      ? {
+          count: stats.hung.count,
+          oldest: stats.hung.oldest && {
+            eventId: stats.hung.oldest.eventId,
+            eventType: stats.hung.oldest.eventType,
+            since: stats.hung.oldest.since.toISOString(),
+          },
+        }
+      : null,
     conflicts: stats.conflicts,
     retrying: {
       count: retrying.count,

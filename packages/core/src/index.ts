@@ -142,6 +142,8 @@ export {
 export type {
   AnswerLatency,
   DeliveryCounts,
+  HungRun,
+  HungRuns,
   ReceiverStats,
   RefusedRequests,
   RetryingEvent,

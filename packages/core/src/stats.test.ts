@@ -150,17 +150,24 @@ describe('webhooks.stats()', () => {
     expect(webhooks.stats().retrying).toEqual({ count: 0, oldest: null })
   })
 
-  it('keeps at most 1,000 retried events, forgetting the one first seen longest ago', async () => {
+  it('keeps at most 1,000 retried events in detail, forgetting the one first seen longest ago, and counts them all', async () => {
     const webhooks = receiver()
+    let down = true
     webhooks.on('transaction_settled', () => {
-      throw new Error('down')
+      if (down) throw new Error('down')
     })
     // The first is the oldest by created_at too: once forgotten, the next oldest shows.
     await deliver(webhooks, 'evt_cap_first', { createdAt: '2026-11-26T07:00:00Z' })
     await deliver(webhooks, 'evt_cap_second', { createdAt: '2026-11-26T07:30:00Z' })
     expect(webhooks.stats().retrying.oldest?.eventId).toBe('evt_cap_first')
-    for (let i = 0; i < 999; i++) await deliver(webhooks, `evt_cap_${i}`)
-    expect(webhooks.stats().retrying).toMatchObject({ count: 1000, oldest: { eventId: 'evt_cap_second' } })
+    for (let i = 0; i < 1099; i++) await deliver(webhooks, `evt_cap_${i}`)
+    // The true count, though only the last 1,000 first seen are kept in detail.
+    expect(webhooks.stats().retrying.count).toBe(1101)
+    expect(webhooks.stats().retrying.oldest?.eventId).not.toBe('evt_cap_second')
+    // One no longer kept in detail, handled at last, leaves the count.
+    down = false
+    expect((await deliver(webhooks, 'evt_cap_first', { createdAt: '2026-11-26T07:00:00Z' })).status).toBe(200)
+    expect(webhooks.stats().retrying.count).toBe(1100)
   })
 
   it("counts each secret's verifications per hour over 72 hours, with when it was last used", async () => {

@@ -22,6 +22,8 @@ export interface TelemetryGauges {
   inFlight(): number
   /** Deliveries and dispatches waiting for an event slot (`maxConcurrentEvents`). */
   waiting(): number
+  /** Runs whose handlers overran `maxRunMs` and still run (hung), holding their event. */
+  hung(): number
   /**
    * The ordering keys held now (`webhooks.heldKeys`, counted up to its cap of 1000), or undefined when the store
    * cannot list them, fails, or has not answered within a second. Never rejects.

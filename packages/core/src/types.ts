@@ -292,7 +292,8 @@ export interface Webhooks<E, C extends object = {}> {
    */
   close(options?: CloseOptions): Promise<void>
   /**
-   * Whether this instance can take deliveries: its own checks (`closing`, `event_slots`) and its stores'
+   * Whether this instance can take deliveries: its own checks (`closing`, `event_slots`,
+   * `hung_handlers` while a handler is hung past `maxRunMs`: an error once hung runs hold every slot) and its stores'
    * (`store.health`, `deadLetters.health`: reachable and latency, tables and migrations, Redis settings), each
    * bounded by `timeoutMs`. `ready` is false when a check of severity `error` failed; warnings are listed but
    * leave it true. Never rejects for a store that is down or slow (that is a failed check); rejects only for an

@@ -83,7 +83,7 @@ export interface WebhooksOptions<S extends SchemaMapOption = {}, C extends objec
   /**
    * How long an event's handlers may run, from its claim, before they are told to stop: their `context.signal` is
    * aborted with a `HandlerTimeoutError` (reported to `onError`, code `handler_timeout`) and the run counts as
-   * hung until it settles. A handler still running keeps its event: its claim (renewed), its `ordering` key and
+   * hung (`stats().hung`, the `hung_handlers` health check) until it settles. A handler still running keeps its event: its claim (renewed), its `ordering` key and
    * its `maxConcurrentEvents` slot stay held, so the service's retries are answered 409 `in_progress` and nothing runs the event beside it; only the
    * end of the process lets the lease run out and another delivery run it. A handler that stops on the signal
    * (throws) releases the event for the next retry; one that succeeds late marks it done. Longer than

@@ -31,6 +31,9 @@ afterEach(async () => {
   await Promise.all(providers.splice(0).map((provider) => provider.shutdown()))
 })
 
+/** The last receiver's exporter and reader, for a counter's points. */
+let last: { exporter: InMemoryMetricExporter; reader: PeriodicExportingMetricReader }
+
 /** A receiver on a meter provider of its own, and a read of one gauge's value (undefined when not observed). */
 function receiver(options: Partial<WebhooksOptions> = {}) {
   const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE)
@@ -48,6 +51,7 @@ function receiver(options: Partial<WebhooksOptions> = {}) {
     const points = await collectPoints(exporter, reader, name)
     return points.length === 0 ? undefined : (points.at(-1)?.value as number)
   }
+  last = { exporter, reader }
   return { webhooks, gauge }
 }
 
@@ -122,6 +126,37 @@ describe('payhooks.dead_letters.parked', () => {
     const started = Date.now()
     expect(await receiver({ deadLetters: hanging }).gauge('payhooks.dead_letters.parked')).toBeUndefined()
     expect(Date.now() - started).toBeLessThan(5000)
+  })
+})
+
+describe('payhooks.handlers.hung and payhooks.handler.timeouts', () => {
+  it('gauges runs hung past maxRunMs and counts their timeouts by event type', async () => {
+    const { webhooks, gauge } = receiver({ store: memoryStore(), deadlineMs: 50, maxRunMs: 100 })
+    let settle = () => {}
+    const stuck = new Promise<void>((resolve) => {
+      settle = resolve
+    })
+    webhooks.on('transaction_settled', () => stuck) // ignores its signal
+    expect(await gauge('payhooks.handlers.hung')).toBe(0)
+    await deliverSettled(webhooks, 'txn_hung')
+    for (let i = 0; i < 200 && webhooks.stats().hung.count === 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+    expect(await gauge('payhooks.handlers.hung')).toBe(1)
+    expect(await gauge('payhooks.deliveries.in_flight')).toBe(1)
+    const timeouts = await counterPoints('payhooks.handler.timeouts')
+    expect(timeouts).toEqual([{ attributes: { 'payhooks.event.type': 'transaction_settled' }, value: 1 }])
+    settle()
+    for (let i = 0; i < 200 && webhooks.stats().hung.count > 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+    expect(await gauge('payhooks.handlers.hung')).toBe(0)
+    await webhooks.close()
+
+    async function counterPoints(name: string) {
+      const { exporter, reader } = last
+      return (await collectPoints(exporter, reader, name)).map(({ attributes, value }) => ({ attributes, value }))
+    }
   })
 })
 

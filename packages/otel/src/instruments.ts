@@ -14,6 +14,7 @@ export interface Instruments {
   readonly secretVerified: Counter
   readonly answerDuration: Histogram
   readonly eventAge: Histogram
+  readonly handlerTimeouts: Counter
   readonly leaseRenewals: Counter
 }
 
@@ -84,6 +85,11 @@ export function instrumentsOf(meter: Meter): Instruments {
       description: 'Time from the first byte of a delivery (the receive call) to its answer, by outcome and status.',
       unit: 's',
       advice,
+    }),
+    handlerTimeouts: meter.createCounter('payhooks.handler.timeouts', {
+      description:
+        'Runs whose handlers overran maxRunMs (HandlerTimeoutError), by payhooks.event.type: their signal was aborted and they count as hung until they settle.',
+      unit: '{run}',
     }),
     leaseRenewals: meter.createCounter('payhooks.lease.renewals', {
       description:

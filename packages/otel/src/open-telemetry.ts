@@ -126,6 +126,12 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): Telemetry {
         currentMeters().conflicts.add(1, attributes)
         return
       }
+      if (error.code === 'handler_timeout') {
+        const attributes: Attributes = {}
+        if (error.eventType !== undefined) attributes['payhooks.event.type'] = error.eventType
+        currentMeters().handlerTimeouts.add(1, attributes)
+        return
+      }
       if (error.code !== 'store_unavailable') return
       const operation = (error as { operation?: unknown }).operation
       const attributes: Attributes = {
@@ -149,6 +155,13 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): Telemetry {
           unit: '{delivery}',
         })
         .addCallback((result) => result.observe(gauges.waiting()))
+      meter
+        .createObservableGauge('payhooks.handlers.hung', {
+          description:
+            'Runs whose handlers overran maxRunMs and still run, each holding its event, ordering key and slot: alert on any, restart once they hold every slot.',
+          unit: '{run}',
+        })
+        .addCallback((result) => result.observe(gauges.hung()))
       const { heldKeys, parkedLetters, healthChecks } = gauges
       if (healthChecks) {
         meter

@@ -27,6 +27,7 @@ interface Instance {
   latency: { count: number; p50Ms: number | null; p99Ms: number | null }
   inFlight: number
   waiting: number
+  hung: { count: number; oldest: { eventId: string; eventType: string; since: string } | null } | null
   conflicts: number
   retrying: {
     count: number
@@ -72,6 +73,7 @@ function instancePanel(instance: Instance | null): HTMLElement {
       card(ms(instance.latency.p99Ms), 'answer latency p99 (this instance)'),
       card(String(instance.inFlight), 'in flight now (this instance)'),
       card(String(instance.waiting), 'waiting for a slot (this instance)'),
+      ...(instance.hung ? [card(String(instance.hung.count), hungLabel(instance.hung.oldest))] : []),
       card(String(instance.conflicts), 'conflicts (this instance)'),
     ),
     bars(instance.perMinute, (index) => `${60 - index} min ago`, 'per-minute'),
@@ -176,4 +178,10 @@ export async function showOverview(view: HTMLElement): Promise<void> {
             : el('p', { class: 'note' }, 'This receiver has no health() (a newer @payhooks/core has).'),
         ),
   )
+}
+
+/** The hung figure's label: the oldest hung run's event and since when, when there is one. */
+function hungLabel(oldest: { eventId: string; eventType: string; since: string } | null): string {
+  const base = 'handlers hung past maxRunMs (this instance)'
+  return oldest ? `${base}; oldest ${oldest.eventType} ${oldest.eventId} since ${oldest.since}` : base
 }

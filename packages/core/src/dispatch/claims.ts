@@ -1,3 +1,4 @@
+import type { HungRuns } from '../stats/types.js'
 import type { LazyAbortController } from './lazy-abort.js'
 
 /** A dispatch that holds an event's claim while its handlers run. */
@@ -7,13 +8,6 @@ export interface Run {
   readonly token: string
   /** Aborts the handlers' `context.signal`. */
   readonly controller: LazyAbortController
-}
-
-/** The runs of this process whose handlers overran `maxRunMs` and still run, for stats, health and telemetry. */
-export interface HungRuns {
-  readonly count: number
-  /** The longest hung: its event, and since when it counts as hung (`maxRunMs` after its claim). */
-  readonly oldest: { readonly eventId: string; readonly eventType: string; readonly since: Date } | null
 }
 
 /**

@@ -46,7 +46,7 @@ async function sourceChecks(source: Source, signal: AbortSignal, timeoutMs: numb
   }
 }
 
-/** The receiver's own checks: closing, and whether every event slot is taken with deliveries waiting. */
+/** The receiver's own checks: closing, whether every event slot is taken with deliveries waiting, hung runs. */
 function ownChecks(engine: Engine): HealthCheck[] {
   const checks: HealthCheck[] = [
     engine.closing
@@ -69,7 +69,30 @@ function ownChecks(engine: Engine): HealthCheck[] {
     if (saturated) check.fix = 'raise maxConcurrentEvents (and the store pool behind it), or add instances'
     checks.push(check)
   }
+  const hung = hungCheck(engine)
+  if (hung) checks.push(hung)
   return checks
+}
+
+/**
+ * Runs hung past `maxRunMs`, while there are some (as `draining`): a warning, an error once they hold every event
+ * slot (the instance can only answer 503 `busy`: the balancer should take it out, a liveness probe restart it).
+ */
+function hungCheck(engine: Engine): HealthCheck | undefined {
+  const { count, oldest } = engine.claims.hung()
+  if (oldest === null) return undefined
+  const max = engine.slots?.usage().max
+  const full = max !== undefined && count >= max
+  const slots = max === undefined ? '' : ` of ${max} event slots`
+  return {
+    name: 'hung_handlers',
+    ok: false,
+    severity: full ? 'error' : 'warning',
+    detail: `${count}${slots} held by handlers hung past maxRunMs; the oldest, ${oldest.eventType} ${oldest.eventId}, since ${oldest.since.toISOString()}`,
+    fix: full
+      ? 'restart this instance (its hung events run again once their leases end); find the call that ignores context.signal'
+      : 'find the call that ignores context.signal (a fetch or query without it) and pass the signal on',
+  }
 }
 
 /** The stores' checks, each bounded by `timeoutMs`: resolves, never rejects. */

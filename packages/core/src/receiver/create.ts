@@ -100,6 +100,7 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
   const gauges = {
     inFlight: () => engine.claims.running - (engine.slots?.usage().waiting ?? 0),
     waiting: () => engine.slots?.usage().waiting ?? 0,
+    hung: () => engine.claims.hung(),
   }
 
   const health = sharedHealth(engine)

@@ -33,6 +33,7 @@ export function gaugesOf(
   return {
     inFlight: () => engine.claims.running - (engine.slots?.usage().waiting ?? 0),
     waiting: () => engine.slots?.usage().waiting ?? 0,
+    hung: () => engine.claims.hungCount,
     heldKeys: () =>
       bounded(async () => (await listHeldKeys(store, { limit: MAX_HELD_KEYS, timeoutMs: GAUGE_TIMEOUT_MS }))?.length),
     ...(count ? { parkedLetters: () => bounded(() => count({ status: 'parked' })) } : {}),

@@ -2,6 +2,8 @@ export { type Answered, type Gauges, Stats } from './stats.js'
 export type {
   AnswerLatency,
   DeliveryCounts,
+  HungRun,
+  HungRuns,
   ReceiverStats,
   RefusedRequests,
   RetryingEvent,

@@ -1,8 +1,10 @@
 import { parseCreatedAt, signedEventTime } from '../time.js'
 import type { RetryingEvent, RetryingEvents } from './types.js'
 
-/** The most events kept; past it, the one first seen longest ago is forgotten. */
+/** The most events kept in detail; past it, the one first seen longest ago loses its detail (still counted). */
 export const MAX_RETRYING = 1000
+/** The most events counted (an id and a time each, about 100 bytes); past it, the one first seen longest ago. */
+export const MAX_RETRYING_COUNTED = 1_000_000
 /** The service stops retrying an event 72 hours after it was created: one not seen for longer is dropped. */
 const GIVEN_UP_MS = 73 * 3_600_000
 
@@ -20,13 +22,20 @@ interface Entry {
 }
 
 /**
- * The events this process answered non-2XX and not 2XX since, by event id. A Map keeps insertion order, which is
- * first-seen order: the oldest-seen is the first key.
+ * The events this process answered non-2XX and not 2XX since, by event id: every one counted in `ids` (with when
+ * last seen), the last {@link MAX_RETRYING} first seen kept in detail in `entries`. A Map keeps insertion order,
+ * which is first-seen order: the oldest-seen is the first key.
  */
 export class Retrying {
   readonly entries = new Map<string, Entry>()
+  /** Every event counted, with when it was last answered non-2XX. */
+  readonly ids = new Map<string, number>()
 
   failed(event: { event_id: string; event_type: string }, outcome: string, status: number, now: number): void {
+    if (!this.ids.has(event.event_id) && this.ids.size >= MAX_RETRYING_COUNTED) {
+      this.ids.delete(this.ids.keys().next().value as string)
+    }
+    this.ids.set(event.event_id, now)
     const known = this.entries.get(event.event_id)
     if (known) {
       known.attempts++
@@ -51,7 +60,7 @@ export class Retrying {
   }
 
   handled(eventId: string): void {
-    this.entries.delete(eventId)
+    if (this.ids.delete(eventId)) this.entries.delete(eventId)
   }
 
   /** The tracked count and the entry with the oldest `created_at` (by first seen when it has none). */
@@ -61,6 +70,7 @@ export class Retrying {
     for (const entry of this.entries.values()) {
       if (entry.lastSeen < now - GIVEN_UP_MS) {
         this.entries.delete(entry.eventId)
+        this.ids.delete(entry.eventId)
         continue
       }
       const at = Number.isNaN(entry.createdMs) ? entry.firstSeen : entry.createdMs
@@ -69,7 +79,10 @@ export class Retrying {
         oldestAt = at
       }
     }
-    return { count: this.entries.size, oldest: oldest ? view(oldest) : null }
+    if (this.ids.size > this.entries.size) {
+      for (const [eventId, lastSeen] of this.ids) if (lastSeen < now - GIVEN_UP_MS) this.ids.delete(eventId)
+    }
+    return { count: this.ids.size, oldest: oldest ? view(oldest) : null }
   }
 }
 

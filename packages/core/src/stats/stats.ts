@@ -4,7 +4,7 @@ import { BUCKETS, bucketOf, quantile } from './latency.js'
 import { Retrying } from './retrying.js'
 import { clearSlots, periodOf, sumSlots } from './ring.js'
 import { SecretCounts } from './secrets.js'
-import type { ReceiverStats } from './types.js'
+import type { HungRuns, ReceiverStats } from './types.js'
 
 const MINUTE = 60_000
 const MINUTES = 60
@@ -25,6 +25,7 @@ export interface Answered {
 export interface Gauges {
   inFlight(): number
   waiting(): number
+  hung(): HungRuns
 }
 
 /**
@@ -66,7 +67,7 @@ export class Stats {
     if (delivery.verifiedWith) this.secrets.verified(delivery.verifiedWith, now)
     const event = delivery.event
     if (status < 300) {
-      if (event && this.retrying.entries.size > 0) this.retrying.handled(event.event_id)
+      if (event && this.retrying.ids.size > 0) this.retrying.handled(event.event_id)
       return
     }
     // A schema mismatch carries the event it refused.
@@ -106,6 +107,7 @@ export class Stats {
       deliveries: { from: new Date((minute - MINUTES + 1) * MINUTE), perMinute, total },
       latency: { count, p50Ms: quantile(sums, count, 0.5), p99Ms: quantile(sums, count, 0.99) },
       inFlight: gauges.inFlight(),
+      hung: gauges.hung(),
       waiting: gauges.waiting(),
       conflicts: this.conflicts.reduce((sum, n) => sum + n, 0),
       refused: { count: missingSignature + invalidSignature, missingSignature, invalidSignature },

@@ -12,8 +12,10 @@ export interface ReceiverStats {
   readonly deliveries: DeliveryCounts
   /** How long answers took over the last 60 minutes, from the request's first byte (as the deadline counts it). */
   readonly latency: AnswerLatency
-  /** Deliveries and dispatches running now (holding an event slot, or running without a limit). */
+  /** Deliveries and dispatches running now (holding an event slot, or running without a limit), hung runs included. */
   readonly inFlight: number
+  /** Runs whose handlers overran `maxRunMs` and still run, holding their event, key and slot (`hung_handlers`). */
+  readonly hung: HungRuns
   /** Deliveries and dispatches waiting for an event slot (`maxConcurrentEvents`) now. */
   readonly waiting: number
   /** Copies of an event received with other bytes (`EventConflictError`) in the last 60 minutes. */
@@ -68,9 +70,28 @@ export interface AnswerLatency {
   readonly p99Ms: number | null
 }
 
+/** Runs of this process whose handlers overran `maxRunMs` (their signal aborted) and have not settled. */
+export interface HungRuns {
+  /** How many there are now. */
+  readonly count: number
+  /** The longest hung: its event, and since when it counts as hung (`maxRunMs` after its claim); null with none. */
+  readonly oldest: HungRun | null
+}
+
+/** A run hung past `maxRunMs`. */
+export interface HungRun {
+  readonly eventId: string
+  readonly eventType: string
+  /** When it overran `maxRunMs`. */
+  readonly since: Date
+}
+
 /** The events the service is retrying, as far as this process saw. */
 export interface RetryingEvents {
-  /** How many it tracks (at most 1,000: past that, the one first seen longest ago is forgotten). */
+  /**
+   * How many there are: the true count (up to 1,000,000), though only the last 1,000 first seen are kept in
+   * detail for {@link RetryingEvents.oldest}.
+   */
   readonly count: number
   /** The one with the oldest `created_at` (the first to run out of the service's 72 hours), or null. */
   readonly oldest: RetryingEvent | null
