@@ -166,6 +166,40 @@ describe('postgresDeadLetterStore: table', () => {
     ).rejects.toThrow(/column "event_type" does not exist/)
   })
 
+  it("builds migration 008's indexes on an earlier release's table in the background: init() and parking never wait behind the build", async () => {
+    const schema = await freshSchema()
+    await runMigration(admin, schema, '002_payhooks_dead_letters.sql')
+    await runMigration(admin, schema, '003_payhooks_dead_letters_stale_event.sql')
+    const table = `${schema}.payhooks_dead_letters`
+    // A write transaction left open (a long import, a slow handler's transaction): a plain CREATE INDEX waits for
+    // it, and every park queues behind that wait.
+    const writer = await admin.connect()
+    const store = postgresDeadLetterStore(newPool(), { table, sweepIntervalMs: 0 })
+    try {
+      await writer.query('BEGIN')
+      await writer.query(`INSERT INTO ${table} (event_id, event_type, body, headers, code, reason, first_parked_at, parked_at, park_count, status)
+        VALUES ('evt_open', 'transaction_settled', '\\x7b7d', '{}', 'schema_mismatch', 'r', now(), now(), 1, 'parked')`)
+      const within = <T>(promise: Promise<T>, what: string) =>
+        Promise.race([
+          promise,
+          new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what} waited 3 s`)), 3000)),
+        ])
+      await within(store.init(), 'init()')
+      await within(store.park(parked('evt_during_build')), 'a park')
+      expect(await store.count?.()).toBe(1)
+      await writer.query('COMMIT')
+      await expect
+        .poll(async () => (await shapeOf(schema, 'payhooks_dead_letters')).indexes.map(({ name }) => name).sort(), {
+          timeout: 15_000,
+        })
+        .toEqual(['<table>_code_idx', '<table>_list_idx', '<table>_pkey', '<table>_type_idx'])
+    } finally {
+      await writer.query('ROLLBACK').catch(() => {})
+      writer.release()
+      store.shutdown?.()
+    }
+  })
+
   it('creates the table once when many instances start together', async () => {
     const table = tableName()
     const pool = newPool(8)

@@ -10,6 +10,7 @@ import {
 } from './dead-letter-sql.js'
 import { postgresHealth } from './health.js'
 import { createOnce, startSweeper } from './maintenance.js'
+import { buildIndexConcurrently, relationExists, retryInBackground } from './schema-change.js'
 import { checkTable } from './sql.js'
 import type { PostgresDeadLetterStore, PostgresDeadLetterStoreOptions } from './types.js'
 
@@ -74,6 +75,7 @@ export function postgresDeadLetterStore(
   const logger = options.logger ?? console
   const sql = deadLetterStatements(table)
   let sweeper: { stop(): void } | undefined
+  let indexer: { stop(): void } | undefined
 
   const sweep = async () => (await pool.query(sql.sweep, [replayedRetentionMs])).rowCount ?? 0
 
@@ -82,13 +84,31 @@ export function postgresDeadLetterStore(
     keysetPaging: true,
 
     async init() {
-      if (createTable)
+      if (createTable && !(await relationExists(pool, table))) {
+        // A new table, created with its indexes (empty, so built at once); instances starting together take turns.
         await createOnce(
           pool,
           table,
           `${createDeadLetterTableSql(table)};\n${widenDeadLetterCodeSql(table)};\n${createDeadLetterCountIndexesSql(table)}`,
         )
-      else await pool.query(sql.probe)
+      } else if (createTable) {
+        // A table of an earlier release: widened only when it must be, and migration 008's indexes built CONCURRENTLY
+        // in the background, so neither init() nor a park waits behind a build over a large table or behind an open
+        // transaction (counts and pages read the table meanwhile).
+        await createOnce(pool, table, widenDeadLetterCodeSql(table))
+        indexer ??= retryInBackground(
+          async () => {
+            for (const statement of createDeadLetterCountIndexesSql(table).split(';\n')) {
+              await buildIndexConcurrently(pool, table, statement)
+            }
+          },
+          {
+            what: `migration 008 (sql/008_payhooks_dead_letters_counts.sql) on ${table}`,
+            meanwhile: 'dead-letter counts and pages read the table without their indexes',
+            logger,
+          },
+        )
+      } else await pool.query(sql.probe)
       if (sweepIntervalMs > 0 && sweeper === undefined) {
         sweeper = startSweeper(sweep, sweepIntervalMs, logger, `${where}: sweep of ${table}`)
       }
@@ -148,6 +168,8 @@ export function postgresDeadLetterStore(
     shutdown() {
       sweeper?.stop()
       sweeper = undefined
+      indexer?.stop()
+      indexer = undefined
     },
   }
 }

@@ -3,7 +3,7 @@ import type { Pool } from 'pg'
 import { createDeadLetterCountIndexesSql, createDeadLetterTableSql, widenDeadLetterCodeSql } from './dead-letter-sql.js'
 import { createFenceTableSql, fenceTableOf, fenceTokenColumnSql, heldKeysSql } from './fence-sql.js'
 import type { Logger } from './maintenance.js'
-import { alterWithin, buildIndexConcurrently, LockWaitError } from './schema-change.js'
+import { alterWithin, buildIndexConcurrently, relationExists as exists, LockWaitError } from './schema-change.js'
 import { bodyDigestColumnSql, checkTable, createTableSql } from './sql.js'
 
 /**
@@ -135,10 +135,6 @@ export interface MigrateOptions {
 export interface MigrateResult {
   applied: string[]
 }
-
-const exists = async (pool: Pool, relation: string) =>
-  (await pool.query<{ found: string | null }>('SELECT to_regclass($1)::text AS found', [relation])).rows[0]?.found !=
-  null
 
 async function hasColumn(pool: Pool, relation: string, column: string): Promise<boolean> {
   const { rows } = await pool.query(

@@ -59,6 +59,11 @@ export async function alterWithin(
   }
 }
 
+/** Whether `relation` (a table or index, schema-qualified or not) exists. */
+export const relationExists = async (pool: Pool, relation: string) =>
+  (await pool.query<{ found: string | null }>('SELECT to_regclass($1)::text AS found', [relation])).rows[0]?.found !=
+  null
+
 /**
  * Builds the index of `statement` (a `CREATE INDEX IF NOT EXISTS <name> ON <table> ...`) with `CONCURRENTLY`, outside
  * any transaction, so writes go on while it is built; a leftover INVALID index of that name (an interrupted
