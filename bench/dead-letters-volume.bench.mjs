@@ -69,7 +69,7 @@ async function replayAll(name, store) {
   const outcomes = await webhooks.deadLetters.replayAll({})
   const seconds = (Date.now() - started) / 1000
   console.log(
-    `  replayAll, ${HANDLER_MS} ms handlers, default concurrency: ${outcomes.length} letters in ${seconds.toFixed(1)} s (${Math.round(outcomes.length / seconds)}/s); report ${JSON.stringify(outcomes.report)}`,
+    `  ${name}: replayAll, ${HANDLER_MS} ms handlers, default concurrency: ${outcomes.length} letters in ${seconds.toFixed(1)} s (${Math.round(outcomes.length / seconds)}/s); report ${JSON.stringify(outcomes.report)}`,
   )
   await webhooks.close()
 }
