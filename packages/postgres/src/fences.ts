@@ -8,7 +8,7 @@ import {
   heldKeysSql,
 } from './fence-sql.js'
 import { createOnce, type Logger } from './maintenance.js'
-import { alterWithin, buildIndexConcurrently, retryInBackground } from './schema-change.js'
+import { alterWithin, buildIndexConcurrently, relationExists, retryInBackground } from './schema-change.js'
 import { quoteTable } from './sql.js'
 
 interface MarkRow {
@@ -48,8 +48,9 @@ export interface FirstUse {
 
 /**
  * The fence table, created when `createTable`, with the fence_token column (added, or asked for when missing): whether
- * it has the holder columns of migration 007. Without them (and with `createTable`), `migrate007` is started in the
- * background and the store works without them meanwhile, as on a table where 007 is not applied.
+ * it has the holder columns of migration 007. A table made by this call gets them at once; an earlier release's table
+ * without them (and with `createTable`) has `migrate007` started in the background, the store working without them
+ * meanwhile, as on a table where 007 is not applied.
  */
 async function prepareTable(
   pool: Pool,
@@ -59,6 +60,7 @@ async function prepareTable(
   firstUse: FirstUse,
   migrate007: () => void,
 ): Promise<boolean> {
+  const fresh = createTable && !(await relationExists(pool, fenceTable))
   if (createTable) await createOnce(pool, fenceTable, createFenceTableSql(table))
   // Checked before altering: ALTER TABLE locks the table, waiting on the other instances' transactions.
   if (!(await hasColumns(pool, fenceTable, 'fence_token'))) {
@@ -70,6 +72,11 @@ async function prepareTable(
     await alterWithin(pool, '006', fenceTable, fenceTokenColumnSql(table), firstUse.lockTimeoutMs)
   }
   if (await hasColumns(pool, fenceTable, HOLDER_COLUMNS)) return true
+  if (fresh) {
+    // A table made just now: 007 at once (it is empty, nothing waits), so its first claims are listed by heldKeys().
+    await applyHeldKeys(pool, table, fenceTable, firstUse.lockTimeoutMs)
+    return true
+  }
   if (createTable) migrate007()
   return false
 }
