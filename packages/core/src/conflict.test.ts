@@ -134,7 +134,8 @@ describe('createWebhooks: a copy of a handled event with other bytes', () => {
       inProgress: false,
     })
     // Only digests: nothing of either body (the amounts, the merchant) reaches the report.
-    expect(conflict.message).not.toMatch(/999|100|merchant/)
+    // (The digests themselves are hex and may hold "999" or "100": they are left out of that check.)
+    expect(conflict.message.replace(/sha256 [0-9a-f]+/g, 'sha256 …')).not.toMatch(/999|100|merchant/)
     expect(conflict.message).toContain(sha(second))
   })
 
