@@ -74,6 +74,19 @@ async function open(path: string): Promise<{ page: Page; errors: string[] }> {
   return { page, errors }
 }
 
+/** The home page with `query` typed into the local search: its results, and their links in order. */
+async function search(query: string) {
+  const { page, errors } = await open('/')
+  await page.locator('.VPNavBar').getByRole('button', { name: 'Search' }).click()
+  const input = page.locator('.VPLocalSearchBox input')
+  await input.waitFor(WAIT)
+  await input.fill(query)
+  const results = page.locator('.VPLocalSearchBox .results a')
+  await expect.poll(() => results.count(), WAIT).toBeGreaterThan(0)
+  const hrefs = await results.evaluateAll((links) => links.map((link) => link.getAttribute('href') ?? ''))
+  return { page, errors, results, hrefs }
+}
+
 async function shot(page: Page, name: string): Promise<void> {
   if (SHOTS) await page.screenshot({ path: join(SHOTS, `docs-${name}.png`) })
 }
@@ -157,14 +170,7 @@ describe('documentation site', () => {
   it('the search ranks the guides above the API reference: "rotate secret" finds a guide first', {
     timeout: SLOW,
   }, async () => {
-    const { page, errors } = await open('/')
-    await page.locator('.VPNavBar').getByRole('button', { name: 'Search' }).click()
-    const input = page.locator('.VPLocalSearchBox input')
-    await input.waitFor(WAIT)
-    await input.fill('rotate secret')
-    const results = page.locator('.VPLocalSearchBox .results a')
-    await expect.poll(() => results.count(), WAIT).toBeGreaterThan(0)
-    const hrefs = await results.evaluateAll((links) => links.map((link) => link.getAttribute('href') ?? ''))
+    const { page, errors, hrefs } = await search('rotate secret')
     expect(hrefs[0]).toMatch(/^\/guide\//)
     expect(errors).toEqual([])
     await page.close()
@@ -190,14 +196,7 @@ describe('documentation site', () => {
   it('the search finds maxEventAgeMs, and its result opens the API page of @payhooks/core', {
     timeout: SLOW,
   }, async () => {
-    const { page, errors } = await open('/')
-    await page.locator('.VPNavBar').getByRole('button', { name: 'Search' }).click()
-    const input = page.locator('.VPLocalSearchBox input')
-    await input.waitFor(WAIT)
-    await input.fill('maxEventAgeMs')
-    const results = page.locator('.VPLocalSearchBox .results a')
-    await expect.poll(() => results.count(), WAIT).toBeGreaterThan(0)
-    const hrefs = await results.evaluateAll((links) => links.map((link) => link.getAttribute('href') ?? ''))
+    const { page, errors, results, hrefs } = await search('maxEventAgeMs')
     // The first result is WebhooksOptions' entry, on the API page of @payhooks/core.
     expect(hrefs[0]).toMatch(/^\/api\/core\/#maxeventagems/)
     await shot(page, 'search')
