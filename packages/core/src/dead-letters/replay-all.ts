@@ -163,7 +163,9 @@ function runsOf(store: DeadLetterStore): Map<string, Run> {
   }
   const now = Date.now()
   for (const [id, run] of runs) {
-    if (run.active === 0 && (run.exhausted || now - run.lastUsed > RUN_IDLE_MS)) runs.delete(id)
+    // A finished run is kept as long as an idle one: a console whose cursor was answered before the other console
+    // ended the walk gets the run's final report with it, not a stale refusal.
+    if (run.active === 0 && now - run.lastUsed > RUN_IDLE_MS) runs.delete(id)
   }
   return runs
 }
@@ -179,6 +181,7 @@ async function startRun(store: DeadLetterStore, filter: DeadLetterFilter, expect
       runs.delete(run.id)
       continue
     }
+    if (run.exhausted && run.active === 0) continue // over: kept for its late cursors only
     if (run.key === wanted && !run.exhausted) {
       // Joined: the count confirmed is the run's, taken when it started. A run paused between batches whose count
       // is not the one confirmed (its console stopped, letters changed since) gives way to a new run instead.
