@@ -35,18 +35,41 @@ export async function createOnce(pool: Pool, table: string, ddl: string): Promis
 
 export type Logger = { warn?(message: string): void; error(message: string): void }
 
-/** An unref'd timer running `sweep` every `intervalMs`, a failure logged as one line; `stop()` clears it. */
+/**
+ * Runs `batch` (one statement, its own short transaction, deleting at most `size` rows) until it deletes fewer than
+ * `size`: a sweep over millions of rows never holds its locks for longer than one batch. Resolves how many.
+ */
+export async function inBatches(batch: (size: number) => Promise<number>, size: number): Promise<number> {
+  let total = 0
+  for (;;) {
+    const deleted = await batch(size)
+    total += deleted
+    if (deleted < size) return total
+  }
+}
+
+/**
+ * An unref'd timer running `sweep` every `intervalMs` (a tick while the last run goes on is skipped), a failure
+ * logged as one line; `stop()` clears it.
+ */
 export function startSweeper(
   sweep: () => Promise<unknown>,
   intervalMs: number,
   logger: Logger,
   what: string,
 ): { stop(): void } {
+  let running = false
   const timer = setInterval(() => {
-    sweep().catch((error: unknown) => {
-      const detail = error instanceof Error ? error.message : String(error)
-      ;(logger.warn ?? logger.error).call(logger, `[payhooks] ${what} failed: ${detail.split('\n')[0]}`)
-    })
+    if (running) return
+    running = true
+    sweep()
+      .catch((error: unknown) => {
+        const detail = error instanceof Error ? error.message : String(error)
+        ;(logger.warn ?? logger.error).call(logger, `[payhooks] ${what} failed: ${detail.split('\n')[0]}`)
+      })
+      .finally(() => {
+        running = false
+      })
   }, intervalMs)
   timer.unref()
   return { stop: () => clearInterval(timer) }
