@@ -95,7 +95,10 @@ async function measure(name, table, sweep) {
       `  ${statements.length} batches of ${SWEEP_BATCH}: median ${ms(quantile(statements, 0.5))}, p99 ${ms(quantile(statements, 0.99))}`,
     )
   }
-  console.log(`  longest statement (longest lock held): ${ms(Math.max(...statements))}`)
+  const longest = Math.max(...statements)
+  console.log(
+    `  longest statement (longest lock held): ${ms(longest)}${statements.length > 1 ? ` (batch ${statements.indexOf(longest) + 1}; first three ${statements.slice(0, 3).map(ms).join(', ')})` : ''}`,
+  )
   console.log(
     `  claimer before: p50 ${ms(quantile(idle, 0.5))}, p99 ${ms(quantile(idle, 0.99))}, max ${ms(Math.max(...idle))} (${idle.length} claims)`,
   )
@@ -130,7 +133,7 @@ await measure(`store.sweep(), batches of ${SWEEP_BATCH}`, batched, async (store,
     try {
       return await query(...args)
     } finally {
-      if (String(args[0]).startsWith('DELETE')) statements.push(performance.now() - started)
+      if (String(args[0]).startsWith('WITH gone AS (DELETE')) statements.push(performance.now() - started)
     }
   }
   const deleted = await store.sweep()

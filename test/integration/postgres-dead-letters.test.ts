@@ -469,7 +469,7 @@ describe('postgresDeadLetterStore: retention', () => {
     // In batches of one, each its own statement, by the sweep index.
     const sent = vi.spyOn(pool, 'query')
     expect(await store.sweep()).toBe(2)
-    const batches = sent.mock.calls.filter(([text]) => String(text).startsWith('DELETE'))
+    const batches = sent.mock.calls.filter(([text]) => String(text).startsWith('WITH gone AS (DELETE'))
     sent.mockRestore()
     expect(batches).toHaveLength(3)
     const client = await admin.connect()

@@ -220,7 +220,7 @@ describe('postgresStore: table and retention', () => {
     )
     const sent = vi.spyOn(pool, 'query')
     expect(await store.sweep()).toBe(2)
-    const batches = sent.mock.calls.filter(([text]) => String(text).startsWith('DELETE'))
+    const batches = sent.mock.calls.filter(([text]) => String(text).startsWith('WITH gone AS (DELETE'))
     sent.mockRestore()
     expect(batches).toHaveLength(3) // 1, 1, then none left
     const client = await admin.connect()

@@ -1,5 +1,6 @@
 import type { DeadLetterCode, DeadLetterFilter, NormalizedDeadLetterQuery } from '@payhooks/core'
 import { countedSql } from './dead-letter-counts.js'
+import { batchSql } from './maintenance.js'
 import { checkTable, listIndexName, quoteTable } from './sql.js'
 
 // Every statement of the dead-letter store, for one table. The times are the receiver's (`parkedAt`, `replayedAt`
@@ -119,7 +120,7 @@ export interface DeadLetterStatements {
   /** $1 event id, $2 replayed at: one row when there was a letter. */
   markReplayed: string
   remove: string
-  /** $1 retention ms, $2 batch: deletes at most a batch of the oldest replayed letters past it. */
+  /** $1 batch, $2 from, $3 retention ms: deletes at most a batch of the oldest replayed letters past it (`batchSql`). */
   sweep: string
   /** The list query and its parameters. */
   list(query: NormalizedDeadLetterQuery): { text: string; values: unknown[] }
@@ -169,9 +170,11 @@ RETURNING ${COLUMNS}`,
     markReplayed: `UPDATE ${t} SET status = 'replayed', replayed_at = $2 WHERE event_id = $1`,
     remove: `DELETE FROM ${t} WHERE event_id = $1`,
     // By the sweep index, oldest first; letters another statement holds are skipped, not waited for.
-    sweep: `DELETE FROM ${t} WHERE ctid = ANY(ARRAY(SELECT ctid FROM ${t}
-WHERE status = 'replayed' AND replayed_at < clock_timestamp() - $1::float8 * interval '1 millisecond'
-ORDER BY replayed_at LIMIT $2 FOR UPDATE SKIP LOCKED))`,
+    sweep: batchSql(
+      t,
+      'replayed_at',
+      "status = 'replayed' AND replayed_at < clock_timestamp() - $3::float8 * interval '1 millisecond'",
+    ),
     list(query) {
       const values: unknown[] = []
       const filter = filterOf(query, values)

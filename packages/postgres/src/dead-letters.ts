@@ -83,8 +83,7 @@ export function postgresDeadLetterStore(
   /** Whether the table has migration 010's counts (filled or being filled): count() then reads them. */
   let counted = false
 
-  const sweep = () =>
-    inBatches(async (size) => (await pool.query(sql.sweep, [replayedRetentionMs, size])).rowCount ?? 0, sweepBatch)
+  const sweep = () => inBatches(pool, sql.sweep, [replayedRetentionMs], sweepBatch)
 
   /** Migrations 010 and 008 on an earlier release's table: the counts' triggers under lock_timeout, then the fill. */
   const upgrade = async () => {

@@ -1,3 +1,4 @@
+import { batchSql } from './maintenance.js'
 import { checkTable, listIndexName, quoteTable } from './sql.js'
 
 // Ordering fences (issue 24): one row per ordering key, beside the store's table. `holder` is the token of the claim
@@ -116,7 +117,7 @@ export interface FenceStatements {
   complete: string
   /** $1 event id, $2 token, $3 key. */
   release: string
-  /** $1 batch: deletes at most a batch of the fences past their keep, oldest first. */
+  /** $1 batch, $2 from: deletes at most a batch of the fences past their keep, oldest first (`batchSql`). */
   sweep: string
 }
 
@@ -157,8 +158,10 @@ UPDATE ${t} SET token = NULL, expires_at = ${later('$3')} WHERE event_id = $1 AN
 AND expires_at > clock_timestamp() AND EXISTS (SELECT 1 FROM fence)`,
     release: `WITH fence AS (UPDATE ${f} SET holder = NULL WHERE ordering_key = $3 AND holder = $2)
 DELETE FROM ${t} WHERE event_id = $1 AND token = $2`,
-    sweep: `DELETE FROM ${f} WHERE ctid = ANY(ARRAY(SELECT ctid FROM ${f}
-WHERE keep_until < clock_timestamp() AND (holder IS NULL OR held_until < clock_timestamp())
-ORDER BY keep_until LIMIT $1 FOR UPDATE SKIP LOCKED))`,
+    sweep: batchSql(
+      f,
+      'keep_until',
+      'keep_until < clock_timestamp() AND (holder IS NULL OR held_until < clock_timestamp())',
+    ),
   }
 }

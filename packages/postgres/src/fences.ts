@@ -240,7 +240,7 @@ export function postgresFences(
     /** Deletes the fences past their keep, in batches of `batch`. */
     async sweep(batch: number): Promise<number> {
       if (ready === undefined) return 0
-      return inBatches(async (size) => (await pool.query(sql.sweep, [size])).rowCount ?? 0, batch)
+      return inBatches(pool, sql.sweep, [], batch)
     },
     /** Stops the background migrations. */
     stop(): void {

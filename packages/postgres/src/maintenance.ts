@@ -1,4 +1,4 @@
-import type { Pool, PoolClient } from 'pg'
+import type { Pool, PoolClient, QueryResult } from 'pg'
 import { checkOut } from './held-client.js'
 
 const noop = () => {}
@@ -35,16 +35,38 @@ export async function createOnce(pool: Pool, table: string, ddl: string): Promis
 
 export type Logger = { warn?(message: string): void; error(message: string): void }
 
+/** What one batch of a sweep did: how many rows it deleted, and the latest expiry among them (null for none). */
+export interface Batch {
+  n: number
+  last: Date | null
+}
+
 /**
- * Runs `batch` (one statement, its own short transaction, deleting at most `size` rows) until it deletes fewer than
- * `size`: a sweep over millions of rows never holds its locks for longer than one batch. Resolves how many.
+ * A batch of a sweep of `table` by its expiry column `expiry` (indexed): one statement deleting at most `$1` rows
+ * matching `condition`, oldest first, from the expiry `$2` on (each batch starts where the last ended, so it never
+ * walks the index entries of the rows deleted before it), skipping rows another statement holds. Answers
+ * {@link Batch}'s `n` and `last`.
  */
-export async function inBatches(batch: (size: number) => Promise<number>, size: number): Promise<number> {
+export function batchSql(table: string, expiry: string, condition: string): string {
+  return `WITH gone AS (DELETE FROM ${table} WHERE ctid = ANY(ARRAY(SELECT ctid FROM ${table}
+WHERE ${condition} AND ${expiry} >= $2::timestamptz ORDER BY ${expiry} LIMIT $1 FOR UPDATE SKIP LOCKED))
+RETURNING ${expiry} AS at) SELECT count(*)::int AS n, max(at) AS last FROM gone`
+}
+
+/**
+ * Runs `batch` (one statement, its own short transaction, deleting at most `size` rows from the expiry `after` on;
+ * see {@link batchSql}) until it deletes fewer than `size`: a sweep over millions of rows never holds its locks for
+ * longer than one batch. Resolves how many.
+ */
+export async function inBatches(pool: Pool, statement: string, values: unknown[], size: number): Promise<number> {
   let total = 0
+  let after: Date | string = '-infinity'
   for (;;) {
-    const deleted = await batch(size)
-    total += deleted
-    if (deleted < size) return total
+    const result: QueryResult<Batch> = await pool.query<Batch>(statement, [size, after, ...values])
+    const { n, last }: Batch = result.rows[0] ?? { n: 0, last: null }
+    total += n
+    if (n < size || last === null) return total
+    after = last
   }
 }
 

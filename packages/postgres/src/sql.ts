@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import { check } from '@payhooks/core/validations'
+import { batchSql } from './maintenance.js'
 
 // Every statement of the store, for one table. Times are the database's own (clock_timestamp(), not now(),
 // which inside a transaction is its start), so the receivers' clocks play no part.
@@ -98,7 +99,7 @@ export interface Statements {
   complete: string
   /** $1 event id, $2 token. */
   release: string
-  /** $1 batch: deletes at most a batch of the oldest rows past their expiry. */
+  /** $1 batch, $2 from: deletes at most a batch of the oldest rows past their expiry (`batchSql`). */
   sweep: string
 }
 
@@ -126,7 +127,6 @@ ${digests ? 'body_digest' : 'NULL::text AS body_digest'} FROM ${t} WHERE event_i
 AND expires_at > clock_timestamp()`,
     release: `DELETE FROM ${t} WHERE event_id = $1 AND token = $2`,
     // By the expiry index, oldest first; a row another statement holds (a claim taking it over) is skipped.
-    sweep: `DELETE FROM ${t} WHERE ctid = ANY(ARRAY(SELECT ctid FROM ${t} WHERE expires_at < clock_timestamp()
-ORDER BY expires_at LIMIT $1 FOR UPDATE SKIP LOCKED))`,
+    sweep: batchSql(t, 'expires_at', 'expires_at < clock_timestamp()'),
   }
 }

@@ -118,8 +118,7 @@ export function postgresStore(pool: Pool, options: PostgresStoreOptions = {}): P
       : postgresFences(pool, table, fenceTable, createTable, { lockTimeoutMs, logger })
 
   const sweep = async () =>
-    (await inBatches(async (size) => (await pool.query(sql.sweep, [size])).rowCount ?? 0, sweepBatch)) +
-    ((await fences?.sweep(sweepBatch)) ?? 0)
+    (await inBatches(pool, sql.sweep, [], sweepBatch)) + ((await fences?.sweep(sweepBatch)) ?? 0)
 
   async function release(eventId: string, token: string): Promise<boolean> {
     const fenced = fences?.release(eventId, token)
