@@ -332,6 +332,35 @@ describe('createBoard', () => {
     expect(String(answer.body)).not.toContain('pw@h')
   })
 
+  it('shares one gathering of the overview between the loads of one second (three operators reloading it)', async () => {
+    const { webhooks } = await setUp()
+    let counts = 0
+    const counting = Object.assign(Object.create(webhooks), {
+      deadLetters: {
+        ...webhooks.deadLetters,
+        count: async () => {
+          counts++
+          return 4
+        },
+      },
+    })
+    const board = createBoard({ webhooks: counting, authorize: () => true })
+    vi.useFakeTimers({ toFake: ['Date'] })
+    try {
+      const loads = await Promise.all([1, 2, 3].map(() => board.handle(request({ path: '/api/overview' }))))
+      expect(loads.map((answer) => json(answer).deadLetters.parked)).toEqual([12, 12, 12])
+      expect(counts).toBe(3) // one count per code, once
+      vi.advanceTimersByTime(999)
+      await board.handle(request({ path: '/api/overview' }))
+      expect(counts).toBe(3)
+      vi.advanceTimersByTime(1)
+      await board.handle(request({ path: '/api/overview' }))
+      expect(counts).toBe(6)
+    } finally {
+      vi.useRealTimers()
+    }
+  })
+
   it('gathers each overview panel on its own: a failing or hanging store leaves health and this instance showing', async () => {
     const { webhooks } = await setUp()
     const health = async () => ({ ready: false, checks: [{ name: 'dead_letter_redis', ok: false, detail: 'down' }] })
