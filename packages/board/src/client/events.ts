@@ -143,6 +143,17 @@ function journalOff(view: HTMLElement): void {
 }
 
 const ms = (value: number) => `${value} ms`
+/** An answer's time to the millisecond: answers of one event often fall within one second. */
+const precise = (iso: string) =>
+  new Date(iso).toLocaleString(undefined, {
+    year: 'numeric',
+    month: 'short',
+    day: 'numeric',
+    hour: 'numeric',
+    minute: '2-digit',
+    second: '2-digit',
+    fractionalSecondDigits: 3,
+  })
 const secret = (answer: Answer) =>
   answer.verifiedWith.label === null
     ? `secret #${answer.verifiedWith.index}`
@@ -221,15 +232,11 @@ export async function showEvent(view: HTMLElement, session: Session, eventId: st
     replay.disabled = true
     try {
       const said = await replayLetter(eventId, session)
-      result.textContent = said.text
-      result.dataset.kind = said.kind
-      await showEvent(view, session, eventId).then(() => {
-        const fresh = document.getElementById('result')
-        if (fresh) {
-          fresh.textContent = said.text
-          fresh.dataset.kind = said.kind
-        }
-      })
+      // The timeline again, its letter's new status with it, then what the replay did.
+      await showEvent(view, session, eventId)
+      const fresh = document.getElementById('result') ?? result
+      fresh.textContent = said.text
+      fresh.dataset.kind = said.kind
     } finally {
       replay.disabled = false
     }
@@ -276,6 +283,7 @@ export async function showEvent(view: HTMLElement, session: Session, eventId: st
     return
   }
   const fact = (term: string, value: string, id?: string) => [el('dt', {}, term), el('dd', { id }, value)]
+  const handled = timeline.handledAt ? timeline.answers.find((answer) => answer.at === timeline.handledAt) : undefined
   const head = ['Answered at', 'Status', 'Outcome', 'Instance', 'Took', 'Verified with']
   view.replaceChildren(
     el('h2', {}, 'Events'),
@@ -292,7 +300,7 @@ export async function showEvent(view: HTMLElement, session: Session, eventId: st
         ...fact('Created (signed)', when(timeline.createdAt)),
         ...fact(
           'Handled',
-          timeline.handledAt ? when(timeline.handledAt) : 'not yet: no answer processed it',
+          handled ? `${when(handled.at)} by ${handled.instance}` : 'not yet: no answer processed it',
           'handled-at',
         ),
         ...fact('Answers', String(timeline.answers.length)),
@@ -309,7 +317,7 @@ export async function showEvent(view: HTMLElement, session: Session, eventId: st
             el(
               'tr',
               { 'data-outcome': answer.outcome },
-              el('td', {}, when(answer.at)),
+              el('td', {}, precise(answer.at)),
               el('td', {}, statusBadge(answer.status)),
               el('td', {}, outcomeBadge(answer.outcome)),
               el('td', { class: 'id' }, answer.instance),
