@@ -221,3 +221,19 @@ it('`payhooks migrate --postgres URL` applies what is missing (the journal table
     await admin.query(`DROP TABLE IF EXISTS ${journal}`)
   }
 })
+
+it('instances starting together on a new table take turns at its schema change: none gives up at lock_timeout', async () => {
+  const { store: table } = await tablesOfTest()
+  // A lock_timeout shorter than any ALTER: an instance waiting for its turn behind another's change must not count
+  // that wait against it (it did, and under load a fleet's init() failed with LockWaitError on migration 004).
+  const fleet = Array.from({ length: 6 }, () =>
+    postgresStore(newPool(), { table, migrationLockTimeoutMs: 1, sweepIntervalMs: 0 }),
+  )
+  const results = await Promise.allSettled(fleet.map((store) => store.init?.()))
+  expect(results.filter((result) => result.status === 'rejected')).toEqual([])
+  const { rows } = await admin.query(
+    `SELECT 1 FROM information_schema.columns WHERE table_name = $1 AND column_name = 'body_digest'`,
+    [table],
+  )
+  expect(rows).toHaveLength(1)
+})
