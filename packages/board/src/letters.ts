@@ -60,7 +60,7 @@ export function whole(letter: DeadLetter) {
 
 export class BadQuery extends Error {}
 
-function date(value: string | null, name: string): Date | undefined {
+export function date(value: string | null, name: string): Date | undefined {
   if (value === null || value === '') return undefined
   const parsed = new Date(value)
   if (Number.isNaN(parsed.getTime())) throw new BadQuery(`${name} must be a date`)
