@@ -167,7 +167,8 @@ async function liveLoad(port, seconds) {
             headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signature },
           }),
         )
-        .then(([status, , took]) => (status === 200 ? latencies.push(took) : failures.push(status))),
+        .then(([status, , took]) => (status === 200 ? latencies.push(took) : failures.push(status)))
+        .catch((error) => failures.push(error.code)),
     )
   }
   await Promise.all(waits)
@@ -325,6 +326,8 @@ function serveApp() {
     if (serveBoard(req, res)) return
     res.writeHead(404).end()
   })
+  // Longer than the bench's pauses, so no kept-alive socket is closed under a request.
+  server.keepAliveTimeout = 60_000
   server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }))
   process.on('disconnect', () => process.exit(0))
 }
