@@ -173,7 +173,7 @@ RETURNING ${COLUMNS}`,
     sweep: batchSql(
       t,
       'replayed_at',
-      "status = 'replayed' AND replayed_at < clock_timestamp() - $3::float8 * interval '1 millisecond'",
+      "status = 'replayed' AND replayed_at < statement_timestamp() - $3::float8 * interval '1 millisecond'",
     ),
     list(query) {
       const values: unknown[] = []

@@ -161,7 +161,7 @@ DELETE FROM ${t} WHERE event_id = $1 AND token = $2`,
     sweep: batchSql(
       f,
       'keep_until',
-      'keep_until < clock_timestamp() AND (holder IS NULL OR held_until < clock_timestamp())',
+      'keep_until < statement_timestamp() AND (holder IS NULL OR held_until < statement_timestamp())',
     ),
   }
 }

@@ -45,7 +45,9 @@ export interface Batch {
  * A batch of a sweep of `table` by its expiry column `expiry` (indexed): one statement deleting at most `$1` rows
  * matching `condition`, oldest first, from the expiry `$2` on (each batch starts where the last ended, so it never
  * walks the index entries of the rows deleted before it), skipping rows another statement holds. Answers
- * {@link Batch}'s `n` and `last`.
+ * {@link Batch}'s `n` and `last`. `condition` bounds the expiry by `statement_timestamp()`, not `clock_timestamp()`:
+ * a stable bound ends the index scan there, where a volatile one is a filter read on every row after it (the last
+ * batch then walked every live row's index entry).
  */
 export function batchSql(table: string, expiry: string, condition: string): string {
   return `WITH gone AS (DELETE FROM ${table} WHERE ctid = ANY(ARRAY(SELECT ctid FROM ${table}

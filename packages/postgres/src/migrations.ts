@@ -14,6 +14,7 @@ import {
   fenceTokenColumnSql,
   heldKeysSql,
 } from './fence-sql.js'
+import { createJournalTableSql } from './journal-sql.js'
 import type { Logger } from './maintenance.js'
 import { alterWithin, buildIndexConcurrently, relationExists as exists, LockWaitError } from './schema-change.js'
 import { bodyDigestColumnSql, checkTable, createTableSql, expiryIndexSql } from './sql.js'
@@ -136,6 +137,12 @@ export interface MigrateOptions {
    */
   deadLetterTable?: string | false
   /**
+   * The journal's table, as given to `postgresJournal` (`table`): made (migration 009) ahead of a release that turns
+   * the journal on, or its indexes completed; `false` leaves it alone.
+   * @default 'payhooks_journal'
+   */
+  journalTable?: string | false
+  /**
    * How long each `ALTER TABLE` may wait for its lock (`SET LOCAL lock_timeout`) before it gives up, lets the
    * statements queued behind it through, and is tried again: a long read (a `pg_dump`, a report) never stalls
    * deliveries for longer than this.
@@ -167,8 +174,10 @@ async function hasColumn(pool: Pool, relation: string, column: string): Promise<
 
 /**
  * Applies the migrations of `sql/` missing from the database, the way a release step does before the new version
- * rolls out: the store's table and its fences (001, 004 to 007, and 012: the sweep's indexes), then the dead letters' (002, 003, 008, 010: the
- * counts' triggers, then the counts filled from one snapshot while letters go on being written). Each
+ * rolls out: the store's table and its fences (001, 004 to 007, and 012: the sweep's indexes), the dead letters'
+ * (002, 003, 008, and 010: the counts' triggers, then the counts filled from one snapshot while letters go on being
+ * written), then the journal's (009: made even before the journal is turned on, so the release that turns it on has
+ * its table). Each
  * `ALTER TABLE` runs under a short `lock_timeout` and is tried again with backoff while a long transaction holds the
  * table, so deliveries are never queued behind it; indexes are built `CONCURRENTLY`, outside a transaction (a
  * leftover INVALID index of an interrupted build is dropped and built again). Safe to run again, and from several
@@ -236,6 +245,14 @@ export async function migrate(pool: Pool, options: MigrateOptions = {}): Promise
     if (!(await hasCounts(pool, letters))) await alter('010', letters, createDeadLetterCountsSql(letters))
     if ((await fillDeadLetterCounts(pool, letters)) && !applied.includes('010')) applied.push('010')
     await index('010', letters, deadLetterSweepIndexSql(letters))
+  }
+  const journal = options.journalTable ?? 'payhooks_journal'
+  if (journal !== false) {
+    const entries = checkTable(journal, 'migrate')
+    const [, ...indexes] = createJournalTableSql(entries).split(/;\s*\n/)
+    // A new table is empty: its indexes come at once; an existing one gets a missing index built CONCURRENTLY.
+    if (!(await exists(pool, entries))) await alter('009', entries, createJournalTableSql(entries))
+    else for (const statement of indexes) await index('009', entries, statement)
   }
   return { applied }
 }

@@ -127,6 +127,6 @@ ${digests ? 'body_digest' : 'NULL::text AS body_digest'} FROM ${t} WHERE event_i
 AND expires_at > clock_timestamp()`,
     release: `DELETE FROM ${t} WHERE event_id = $1 AND token = $2`,
     // By the expiry index, oldest first; a row another statement holds (a claim taking it over) is skipped.
-    sweep: batchSql(t, 'expires_at', 'expires_at < clock_timestamp()'),
+    sweep: batchSql(t, 'expires_at', 'expires_at < statement_timestamp()'),
   }
 }
