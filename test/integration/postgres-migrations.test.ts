@@ -248,6 +248,7 @@ it("migrate() gives an earlier release's letters their kept counts (010), filled
           headers: {},
           code: 'schema_mismatch',
           reason: 'r',
+          createdAt: undefined,
           parkedAt: new Date(),
         })
       }
