@@ -10,7 +10,7 @@ import {
 } from './fence-sql.js'
 import { createOnce, inBatches, type Logger } from './maintenance.js'
 import { alterWithin, buildIndexConcurrently, relationExists, retryInBackground } from './schema-change.js'
-import { quoteTable } from './sql.js'
+import { INDEX_DELAY_MS, quoteTable } from './sql.js'
 
 interface MarkRow {
   mark_at: number | null
@@ -124,6 +124,7 @@ export function postgresFences(
         what: `postgresStore: migration 012 (sql/012_payhooks_sweep_indexes.sql) on ${fenceTable}`,
         meanwhile: 'the sweep of fences reads the table without its index',
         logger: firstUse.logger,
+        firstDelayMs: INDEX_DELAY_MS,
       },
     )
   }

@@ -86,6 +86,12 @@ export function expiryIndexSql(table: string): string {
   return `CREATE INDEX IF NOT EXISTS "${listIndexName(table, '_expiry_idx')}" ON ${t} (expires_at)`
 }
 
+/**
+ * How long after `init()` an earlier release's table gets migration 012's index built in the background: only the
+ * sweep reads it, and its first run is an interval after `init()`, so the build waits out a fleet's start.
+ */
+export const INDEX_DELAY_MS = 60_000
+
 const later = (param: string) => `clock_timestamp() + ${param}::float8 * interval '1 millisecond'`
 
 export interface Statements {

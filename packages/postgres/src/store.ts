@@ -7,7 +7,15 @@ import { postgresFences } from './fences.js'
 import { postgresHealth } from './health.js'
 import { createOnce, inBatches, startSweeper } from './maintenance.js'
 import { alterWithin, buildIndexConcurrently, relationExists, retryInBackground } from './schema-change.js'
-import { bodyDigestColumnSql, checkTable, createTableSql, expiryIndexSql, quoteTable, statements } from './sql.js'
+import {
+  bodyDigestColumnSql,
+  checkTable,
+  createTableSql,
+  expiryIndexSql,
+  INDEX_DELAY_MS,
+  quoteTable,
+  statements,
+} from './sql.js'
 import { runTransaction } from './transaction.js'
 import type { PostgresStore, PostgresStoreOptions } from './types.js'
 
@@ -156,6 +164,7 @@ export function postgresStore(pool: Pool, options: PostgresStoreOptions = {}): P
             what: `postgresStore: migration 012 (sql/012_payhooks_sweep_indexes.sql) on ${table}`,
             meanwhile: 'the sweep reads the table without its index',
             logger,
+            firstDelayMs: INDEX_DELAY_MS,
           },
         )
       }
