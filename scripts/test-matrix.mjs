@@ -43,6 +43,21 @@ const REDIS_QUEUE_HONO = [
   'test/integration/adapters-examples.test.ts',
 ]
 
+/**
+ * The main pass's slowest files (some 250 of its 520 s of tests on 2 cores, mostly waiting on servers, Chromium and
+ * child processes): a whole run sends them to a second vitest beside the first, on servers of their own.
+ */
+export const SIDE_FILES = [
+  'test/integration/store-crash.test.ts',
+  'test/integration/cli.test.ts',
+  'test/integration/board-browser.test.ts',
+  'test/integration/fence-chaos.test.ts',
+  'test/consumers/consumers.test.ts',
+  'test/integration/docs-site.test.ts',
+  'test/integration/sandbox-cli.test.ts',
+  'test/integration/readme-snippets.test.ts',
+]
+
 const nodeBin = (alias) => join(root, 'test/runtimes/node_modules', alias, 'bin/node')
 const version = (name) => JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')).version
 const majors = (names) => names.map((name) => `${name} ${version(name)}`).join(', ')
