@@ -7,6 +7,7 @@ import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { onExit } from './test-services.mjs'
 
 const root = join(import.meta.dirname, '..')
 
@@ -127,7 +128,7 @@ export function runPass({ label, node, env = {}, filters }, files, { buffered = 
 /** A path for a vitest JSON report, in a temporary folder removed when this process exits. */
 export function reportFile() {
   const dir = mkdtempSync(join(tmpdir(), 'payhooks-vitest-'))
-  process.on('exit', () => rmSync(dir, { recursive: true, force: true }))
+  onExit(() => rmSync(dir, { recursive: true, force: true }))
   return join(dir, 'report.json')
 }
 

@@ -12,7 +12,7 @@ import { packAll } from './pack-all.mjs'
 import { postgresBinDir, startPostgres } from './postgres-server.mjs'
 import { installRuntimeDeps } from './runtime-deps.mjs'
 import { mainLabel, matrixPasses, passFiles, readCounts, reportFile, runPass, SIDE_FILES } from './test-matrix.mjs'
-import { startRedisCluster, startRedisServer, startServices, which } from './test-services.mjs'
+import { onExit, startRedisCluster, startRedisServer, startServices, which } from './test-services.mjs'
 
 const run = (cmd, args) => spawnSync(cmd, args, { stdio: 'inherit' }).status ?? 1
 /** Which of 'redis', 'cluster' and 'postgres' this script started (the others were given by the environment). */
@@ -40,7 +40,7 @@ const clusterReady = process.env.REDIS_CLUSTER_NODES
   : startRedisCluster().then(
       ({ nodes, stop }) => {
         startedHere.add('cluster')
-        process.on('exit', stop)
+        onExit(stop)
         process.env.REDIS_CLUSTER_NODES = nodes
         console.log(`Redis Cluster on ${nodes}`)
       },
@@ -79,7 +79,7 @@ if (run(localBin('tsc'), ['--build']) !== 0) process.exit(1)
 if (!process.env.REDIS_URL) {
   const redis = await startRedisServer()
   startedHere.add('redis')
-  process.on('exit', redis.stop)
+  onExit(redis.stop)
   process.env.REDIS_URL = redis.url
   process.env.REDIS_SERVER_BIN = which('redis-server')
   console.log(`redis-server ${process.env.REDIS_SERVER_BIN} on ${process.env.REDIS_URL}`)
@@ -99,7 +99,7 @@ if (!process.env.DATABASE_URL) {
   }
   const postgres = await startPostgres()
   startedHere.add('postgres')
-  process.on('exit', postgres.stop)
+  onExit(postgres.stop)
   process.env.DATABASE_URL = postgres.url
   console.log(`postgres ${postgres.binDir} on ${postgres.url}`)
 }
@@ -136,7 +136,7 @@ if (
   (!files.length || files.some((f) => f.startsWith('test/consumers')))
 ) {
   const packs = mkdtempSync(join(tmpdir(), 'payhooks-packs-'))
-  process.on('exit', () => rmSync(packs, { recursive: true, force: true }))
+  onExit(() => rmSync(packs, { recursive: true, force: true }))
   await packAll(packs)
   process.env.PAYHOOKS_CONSUMER_PACKS = packs
 }
@@ -152,7 +152,7 @@ const givenServers = startedHere.size < 3
 const side =
   files.length === 0 && !givenServers
     ? startServices().then(async (services) => {
-        process.on('exit', services.stop)
+        onExit(services.stop)
         const pass = { label: 'slowest files', node: process.execPath, env: services.env, filters: SIDE_FILES }
         return runPass(pass, [], { buffered: true }).finally(services.stop)
       })
@@ -192,7 +192,7 @@ if (matrix && givenServers) {
   const ran = await Promise.all(
     chosen.map(async (pass) => {
       const services = await startServices()
-      process.on('exit', services.stop)
+      onExit(services.stop)
       try {
         return await runPass({ ...pass, env: { ...pass.env, ...services.env } }, files, { buffered: true })
       } finally {
