@@ -16,7 +16,10 @@ const PERSISTENT = ['--appendonly', 'yes', '--appendfsync', 'everysec']
 const atExit = []
 /** Runs `cleanup` (synchronous) when this process exits: one 'exit' listener for them all, however many passes. */
 export function onExit(cleanup) {
-  if (atExit.length === 0) process.on('exit', () => atExit.forEach((run) => run()))
+  if (atExit.length === 0)
+    process.on('exit', () => {
+      for (const run of atExit) run()
+    })
   atExit.push(cleanup)
 }
 
