@@ -1,5 +1,5 @@
 import { type Answer, countParked, deleteSelected, listLetters, oneLetter, problem, replaySelected } from './api.js'
-import { eventTimeline, listEvents } from './events.js'
+import { eventTimeline, journalOf, listEvents } from './events.js'
 import { heldKeys, instanceStats, secretUsage } from './instance.js'
 import { BadQuery, filterFrom } from './letters.js'
 import { overview } from './overview.js'
@@ -157,6 +157,7 @@ export function createBoard<Request = unknown>(options: BoardOptions<Request>): 
           readOnly,
           canDelete: !readOnly && typeof webhooks.deadLetters.delete === 'function',
           durable: webhooks.deadLetters.durable ?? null,
+          journal: journalOf(webhooks) !== undefined,
           csrfHeader: CSRF_HEADER,
         },
       })
