@@ -2,7 +2,7 @@ import { type Answer, countParked, deleteSelected, listLetters, oneLetter, probl
 import { eventTimeline, journalOf, listEvents } from './events.js'
 import { heldKeys, instanceStats, secretUsage } from './instance.js'
 import { BadQuery, filterFrom } from './letters.js'
-import { overview } from './overview.js'
+import { sharedOverview } from './overview-shared.js'
 import { asset, page } from './page.js'
 import { replayBatch } from './replay-batches.js'
 import {
@@ -162,7 +162,7 @@ export function createBoard<Request = unknown>(options: BoardOptions<Request>): 
         },
       })
     }
-    if (path === '/api/overview') return json({ status: 200, json: await overview(webhooks) })
+    if (path === '/api/overview') return json({ status: 200, json: await sharedOverview(webhooks) })
     if (path === '/api/stats') return json({ status: 200, json: instanceStats(webhooks) })
     if (path === '/api/secrets') return json({ status: 200, json: secretUsage(webhooks) })
     if (path === '/api/ordering-keys') {
