@@ -99,25 +99,31 @@ async function compare(backend, make) {
   )
   const range = (field) => `${Math.min(...ratios(field)).toFixed(3)}–${Math.max(...ratios(field)).toFixed(3)}x`
   console.log(`  per-round range  CPU ${range('cpu')}, wall ${range('wall')}`)
-  console.log(`  CPU ratios       ${ratios('cpu').map((r) => r.toFixed(3)).join(' ')}`)
+  console.log(
+    `  CPU ratios       ${ratios('cpu')
+      .map((r) => r.toFixed(3))
+      .join(' ')}`,
+  )
   for (const webhooks of Object.values(variants)) await webhooks.close()
 }
 
-if (ONLY !== 'postgres' && ONLY !== 'memory') await compare('Redis', (journaled) =>
-  receiver(
-    redisStore(redis, { keyPrefix: `bench-journal:${runId}:store:` }),
-    journaled ? redisJournal(redis, { keyPrefix: `bench-journal:${runId}:journal:` }) : undefined,
-  ),
-)
-
-if (ONLY !== 'redis' && ONLY !== 'memory') await compare('PostgreSQL', (journaled) => {
-  const table = `bench_journal_${runId}_${tables.length}`
-  tables.push(table, `${table}_events`)
-  return receiver(
-    postgresStore(pool, { table: `${table}_events` }),
-    journaled ? postgresJournal(pool, { table, sweepIntervalMs: 0 }) : undefined,
+if (ONLY !== 'postgres' && ONLY !== 'memory')
+  await compare('Redis', (journaled) =>
+    receiver(
+      redisStore(redis, { keyPrefix: `bench-journal:${runId}:store:` }),
+      journaled ? redisJournal(redis, { keyPrefix: `bench-journal:${runId}:journal:` }) : undefined,
+    ),
   )
-})
+
+if (ONLY !== 'redis' && ONLY !== 'memory')
+  await compare('PostgreSQL', (journaled) => {
+    const table = `bench_journal_${runId}_${tables.length}`
+    tables.push(table, `${table}_events`)
+    return receiver(
+      postgresStore(pool, { table: `${table}_events` }),
+      journaled ? postgresJournal(pool, { table, sweepIntervalMs: 0 }) : undefined,
+    )
+  })
 
 // Memory per answer: one answer per event (the common case: handled on the first delivery), 32-byte ids.
 const records = (prefix) =>
