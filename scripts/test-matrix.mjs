@@ -68,31 +68,43 @@ export function matrixPasses() {
 /** What the main pass runs on: this Node and the newest majors. */
 export const mainLabel = () => `Node ${process.versions.node}, ${majors(PEERS)}`
 
+/** What a pass runs: the files of `files` under its `filters`, or all of them when no file is given. */
+export const passFiles = ({ filters }, files) =>
+  files.length ? files.filter((file) => filters.some((prefix) => file.startsWith(prefix))) : filters
+
 /**
  * Runs vitest once under `node` on the files under `filters` (those of `files` under them when files are given;
  * no run when none is), with the Node binary's folder first on PATH so child processes that run `node` get it too.
- * @returns {Promise<{ label: string, counts?: number[], seconds: number, code: number }>}
+ * `buffered`: its output is kept in `output` instead of printed as it comes (for passes run side by side).
+ * @returns {Promise<{ label: string, counts?: number[], seconds: number, code: number, output: string }>}
  */
-export function runPass({ label, node, env = {}, filters }, files) {
-  const chosen = files.length ? files.filter((file) => filters.some((prefix) => file.startsWith(prefix))) : filters
+export function runPass({ label, node, env = {}, filters }, files, { buffered = false } = {}) {
+  const chosen = passFiles({ filters }, files)
   if (chosen.length === 0) return Promise.resolve(undefined)
   if (!existsSync(node)) {
     console.error(`${label}: ${node} is missing (scripts/runtime-deps.mjs installs it)`)
-    return Promise.resolve({ label, seconds: 0, code: 1 })
+    return Promise.resolve({ label, seconds: 0, code: 1, output: '' })
   }
   const versionOut = spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim()
   const fullLabel = /^Node \d+$/.test(label) ? `Node ${versionOut.replace(/^v/, '')}` : label
   const report = reportFile()
   const args = [join(root, 'node_modules/vitest/vitest.mjs'), 'run', '--typecheck.enabled=false']
   args.push('--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...chosen)
-  console.log(`\n${fullLabel}: ${chosen.join(' ')}`)
+  let output = `\n${fullLabel}: ${chosen.join(' ')}\n`
+  if (!buffered) process.stdout.write(output)
   const started = Date.now()
   const path = `${join(node, '..')}:${process.env.PATH}`
-  const child = spawn(node, args, { cwd: root, stdio: 'inherit', env: { ...process.env, ...env, PATH: path } })
+  const stdio = buffered ? ['ignore', 'pipe', 'pipe'] : 'inherit'
+  const child = spawn(node, args, { cwd: root, stdio, env: { ...process.env, ...env, PATH: path } })
+  if (buffered) {
+    child.stdout.on('data', (chunk) => (output += chunk))
+    child.stderr.on('data', (chunk) => (output += chunk))
+  }
   return new Promise((resolve) => {
-    child.on('exit', (code, signal) => {
+    child.on('close', (code, signal) => {
       const seconds = Math.round((Date.now() - started) / 1000)
-      resolve({ label: fullLabel, counts: readCounts(report), seconds, code: code ?? (signal ? 1 : 0) })
+      const counts = readCounts(report)
+      resolve({ label: fullLabel, counts, seconds, code: code ?? (signal ? 1 : 0), output: buffered ? output : '' })
     })
   })
 }

@@ -3,96 +3,52 @@
 // REDIS_URL set: that server is used. Otherwise redis-server is started on a free loopback port and
 // stopped afterwards; on a machine without it, the Debian package is installed when we are root.
 // Chromium (for the dashboard test) and nginx (for the proxy tests) are installed the same way.
-import { execFileSync, spawn, spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { packAll } from './pack-all.mjs'
 import { postgresBinDir, startPostgres } from './postgres-server.mjs'
 import { installRuntimeDeps } from './runtime-deps.mjs'
-import { mainLabel, matrixPasses, readCounts, reportFile, runPass } from './test-matrix.mjs'
+import { mainLabel, matrixPasses, passFiles, readCounts, reportFile, runPass } from './test-matrix.mjs'
+import { startRedisCluster, startRedisServer, startServices, which } from './test-services.mjs'
 
-// The servers keep an append-only file, as the stores' health checks ask of a production Redis (without one, every
-// receiver a test starts would log that warning).
-const PERSISTENT = ['--appendonly', 'yes', '--appendfsync', 'everysec']
 const run = (cmd, args) => spawnSync(cmd, args, { stdio: 'inherit' }).status ?? 1
+/** Which of 'redis', 'cluster' and 'postgres' this script started (the others were given by the environment). */
+const startedHere = new Set()
 // The workspace's own binaries, not npx: npx inside `pnpm test` warns about each npm_config_* variable pnpm sets.
 const localBin = (name) => join(import.meta.dirname, '..', 'node_modules', '.bin', name)
-const which = (cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' }).stdout.trim()
 
-// The Redis Cluster test needs a real cluster: REDIS_CLUSTER_NODES (host:port,...) names one, otherwise three
-// primaries are started on free loopback ports and joined with redis-cli --cluster create, while the build runs.
-// Only that variable reaches the tests.
-let clusterReady
-if (!process.env.REDIS_CLUSTER_NODES) {
+if (!process.env.REDIS_URL || !process.env.REDIS_CLUSTER_NODES) {
   if (!which('redis-server') && process.getuid?.() === 0 && which('apt-get')) {
     console.log('redis-server not found: installing the Debian package redis-server')
     if (run('apt-get', ['update', '-qq']) === 0) run('apt-get', ['install', '-y', '-qq', 'redis-server'])
   }
-  const bin = which('redis-server')
-  const cli = which('redis-cli')
-  if (!bin || !cli) {
-    console.error('redis-server and redis-cli are needed by the Redis Cluster test, or set REDIS_CLUSTER_NODES')
+  if (!which('redis-server') || !which('redis-cli')) {
+    console.error(
+      'redis-server and redis-cli are needed by the Redis tests (Debian: apt-get install redis-server), or set REDIS_URL and REDIS_CLUSTER_NODES',
+    )
     process.exit(1)
   }
-  const freePort = () =>
-    new Promise((resolve) => {
-      const server = createServer().listen(0, '127.0.0.1', () => {
-        const { port } = server.address()
-        server.close(() => resolve(port))
-      })
-    })
-  const dir = mkdtempSync(join(tmpdir(), 'payhooks-redis-cluster-'))
-  const ports = new Set()
-  while (ports.size < 6) ports.add(await freePort())
-  const [port1, port2, port3, ...busPorts] = ports
-  const nodes = []
-  for (const [i, port] of [port1, port2, port3].entries()) {
-    const config = ['--cluster-enabled', 'yes', '--cluster-port', String(busPorts[i])]
-    // One folder for the three: each its own cluster config and append-only files.
-    config.push('--cluster-config-file', join(dir, `nodes-${port}.conf`), '--appenddirname', `aof-${port}`)
-    const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...PERSISTENT, '--dir', dir]
-    nodes.push({ port, server: spawn(bin, [...args, ...config], { stdio: 'ignore' }) })
-  }
-  process.on('exit', () => {
-    for (const { server } of nodes) server.kill()
-    rmSync(dir, { recursive: true, force: true })
-  })
-  const ask = (port, ...command) => {
-    try {
-      return execFileSync(cli, ['-p', String(port), ...command], {
-        encoding: 'utf8',
-        stdio: ['ignore', 'pipe', 'ignore'],
-      })
-    } catch {
-      return ''
-    }
-  }
-  const until = async (ok) => {
-    for (let i = 0; i < 200 && !ok(); i++) await new Promise((r) => setTimeout(r, 50))
-    return ok()
-  }
-  await until(() => nodes.every(({ port }) => ask(port, 'ping').trim() === 'PONG'))
-  const addresses = nodes.map(({ port }) => `127.0.0.1:${port}`)
-  const create = spawn(cli, ['--cluster', 'create', ...addresses, '--cluster-yes'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let output = ''
-  create.stdout.on('data', (chunk) => (output += chunk))
-  create.stderr.on('data', (chunk) => (output += chunk))
-  clusterReady = new Promise((resolve) => create.on('exit', resolve)).then(async (code) => {
-    // redis-cli returns once the nodes agree on the slots; each says cluster_state:ok a moment later.
-    const ok = await until(() => nodes.every(({ port }) => ask(port, 'cluster', 'info').includes('cluster_state:ok')))
-    if (code !== 0 || !ok) {
-      console.error(`redis-cli --cluster create failed:\n${output}`)
-      process.exit(1)
-    }
-    process.env.REDIS_CLUSTER_NODES = addresses.join(',')
-    console.log(`Redis Cluster on ${process.env.REDIS_CLUSTER_NODES}`)
-  })
 }
+
+// The Redis Cluster test needs a real cluster: REDIS_CLUSTER_NODES (host:port,...) names one, otherwise three
+// primaries are started on free loopback ports (scripts/test-services.mjs) while the build runs.
+const clusterReady = process.env.REDIS_CLUSTER_NODES
+  ? undefined
+  : startRedisCluster().then(
+      ({ nodes, stop }) => {
+        startedHere.add('cluster')
+        process.on('exit', stop)
+        process.env.REDIS_CLUSTER_NODES = nodes
+        console.log(`Redis Cluster on ${nodes}`)
+      },
+      (error) => {
+        console.error(error.message)
+        process.exit(1)
+      },
+    )
 
 // `pnpm test -- <files>` passes its '--' on; vitest would take it as the end of its options and run every file.
 const files = process.argv.slice(2)
@@ -120,49 +76,13 @@ const docsBuild =
 
 if (run(localBin('tsc'), ['--build']) !== 0) process.exit(1)
 
-let redis
 if (!process.env.REDIS_URL) {
-  let bin = which('redis-server')
-  if (!bin && process.getuid?.() === 0 && which('apt-get')) {
-    console.log('redis-server not found: installing the Debian package redis-server')
-    if (run('apt-get', ['update', '-qq']) === 0) run('apt-get', ['install', '-y', '-qq', 'redis-server'])
-    bin = which('redis-server')
-  }
-  if (!bin) {
-    console.error(
-      'redis-server is needed by the Redis tests: install it (Debian: apt-get install redis-server) or set REDIS_URL',
-    )
-    process.exit(1)
-  }
-  const port = await new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address()
-      server.close(() => resolve(port))
-    })
-  })
-  const dir = mkdtempSync(join(tmpdir(), 'payhooks-redis-'))
-  redis = spawn(bin, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...PERSISTENT, '--dir', dir], {
-    stdio: 'ignore',
-  })
-  process.on('exit', () => {
-    redis.kill()
-    rmSync(dir, { recursive: true, force: true })
-  })
-  const cli = which('redis-cli')
-  for (let i = 0; i < 100; i++) {
-    try {
-      // stderr ignored: until the server listens, redis-cli says 'Connection refused'.
-      const pong = execFileSync(cli, ['-p', String(port), 'ping'], {
-        encoding: 'utf8',
-        stdio: ['ignore', 'pipe', 'ignore'],
-      })
-      if (pong.trim() === 'PONG') break
-    } catch {}
-    await new Promise((r) => setTimeout(r, 50))
-  }
-  process.env.REDIS_URL = `redis://127.0.0.1:${port}`
-  process.env.REDIS_SERVER_BIN = bin
-  console.log(`redis-server ${bin} on ${process.env.REDIS_URL}`)
+  const redis = await startRedisServer()
+  startedHere.add('redis')
+  process.on('exit', redis.stop)
+  process.env.REDIS_URL = redis.url
+  process.env.REDIS_SERVER_BIN = which('redis-server')
+  console.log(`redis-server ${process.env.REDIS_SERVER_BIN} on ${process.env.REDIS_URL}`)
 }
 
 await clusterReady
@@ -178,6 +98,7 @@ if (!process.env.DATABASE_URL) {
     process.exit(1)
   }
   const postgres = await startPostgres()
+  startedHere.add('postgres')
   process.on('exit', postgres.stop)
   process.env.DATABASE_URL = postgres.url
   console.log(`postgres ${postgres.binDir} on ${postgres.url}`)
@@ -237,10 +158,33 @@ createInterface({ input: vitest.stderr }).on('line', (line) => {
 // 'close': once its stderr is read to the end too.
 const code = await new Promise((resolve) => vitest.on('close', (code, signal) => resolve(code ?? (signal ? 1 : 0))))
 const passes = [{ label: mainLabel(), counts: readCounts(report), seconds: (Date.now() - started) / 1000, code }]
-if (matrix) {
+// The servers were given (REDIS_URL, ...) rather than started here: the matrix's passes share them, one at a time.
+const givenServers = startedHere.size < 3
+if (matrix && givenServers) {
   for (const pass of matrixPasses()) {
     const ran = await runPass(pass, files)
     if (ran) passes.push(ran)
+  }
+} else if (matrix) {
+  // The matrix's passes run side by side, each on servers of its own (scripts/test-services.mjs): most of their
+  // time is spent waiting on servers and child processes, and one after another they made CI some 4 minutes longer.
+  // Each pass's output is printed once it is done, in order.
+  const chosen = matrixPasses().filter((pass) => passFiles(pass, files).length > 0)
+  const ran = await Promise.all(
+    chosen.map(async (pass) => {
+      const services = await startServices()
+      process.on('exit', services.stop)
+      try {
+        return await runPass({ ...pass, env: { ...pass.env, ...services.env } }, files, { buffered: true })
+      } finally {
+        services.stop()
+      }
+    }),
+  )
+  for (const pass of ran) {
+    if (!pass) continue
+    process.stdout.write(pass.output)
+    passes.push(pass)
   }
 }
 console.log('\nTest matrix:')

@@ -1,7 +1,8 @@
 import { type Answer, countParked, deleteSelected, listLetters, oneLetter, problem, replaySelected } from './api.js'
+import { eventTimeline, listEvents } from './events.js'
 import { heldKeys, instanceStats, secretUsage } from './instance.js'
 import { BadQuery, filterFrom } from './letters.js'
-import { overview } from './overview.js'
+import { sharedOverview } from './overview-shared.js'
 import { asset, page } from './page.js'
 import { replayBatch } from './replay-batches.js'
 import {
@@ -36,6 +37,16 @@ const text = (status: number, body: string, headers: Record<string, string> = {}
 })
 
 const LETTER = /^\/api\/dead-letters\/([^/]+)$/
+const EVENT = /^\/api\/events\/([^/]+)$/
+
+/** The id in a path segment, or undefined when it is not valid percent-encoding. */
+function idOf(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment)
+  } catch {
+    return undefined
+  }
+}
 
 /**
  * An operator console over `webhooks.deadLetters`: a page and a JSON API listing dead letters with filters and
@@ -149,7 +160,7 @@ export function createBoard<Request = unknown>(options: BoardOptions<Request>): 
         },
       })
     }
-    if (path === '/api/overview') return json({ status: 200, json: await overview(webhooks) })
+    if (path === '/api/overview') return json({ status: 200, json: await sharedOverview(webhooks) })
     if (path === '/api/stats') return json({ status: 200, json: instanceStats(webhooks) })
     if (path === '/api/secrets') return json({ status: 200, json: secretUsage(webhooks) })
     if (path === '/api/ordering-keys') {
@@ -162,15 +173,12 @@ export function createBoard<Request = unknown>(options: BoardOptions<Request>): 
       const filter = filterFrom((name) => request.query.get(name))
       return json({ status: 200, json: { count: await countParked(webhooks, filter) } })
     }
-    const letter = LETTER.exec(path)
-    if (letter?.[1]) {
-      let eventId: string
-      try {
-        eventId = decodeURIComponent(letter[1])
-      } catch {
-        return json(problem(400, 'bad event id'))
-      }
-      return json(await oneLetter(webhooks, eventId))
+    if (path === '/api/events') return json(await listEvents(webhooks, request.query))
+    const [letter, event] = [LETTER.exec(path)?.[1], EVENT.exec(path)?.[1]]
+    if (letter || event) {
+      const eventId = idOf((letter ?? event) as string)
+      if (eventId === undefined) return json(problem(400, 'bad event id'))
+      return json(letter ? await oneLetter(webhooks, eventId) : await eventTimeline(webhooks, eventId))
     }
     return path.startsWith('/api/') ? json(problem(404, 'not found')) : text(404, 'Not found')
   }

@@ -49,8 +49,10 @@ export async function alterWithin(
 ): Promise<void> {
   try {
     await inTransaction(pool, async (client) => {
-      await client.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.round(lockTimeoutMs))}`)
+      // The turn is taken before the timeout is set: an instance waiting for another's schema change (bounded by
+      // that one's own timeout) is not giving up on a table lock; under load it waited past the timeout and failed.
       await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`payhooks:${relation}`])
+      await client.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.round(lockTimeoutMs))}`)
       await client.query(ddl)
     })
   } catch (error) {
