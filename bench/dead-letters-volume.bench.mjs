@@ -2,23 +2,18 @@
 // redisDeadLetterStore and postgresDeadLetterStore holding LETTERS letters (default 100,000), and how long a replay
 // of all of them takes with HANDLER_MS handlers (REPLAY=1). Medians of ROUNDS calls.
 // Uses REDIS_URL / DATABASE_URL, or starts its own. Run: pnpm bench dead-letters-volume
-import { createWebhooks, deadLetterCursor, memoryStore, SIGNATURE_HEADER, sign } from '@payhooks/core'
+import { createWebhooks, deadLetterCursor, memoryStore } from '@payhooks/core'
 import { postgresDeadLetterStore } from '@payhooks/postgres'
 import { redisDeadLetterStore } from '@payhooks/redis'
-import { sampleEvent, signedDelivery } from '@payhooks/testing'
 import { Redis } from 'ioredis'
 import pg from 'pg'
 import { startPostgres } from '../scripts/postgres-server.mjs'
+import { median, SECRET, seedPostgres, seedRedis, TYPES } from './dead-letters-seed.mjs'
 import { startRedis } from './redis-server.mjs'
 
 const LETTERS = Number(process.env.LETTERS ?? 100_000)
 const ROUNDS = Number(process.env.ROUNDS ?? 21)
 const HANDLER_MS = Number(process.env.HANDLER_MS ?? 2)
-const SECRET = 'whsec_bench_volume'
-const TYPES = ['transaction_settled', 'transaction_returned', 'sale_created_from_batch']
-const CODES = ['handler_failed', 'schema_mismatch', 'stale_event']
-
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
 async function time(what, call) {
   const samples = []
   for (let i = 0; i < ROUNDS; i++) {
@@ -27,26 +22,6 @@ async function time(what, call) {
     samples.push(Number(process.hrtime.bigint() - started) / 1e6)
   }
   console.log(`  ${what.padEnd(44)} median ${median(samples).toFixed(2)} ms (min ${Math.min(...samples).toFixed(2)})`)
-}
-
-const signed = await (async () => {
-  const event = sampleEvent('transaction_settled', { eventId: 'evt_bench' })
-  return signedDelivery(event, SECRET)
-})()
-
-async function letter(i, start) {
-  const eventId = `evt_vol_${String(i).padStart(7, '0')}`
-  const body = signed.body.replace('evt_bench', eventId)
-  return {
-    eventId,
-    eventType: TYPES[i % 3],
-    body: new TextEncoder().encode(body),
-    headers: { ...signed.headers, [SIGNATURE_HEADER]: await sign(SECRET, body) },
-    code: CODES[i % 3],
-    reason: 'ledger down',
-    createdAt: undefined,
-    parkedAt: new Date(start + i),
-  }
 }
 
 async function measure(name, store) {
@@ -82,11 +57,7 @@ const redisStore = redisDeadLetterStore(redis, { keyPrefix: prefix, commandTimeo
 await redisStore.init()
 const start = Date.now() - LETTERS - 60_000
 let seeded = Date.now()
-for (let i = 0; i < LETTERS; i += 1000) {
-  await Promise.all(
-    Array.from({ length: Math.min(1000, LETTERS - i) }, async (_, j) => redisStore.park(await letter(i + j, start))),
-  )
-}
+await seedRedis(redisStore, LETTERS, start)
 console.log(`(seeded Redis in ${((Date.now() - seeded) / 1000).toFixed(1)} s)`)
 await measure('redisDeadLetterStore', redisStore)
 if (process.env.REPLAY === '1') await replayAll('redisDeadLetterStore', redisStore)
@@ -98,23 +69,7 @@ const table = `bench_dead_letters_${Date.now()}`
 const pgStore = postgresDeadLetterStore(pool, { table, sweepIntervalMs: 0 })
 await pgStore.init()
 seeded = Date.now()
-for (let i = 0; i < LETTERS; i += 10_000) {
-  const batch = await Promise.all(Array.from({ length: Math.min(10_000, LETTERS - i) }, (_, j) => letter(i + j, start)))
-  await pool.query(
-    `INSERT INTO ${table} (event_id, event_type, body, headers, code, reason, created_at, first_parked_at, parked_at, park_count, status, replayed_at)
-     SELECT id, type, body, headers, code, 'ledger down', NULL, at, at, 1, 'parked', NULL
-     FROM unnest($1::text[], $2::text[], $3::bytea[], $4::jsonb[], $5::text[], $6::timestamptz[]) AS t(id, type, body, headers, code, at)`,
-    [
-      batch.map((l) => l.eventId),
-      batch.map((l) => l.eventType),
-      batch.map((l) => Buffer.from(l.body)),
-      batch.map((l) => JSON.stringify(l.headers)),
-      batch.map((l) => l.code),
-      batch.map((l) => l.parkedAt),
-    ],
-  )
-}
-await pool.query(`VACUUM ANALYZE ${table}`)
+await seedPostgres(pool, table, LETTERS, start)
 console.log(`(seeded PostgreSQL in ${((Date.now() - seeded) / 1000).toFixed(1)} s)`)
 await measure('postgresDeadLetterStore', pgStore)
 if (process.env.REPLAY === '1') await replayAll('postgresDeadLetterStore', pgStore)

@@ -11,6 +11,7 @@ import {
   createTableSql,
   fenceTokenColumnSql,
   migrate,
+  postgresJournal,
   postgresStore,
 } from '@payhooks/postgres'
 import { sampleEvent, signedDelivery } from '@payhooks/testing'
@@ -61,6 +62,19 @@ async function previousRelease(fenceRows = 0): Promise<{ table: string; fences: 
     )
   }
   return { table, fences }
+}
+
+const record = {
+  id: 'r1',
+  at: Date.now(),
+  eventId: 'evt_migrated',
+  eventType: 'transaction_settled',
+  createdAt: null,
+  status: 200,
+  outcome: 'processed',
+  instance: 'web-1',
+  durationMs: 3,
+  secretIndex: 0,
 }
 
 const dropFences = (fences: string) => admin.query(`DROP TABLE IF EXISTS ${fences}`)
@@ -160,10 +174,10 @@ it('migrate() applies 007 on the previous release, rebuilding the index an inter
         .rows[0]?.indisvalid
     expect(await valid()).toBe(false)
 
-    const { applied } = await migrate(pool, { table, deadLetterTable: false })
+    const { applied } = await migrate(pool, { table, deadLetterTable: false, journalTable: false })
     expect(applied).toEqual(['007'])
     expect(await valid()).toBe(true)
-    expect((await migrate(pool, { table, deadLetterTable: false })).applied).toEqual([])
+    expect((await migrate(pool, { table, deadLetterTable: false, journalTable: false })).applied).toEqual([])
 
     const webhooks = createWebhooks({ secret, store: postgresStore(pool, { table }), ordering, checkAtStart: false })
     webhooks.on('transaction_settled', () => {})
@@ -176,17 +190,35 @@ it('migrate() applies 007 on the previous release, rebuilding the index an inter
   }
 })
 
-it('`payhooks migrate --postgres URL` applies what is missing and says so', async () => {
+it('`payhooks migrate --postgres URL` applies what is missing (the journal table too, 009) and says so', async () => {
   const { table, fences } = await previousRelease()
+  const journal = `${table}_journal`
   try {
-    const result = await runCli(['migrate', '--postgres', url, '--table', table, '--no-dead-letters', '--json'])
+    const result = await runCli([
+      'migrate',
+      '--postgres',
+      url,
+      '--table',
+      table,
+      '--no-dead-letters',
+      '--journal-table',
+      journal,
+      '--json',
+    ])
     expect(result.stderr).toBe('')
     expect(result.code).toBe(0)
-    expect(JSON.parse(result.stdout)).toEqual({ applied: ['007'] })
-    const again = await runCli(['migrate', '--postgres', url, '--table', table, '--no-dead-letters'])
+    expect(JSON.parse(result.stdout)).toEqual({ applied: ['007', '009'] })
+    const again = await runCli(['migrate', '--postgres', url, '--table', table, '--no-dead-letters', '--no-journal'])
     expect(again.stdout).toBe('Nothing to apply: every migration is there.\n')
+    // 009 made the journal's table as postgresJournal wants it: a journal told not to create it writes and reads.
+    const pool = newPool(2)
+    const entries = postgresJournal(pool, { table: journal, createTable: false, sweepIntervalMs: 0 })
+    await entries.init?.()
+    await entries.write([record])
+    expect((await entries.answers(record.eventId)).map((r) => r.outcome)).toEqual(['processed'])
   } finally {
     await dropFences(fences)
+    await admin.query(`DROP TABLE IF EXISTS ${journal}`)
   }
 })
 

@@ -1,5 +1,5 @@
 // The JSON API under /api. Reads are GET; replay and delete are POST, checked by the board before they get here.
-import { type DeadLetter, type DeadLetterFilter, deadLetterMatches } from '@payhooks/core'
+import { type DeadLetter, type DeadLetterFilter, deadLetterCursor, deadLetterMatches } from '@payhooks/core'
 import { BadQuery, queryFrom, summary, whole } from './letters.js'
 import type { BoardAuditEntry, BoardWebhooks } from './types.js'
 
@@ -27,21 +27,44 @@ export async function countParked(webhooks: BoardWebhooks, filter: DeadLetterFil
   }
 }
 
+/**
+ * A page of letters, newest first, with the keyset cursors of its ends: `older` (pass it as `after`) and `newer`
+ * (as `before`), null where there is nothing that way. A page continued by cursor costs the same however deep.
+ */
 export async function listLetters(webhooks: BoardWebhooks, params: URLSearchParams): Promise<Answer> {
-  const { eventId, ...query } = queryFrom(params)
-  const limit = query.limit ?? 50
+  const { eventId, before, ...query } = queryFrom(params)
+  const { limit } = query
   let letters: DeadLetter[]
+  let hasMore: boolean
+  let hasNewer = query.offset > 0 || query.after !== undefined
   if (eventId !== undefined) {
     const letter = await webhooks.deadLetters.get(eventId)
-    letters = letter && deadLetterMatches(letter, query) && query.offset === 0 ? [letter] : []
+    letters =
+      letter && deadLetterMatches(letter, query) && query.offset === 0 && !query.after && !before ? [letter] : []
+    hasMore = false
+  } else if (before !== undefined) {
+    // The letters just newer than `before`: oldest first from it, then turned round.
+    const newer = await webhooks.deadLetters.list({ ...query, order: 'oldest', after: before, limit: limit + 1 })
+    hasNewer = newer.length > limit
+    letters = newer.slice(0, limit).reverse()
+    const last = letters.at(-1)
+    hasMore =
+      last !== undefined &&
+      (await webhooks.deadLetters.list({ ...query, after: deadLetterCursor(last), limit: 1 })).length > 0
   } else {
-    letters = await webhooks.deadLetters.list({ ...query, limit: limit + 1 })
+    const found = await webhooks.deadLetters.list({ ...query, limit: limit + 1 })
+    hasMore = found.length > limit
+    letters = found.slice(0, limit)
   }
+  const first = letters[0]
+  const last = letters.at(-1)
   return ok({
-    letters: letters.slice(0, limit).map(summary),
+    letters: letters.map(summary),
     offset: query.offset,
     limit,
-    hasMore: letters.length > limit,
+    hasMore,
+    older: hasMore && last ? deadLetterCursor(last) : null,
+    newer: hasNewer && first ? deadLetterCursor(first) : null,
   })
 }
 

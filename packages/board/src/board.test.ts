@@ -75,13 +75,38 @@ describe('createBoard', () => {
     const last = await list('limit=2&offset=4')
     expect(last.letters.map((l: { eventId: string }) => l.eventId)).toEqual(['evt_1', 'evt_0'])
     expect(last.hasMore).toBe(false)
+    // Keyset pages: older past the last row, newer back from the first, the same letters as by offset.
+    expect(first.newer).toBeNull()
+    const second = await list(`limit=2&after=${first.older}`)
+    expect(second.letters.map((l: { eventId: string }) => l.eventId)).toEqual(['evt_3', 'evt_2'])
+    const third = await list(`limit=2&after=${second.older}`)
+    expect(third.letters.map((l: { eventId: string }) => l.eventId)).toEqual(['evt_1', 'evt_0'])
+    expect([third.hasMore, third.older]).toEqual([false, null])
+    const back = await list(`limit=2&before=${third.newer}`)
+    expect(back.letters.map((l: { eventId: string }) => l.eventId)).toEqual(['evt_3', 'evt_2'])
+    expect(back.older).toBe(second.older)
+    const top = await list(`limit=2&before=${back.newer}`)
+    expect(top.letters.map((l: { eventId: string }) => l.eventId)).toEqual(['evt_schema', 'evt_4'])
+    expect(top.newer).toBeNull()
+    // A letter parked meanwhile shifts no keyset page: the second page still starts after evt_4.
+    await park(store, 'evt_new', { at: '2026-11-20T12:00:00Z' })
+    expect((await list(`limit=2&after=${first.older}`)).letters[0].eventId).toBe('evt_3')
+    expect((await list(`limit=2&before=${back.newer}`)).newer).not.toBeNull()
     expect((await list('code=schema_mismatch')).letters).toHaveLength(1)
     expect((await list('eventType=transaction_refunded')).letters[0].eventId).toBe('evt_schema')
     const window = await list('from=2026-11-20T10:01:00Z&to=2026-11-20T10:03:00Z')
     expect(window.letters.map((l: { eventId: string }) => l.eventId)).toEqual(['evt_2', 'evt_1'])
     expect((await list('eventId=evt_3')).letters.map((l: { eventId: string }) => l.eventId)).toEqual(['evt_3'])
     expect((await list('eventId=evt_3&code=schema_mismatch')).letters).toEqual([])
-    for (const query of ['code=nope', 'limit=0', 'limit=1000', 'from=yesterday', 'status=gone']) {
+    for (const query of [
+      'code=nope',
+      'limit=0',
+      'limit=1000',
+      'from=yesterday',
+      'status=gone',
+      'after=x',
+      'before=%7B',
+    ]) {
       expect((await board.handle(request({ path: '/api/dead-letters', query }))).status).toBe(400)
     }
   })
@@ -305,6 +330,35 @@ describe('createBoard', () => {
       checks: [{ name: 'store', ok: false, detail: 'no answer', fix: 'start Redis' }],
     })
     expect(String(answer.body)).not.toContain('pw@h')
+  })
+
+  it('shares one gathering of the overview between the loads of one second (three operators reloading it)', async () => {
+    const { webhooks } = await setUp()
+    let counts = 0
+    const counting = Object.assign(Object.create(webhooks), {
+      deadLetters: {
+        ...webhooks.deadLetters,
+        count: async () => {
+          counts++
+          return 4
+        },
+      },
+    })
+    const board = createBoard({ webhooks: counting, authorize: () => true })
+    vi.useFakeTimers({ toFake: ['Date'] })
+    try {
+      const loads = await Promise.all([1, 2, 3].map(() => board.handle(request({ path: '/api/overview' }))))
+      expect(loads.map((answer) => json(answer).deadLetters.parked)).toEqual([12, 12, 12])
+      expect(counts).toBe(3) // one count per code, once
+      vi.advanceTimersByTime(999)
+      await board.handle(request({ path: '/api/overview' }))
+      expect(counts).toBe(3)
+      vi.advanceTimersByTime(1)
+      await board.handle(request({ path: '/api/overview' }))
+      expect(counts).toBe(6)
+    } finally {
+      vi.useRealTimers()
+    }
   })
 
   it('gathers each overview panel on its own: a failing or hanging store leaves health and this instance showing', async () => {

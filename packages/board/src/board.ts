@@ -1,7 +1,8 @@
 import { type Answer, countParked, deleteSelected, listLetters, oneLetter, problem, replaySelected } from './api.js'
+import { eventTimeline, journalOf, listEvents } from './events.js'
 import { heldKeys, instanceStats, secretUsage } from './instance.js'
 import { BadQuery, filterFrom } from './letters.js'
-import { overview } from './overview.js'
+import { sharedOverview } from './overview-shared.js'
 import { asset, page } from './page.js'
 import { replayBatch } from './replay-batches.js'
 import {
@@ -36,11 +37,22 @@ const text = (status: number, body: string, headers: Record<string, string> = {}
 })
 
 const LETTER = /^\/api\/dead-letters\/([^/]+)$/
+const EVENT = /^\/api\/events\/([^/]+)$/
+
+/** The id in a path segment, or undefined when it is not valid percent-encoding. */
+function idOf(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment)
+  } catch {
+    return undefined
+  }
+}
 
 /**
  * An operator console over `webhooks.deadLetters`: a page and a JSON API listing dead letters with filters and
  * pages, showing one whole, replaying (one, the selected, or all matching a filter after confirming the count)
- * and deleting. Every request goes through your `authorize`; replays and deletes need a same-origin `Origin` and
+ * and deleting; with a journal (`createWebhooks({ journal })`), an Events page: an event's every answer, searched by
+ * its id, and the fleet's answers filtered and paged. Every request goes through your `authorize`; replays and deletes need a same-origin `Origin` and
  * the page's CSRF token, and are reported to `onAudit` and the logger. Serve it with a mount:
  * `expressBoard` (`@payhooks/board/express`), `nodeBoard`, `honoBoard`, `koaBoard` or `fastifyBoard`.
  *
@@ -145,11 +157,12 @@ export function createBoard<Request = unknown>(options: BoardOptions<Request>): 
           readOnly,
           canDelete: !readOnly && typeof webhooks.deadLetters.delete === 'function',
           durable: webhooks.deadLetters.durable ?? null,
+          journal: journalOf(webhooks) !== undefined,
           csrfHeader: CSRF_HEADER,
         },
       })
     }
-    if (path === '/api/overview') return json({ status: 200, json: await overview(webhooks) })
+    if (path === '/api/overview') return json({ status: 200, json: await sharedOverview(webhooks) })
     if (path === '/api/stats') return json({ status: 200, json: instanceStats(webhooks) })
     if (path === '/api/secrets') return json({ status: 200, json: secretUsage(webhooks) })
     if (path === '/api/ordering-keys') {
@@ -162,15 +175,12 @@ export function createBoard<Request = unknown>(options: BoardOptions<Request>): 
       const filter = filterFrom((name) => request.query.get(name))
       return json({ status: 200, json: { count: await countParked(webhooks, filter) } })
     }
-    const letter = LETTER.exec(path)
-    if (letter?.[1]) {
-      let eventId: string
-      try {
-        eventId = decodeURIComponent(letter[1])
-      } catch {
-        return json(problem(400, 'bad event id'))
-      }
-      return json(await oneLetter(webhooks, eventId))
+    if (path === '/api/events') return json(await listEvents(webhooks, request.query))
+    const [letter, event] = [LETTER.exec(path)?.[1], EVENT.exec(path)?.[1]]
+    if (letter || event) {
+      const eventId = idOf((letter ?? event) as string)
+      if (eventId === undefined) return json(problem(400, 'bad event id'))
+      return json(letter ? await oneLetter(webhooks, eventId) : await eventTimeline(webhooks, eventId))
     }
     return path.startsWith('/api/') ? json(problem(404, 'not found')) : text(404, 'Not found')
   }

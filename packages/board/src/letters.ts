@@ -1,6 +1,12 @@
 // Letters as the page sees them. The signature header never leaves the server; the body goes out as bytes
 // (base64) and as text, which the page only ever puts in text nodes.
-import type { DeadLetter, DeadLetterCode, DeadLetterFilter, DeadLetterQuery } from '@payhooks/core'
+import {
+  type DeadLetter,
+  type DeadLetterCode,
+  type DeadLetterFilter,
+  type DeadLetterQuery,
+  deadLetterPosition,
+} from '@payhooks/core'
 import type { LetterSummary } from './types.js'
 
 const CODES: readonly string[] = ['schema_mismatch', 'handler_failed', 'stale_event']
@@ -54,7 +60,7 @@ export function whole(letter: DeadLetter) {
 
 export class BadQuery extends Error {}
 
-function date(value: string | null, name: string): Date | undefined {
+export function date(value: string | null, name: string): Date | undefined {
   if (value === null || value === '') return undefined
   const parsed = new Date(value)
   if (Number.isNaN(parsed.getTime())) throw new BadQuery(`${name} must be a date`)
@@ -78,7 +84,25 @@ export function filterFrom(get: (name: string) => string | null): DeadLetterFilt
   return filter
 }
 
-export function queryFrom(params: URLSearchParams): DeadLetterQuery & { eventId?: string } {
+/** A keyset cursor from the address (`after`: older than that letter, `before`: newer), checked. */
+function cursor(value: string | null, name: string): string | undefined {
+  if (value === null || value === '') return undefined
+  try {
+    deadLetterPosition(value)
+  } catch {
+    throw new BadQuery(`${name} must be a cursor a page answered`)
+  }
+  return value
+}
+
+/**
+ * A page's query from its address: a filter, `status`, `limit`, and where it starts: `after` (the `older` cursor a
+ * page answered: the letters past it), `before` (its `newer` cursor: the letters just ahead of it), or `offset`
+ * (kept for callers of the API from before keyset paging; costs grow with it).
+ */
+export function queryFrom(
+  params: URLSearchParams,
+): DeadLetterQuery & { eventId?: string; before?: string; limit: number; offset: number } {
   const get = (name: string) => params.get(name)
   const status = get('status') || 'parked'
   if (!STATUSES.includes(status)) throw new BadQuery('unknown status')
@@ -86,6 +110,17 @@ export function queryFrom(params: URLSearchParams): DeadLetterQuery & { eventId?
   const offset = Number(get('offset') || 0)
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_PAGE) throw new BadQuery('limit must be 1 to 200')
   if (!Number.isSafeInteger(offset) || offset < 0) throw new BadQuery('offset must be a whole number')
+  const after = cursor(get('after'), 'after')
+  const before = cursor(get('before'), 'before')
+  if (after && before) throw new BadQuery('give after or before, not both')
   const eventId = get('eventId') || undefined
-  return { ...filterFrom(get), status: status as DeadLetterQuery['status'], limit, offset, eventId }
+  return {
+    ...filterFrom(get),
+    status: status as DeadLetterQuery['status'],
+    limit,
+    offset,
+    ...(after ? { after } : {}),
+    ...(before ? { before } : {}),
+    eventId,
+  }
 }

@@ -1,10 +1,10 @@
 // The overview: panels gathered each on its own, in parallel, each within a time limit, so one that fails or
-// hangs (the dead-letter counts while the store is down) leaves the others (health, this instance's figures)
-// showing, and says so in its place. A panel is a name and a function: add one to PANELS.
+// hangs (the dead-letter counts while the store is down, the journal) leaves the others (health, this instance's
+// figures) showing, and says so in its place. A panel is a name and a function: add one to PANELS.
 import type { DeadLetterCode } from '@payhooks/core'
 import { countParked } from './api.js'
+import { type JournaledWebhooks, journalOf } from './events.js'
 import { instanceSummary } from './instance.js'
-import type { BoardWebhooks } from './types.js'
 
 const CODES: DeadLetterCode[] = ['schema_mismatch', 'handler_failed', 'stale_event']
 
@@ -17,7 +17,7 @@ interface HealthCheck {
   [field: string]: unknown
 }
 
-type MaybeHealth = BoardWebhooks & { health?: () => Promise<{ ready: boolean; checks: HealthCheck[] }> }
+type MaybeHealth = JournaledWebhooks & { health?: () => Promise<{ ready: boolean; checks: HealthCheck[] }> }
 
 /** Only these fields of a check (core's HealthCheck) are shown: any other field a store adds might name a host. */
 const SHOWN = ['name', 'ok', 'severity', 'detail', 'fix', 'latencyMs']
@@ -33,6 +33,22 @@ const PANELS: Record<string, Panel> = {
     const byCode = Object.fromEntries(CODES.map((code, i) => [code, counts[i] as number]))
     const parked = counts.reduce((sum, n) => sum + n, 0)
     return { parked, byCode, durable: webhooks.deadLetters.durable ?? null }
+  },
+  // The fleet's answers, every instance together, from the journal; null without one.
+  async journal(webhooks) {
+    const events = journalOf(webhooks)
+    if (!events) return null
+    const { from, perMinute, total } = await events.counts({ minutes: 60 })
+    const last15: Record<string, number> = {}
+    for (const minute of perMinute.slice(-15)) {
+      for (const [outcome, count] of Object.entries(minute)) last15[outcome] = (last15[outcome] ?? 0) + count
+    }
+    return {
+      from: from.toISOString(),
+      last15,
+      last60: total,
+      perMinute: perMinute.map((counts) => Object.values(counts).reduce((sum, n) => sum + n, 0)),
+    }
   },
   async health(webhooks) {
     if (typeof webhooks.health !== 'function') return null

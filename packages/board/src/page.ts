@@ -24,6 +24,7 @@ export function page(token: string): string {
   <h1>payhooks <span>board</span></h1>
   <nav>
     <a href="#/" data-view="letters">Dead letters</a>
+    <a href="#/events" data-view="events">Events</a>
     <a href="#/overview" data-view="overview">Overview</a>
     <a href="#/secrets" data-view="secrets">Secrets</a>
     <a href="#/keys" data-view="keys">Ordering keys</a>

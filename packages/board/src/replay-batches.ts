@@ -72,7 +72,12 @@ export async function replayBatch(
       outcomes: outcomes.map(({ eventId, status }) => ({ eventId, status })),
     })
   }
-  const figures = (report: ReplayReport) => ({ ...report, total: report.total ?? null, gone: report.gone ?? null })
+  const figures = (report: ReplayReport) => ({
+    ...report,
+    total: report.total ?? null,
+    gone: report.gone ?? null,
+    remaining: report.remaining ?? null,
+  })
   return {
     status: 200,
     json: {

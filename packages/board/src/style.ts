@@ -73,6 +73,15 @@ pre.body { background: #0f1420; color: #e6e9f0; padding: 12px 14px; border-radiu
 td.chart { width: 45%; min-width: 220px; }
 #instance .cards { margin-top: 10px; grid-template-columns: repeat(auto-fill, minmax(160px, 1fr)); }
 #instance table { margin-bottom: 8px; }
+.search input[type="search"] { flex: 1 1 420px; max-width: 560px; font-size: 14px; padding: 7px 10px; }
+.http-ok { background: var(--ok-bg); color: var(--ok); }
+.http-fail { background: var(--fail-bg); color: var(--fail); }
+.outcome { background: var(--line); color: var(--ink); font-weight: 500; }
+.outcome-processed { background: var(--ok-bg); color: var(--ok); }
+.outcome-handler_failed, .outcome-handler_timeout, .outcome-store_unavailable, .outcome-deadline_exceeded { background: var(--fail-bg); color: var(--fail); }
+.outcome-parked, .outcome-in_progress, .outcome-stale_event, .outcome-schema_mismatch { background: var(--wait-bg); color: var(--wait); }
+#dead-letter { margin-top: 14px; }
+#dead-letter a { color: var(--accent); }
 .progress { display: flex; gap: 10px; align-items: center; flex-wrap: wrap; }
 .progress progress { width: 220px; }
 `

@@ -5,6 +5,7 @@ import {
   deadLetterMatches,
   deadLetterPage,
   deadLetterQuery,
+  deadLetterReplayAll,
   type ReplayOutcome,
 } from '@payhooks/core'
 import type { DeadLetter } from './failed-jobs.js'
@@ -45,48 +46,53 @@ export function bullmqDeadLetters(queue: BullmqQueue): DeadLetters {
     return { eventId, status: (await queue.replay(eventId)) ? 'queued' : 'not_found' }
   }
 
-  return {
-    async list(query) {
-      const checked = deadLetterQuery(query, `${where}.list`)
-      const { status, limit, offset, order, position, ...filter } = checked
-      if (status === 'replayed') return []
-      // BullMQ orders its failed set by job, not by (parkedAt, eventId): a keyset or oldest-first page reads it all.
-      if (position !== undefined || order === 'oldest') {
-        const letters: DeadLetter[] = []
-        for await (const letter of matching(filter)) letters.push(letter)
-        return deadLetterPage(letters, checked)
-      }
-      const filtered = Object.values(filter).some((value) => value !== undefined)
-      if (!filtered) return queue.deadLetters({ offset, limit })
-      const found: DeadLetter[] = []
-      let skipped = 0
-      for await (const letter of matching(filter)) {
-        if (skipped++ < offset) continue
-        found.push(letter)
-        if (found.length === limit) break
-      }
-      return found
-    },
-    async count(query) {
-      const { status, ...filter } = deadLetterCountQuery(query, `${where}.count`)
-      if (status === 'replayed' || (filter.code !== undefined && filter.code !== 'handler_failed')) return 0
-      // The failed set's size (ZCARD) when nothing but the code narrows it; a type or time range reads the jobs.
-      if (filter.eventType === undefined && filter.parkedAfter === undefined && filter.parkedBefore === undefined) {
-        return (await queue.counts()).failed
-      }
-      let found = 0
-      for await (const _ of matching(filter)) found++
-      return found
-    },
-    get: (eventId) => queue.deadLetter(eventId),
-    replay,
-    async replayAll(filter = {}) {
-      deadLetterQuery(filter, `${where}.replayAll`)
+  const list: DeadLetters['list'] = async (query) => {
+    const checked = deadLetterQuery(query, `${where}.list`)
+    const { status, limit, offset, order, position, ...filter } = checked
+    if (status === 'replayed') return []
+    // BullMQ orders its failed set by job, not by (parkedAt, eventId): a keyset or oldest-first page reads it all.
+    if (position !== undefined || order === 'oldest') {
       const letters: DeadLetter[] = []
       for await (const letter of matching(filter)) letters.push(letter)
-      const outcomes = []
-      for (const { eventId } of letters.reverse()) outcomes.push(await replay(eventId))
-      return outcomes
+      return deadLetterPage(letters, checked)
+    }
+    const filtered = Object.values(filter).some((value) => value !== undefined)
+    if (!filtered) return queue.deadLetters({ offset, limit })
+    const found: DeadLetter[] = []
+    let skipped = 0
+    for await (const letter of matching(filter)) {
+      if (skipped++ < offset) continue
+      found.push(letter)
+      if (found.length === limit) break
+    }
+    return found
+  }
+
+  const count: NonNullable<DeadLetters['count']> = async (query) => {
+    const { status, ...filter } = deadLetterCountQuery(query, `${where}.count`)
+    if (status === 'replayed' || (filter.code !== undefined && filter.code !== 'handler_failed')) return 0
+    // The failed set's size (ZCARD) when nothing but the code narrows it; a type or time range reads the jobs.
+    if (filter.eventType === undefined && filter.parkedAfter === undefined && filter.parkedBefore === undefined) {
+      return (await queue.counts()).failed
+    }
+    let found = 0
+    for await (const _ of matching(filter)) found++
+    return found
+  }
+
+  // Replaying all is core's engine (the receiver's too): a run fixed at its start, its ids read in one pass of the
+  // failed set, each letter tried once whichever caller asks, the same report and cursors.
+  const { replayAll, replayBatch } = deadLetterReplayAll({ list, count, matching }, replay)
+
+  return {
+    list,
+    count,
+    get: (eventId) => queue.deadLetter(eventId),
+    replay,
+    replayAll: (filter, options) => {
+      deadLetterQuery(filter, `${where}.replayAll`)
+      return replayAll(filter, options)
     },
+    replayBatch,
   }
 }

@@ -14,6 +14,7 @@ export {
   deadLetterPage,
   deadLetterPosition,
   deadLetterQuery,
+  deadLetterReplayAll,
   LAST_TRIES_AFTER_MS,
   type MemoryDeadLetterStore,
   type MemoryDeadLetterStoreOptions,
@@ -23,9 +24,11 @@ export {
   REPLAY_CONCURRENCY,
   type ReplayBatch,
   type ReplayBatchRequest,
+  type ReplayCounts,
   type ReplayOutcome,
   type ReplayReport,
   ReplayRunError,
+  type ReplaySource,
 } from './dead-letters/index.js'
 export {
   BodyTimeoutError,

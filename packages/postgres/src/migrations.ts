@@ -2,6 +2,7 @@ import { nonNegativeNumber } from '@payhooks/core/validations'
 import type { Pool } from 'pg'
 import { createDeadLetterCountIndexesSql, createDeadLetterTableSql, widenDeadLetterCodeSql } from './dead-letter-sql.js'
 import { createFenceTableSql, fenceTableOf, fenceTokenColumnSql, heldKeysSql } from './fence-sql.js'
+import { createJournalTableSql } from './journal-sql.js'
 import type { Logger } from './maintenance.js'
 import { alterWithin, buildIndexConcurrently, relationExists as exists, LockWaitError } from './schema-change.js'
 import { bodyDigestColumnSql, checkTable, createTableSql } from './sql.js'
@@ -115,6 +116,12 @@ export interface MigrateOptions {
    */
   deadLetterTable?: string | false
   /**
+   * The journal's table, as given to `postgresJournal` (`table`): made (migration 009) ahead of a release that turns
+   * the journal on, or its indexes completed; `false` leaves it alone.
+   * @default 'payhooks_journal'
+   */
+  journalTable?: string | false
+  /**
    * How long each `ALTER TABLE` may wait for its lock (`SET LOCAL lock_timeout`) before it gives up, lets the
    * statements queued behind it through, and is tried again: a long read (a `pg_dump`, a report) never stalls
    * deliveries for longer than this.
@@ -146,7 +153,8 @@ async function hasColumn(pool: Pool, relation: string, column: string): Promise<
 
 /**
  * Applies the migrations of `sql/` missing from the database, the way a release step does before the new version
- * rolls out: the store's table and its fences (001, 004 to 007), then the dead letters' (002, 003, 008). Each
+ * rolls out: the store's table and its fences (001, 004 to 007), the dead letters' (002, 003, 008), then the
+ * journal's (009: made even before the journal is turned on, so the release that turns it on has its table). Each
  * `ALTER TABLE` runs under a short `lock_timeout` and is tried again with backoff while a long transaction holds the
  * table, so deliveries are never queued behind it; indexes are built `CONCURRENTLY`, outside a transaction (a
  * leftover INVALID index of an interrupted build is dropped and built again). Safe to run again, and from several
@@ -209,6 +217,14 @@ export async function migrate(pool: Pool, options: MigrateOptions = {}): Promise
     for (const statement of createDeadLetterCountIndexesSql(letters).split(/;\s*\n/)) {
       await index('008', letters, statement)
     }
+  }
+  const journal = options.journalTable ?? 'payhooks_journal'
+  if (journal !== false) {
+    const entries = checkTable(journal, 'migrate')
+    const [, ...indexes] = createJournalTableSql(entries).split(/;\s*\n/)
+    // A new table is empty: its indexes come at once; an existing one gets a missing index built CONCURRENTLY.
+    if (!(await exists(pool, entries))) await alter('009', entries, createJournalTableSql(entries))
+    else for (const statement of indexes) await index('009', entries, statement)
   }
   return { applied }
 }

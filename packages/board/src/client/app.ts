@@ -1,5 +1,6 @@
 import { ApiError, get, type Session } from './api.js'
 import { notice, noticeAfterNavigation } from './dom.js'
+import { showEvent, showEvents } from './events.js'
 import { showKeys } from './keys.js'
 import { showLetter } from './letter.js'
 import { showLetters } from './letters.js'
@@ -11,7 +12,7 @@ let session: Session
 
 async function route(): Promise<void> {
   const hash = location.hash.slice(1) || '/'
-  const name = hash.match(/^\/(overview|secrets|keys)/)?.[1] ?? 'letters'
+  const name = hash.match(/^\/(overview|secrets|keys|events?)\b/)?.[1]?.replace(/^event$/, 'events') ?? 'letters'
   for (const link of document.querySelectorAll<HTMLAnchorElement>('nav a')) {
     const current = link.dataset.view === name
     if (current) link.setAttribute('aria-current', 'page')
@@ -19,6 +20,8 @@ async function route(): Promise<void> {
   }
   try {
     if (hash.startsWith('/letter/')) await showLetter(view, session, decodeURIComponent(hash.slice(8)))
+    else if (hash.startsWith('/event/')) await showEvent(view, session, decodeURIComponent(hash.slice(7)))
+    else if (name === 'events') await showEvents(view, new URLSearchParams(hash.split('?')[1] ?? ''))
     else if (name === 'overview') await showOverview(view)
     else if (name === 'secrets') await showSecrets(view)
     else if (name === 'keys') await showKeys(view)

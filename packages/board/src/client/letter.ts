@@ -3,6 +3,23 @@ import { get, type Letter, type Outcome, post, type Session } from './api.js'
 import { el, noticeNext, when } from './dom.js'
 import { outcomeLine } from './letters.js'
 
+/** Replays one letter (the page's Replay button) and says what it did: processed, duplicate, or why not. */
+export async function replayLetter(
+  eventId: string,
+  session: Session,
+): Promise<{ text: string; kind: 'ok' | 'warning' | 'error' }> {
+  const { outcomes } = await post<{ outcomes: Outcome[] }>(
+    'dead-letters/replay',
+    { eventIds: [eventId] },
+    session.csrfHeader,
+  )
+  const status = outcomes[0]?.status
+  if (status === 'duplicate')
+    return { text: 'Duplicate: this event was handled already; nothing ran.', kind: 'warning' }
+  if (status === 'processed') return { text: 'Processed: its handlers ran and succeeded.', kind: 'ok' }
+  return { text: outcomeLine(outcomes), kind: 'error' }
+}
+
 export async function showLetter(view: HTMLElement, session: Session, eventId: string): Promise<void> {
   const letter = await get<Letter>(`dead-letters/${encodeURIComponent(eventId)}`)
   const body = el('pre', { class: 'body', id: 'body' })
@@ -37,21 +54,10 @@ export async function showLetter(view: HTMLElement, session: Session, eventId: s
   replay.addEventListener('click', async () => {
     replay.disabled = true
     try {
-      const { outcomes } = await post<{ outcomes: Outcome[] }>(
-        'dead-letters/replay',
-        { eventIds: [letter.eventId] },
-        session.csrfHeader,
-      )
-      const outcome = outcomes[0]
+      const said = await replayLetter(letter.eventId, session)
       showState(await get<Letter>(`dead-letters/${encodeURIComponent(letter.eventId)}`))
-      result.textContent =
-        outcome?.status === 'duplicate'
-          ? 'Duplicate: this event was handled already; nothing ran.'
-          : outcome?.status === 'processed'
-            ? 'Processed: its handlers ran and succeeded.'
-            : outcomeLine(outcomes)
-      result.dataset.kind =
-        outcome?.status === 'processed' ? 'ok' : outcome?.status === 'duplicate' ? 'warning' : 'error'
+      result.textContent = said.text
+      result.dataset.kind = said.kind
     } finally {
       replay.disabled = false
     }
@@ -67,7 +73,14 @@ export async function showLetter(view: HTMLElement, session: Session, eventId: s
     result.replaceChildren('Its event will not be handled. ', yes)
   })
   view.replaceChildren(
-    el('p', {}, el('a', { href: '#/' }, '← Dead letters')),
+    el(
+      'p',
+      {},
+      el('a', { href: '#/' }, '← Dead letters'),
+      session.journal ? ' · ' : '',
+      session.journal &&
+        el('a', { href: `#/event/${encodeURIComponent(letter.eventId)}`, id: 'letter-answers' }, 'Every answer it got'),
+    ),
     el(
       'section',
       { class: 'panel', id: 'letter', 'data-event-id': letter.eventId },

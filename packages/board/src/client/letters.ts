@@ -1,23 +1,17 @@
 // The dead-letter list: filters in the address (#/?code=...), pages, selection, replay and delete.
+// Type only: erased from the compiled module (verbatimModuleSyntax), so the page loads nothing of core.
+import type { ReplayReport } from '@payhooks/core'
 import { get, type Outcome, post, type Session, type Summary } from './api.js'
 import { el, notice, noticeAfterNavigation, noticeNext, when } from './dom.js'
 
 const PAGE = 50
 const FILTERS = ['code', 'eventType', 'from', 'to', 'eventId', 'status'] as const
 
-interface Report {
-  tried: number
-  processed: number
-  duplicate: number
-  queued: number
-  inProgress: number
-  failed: number
-  notFound: number
-  triedByOthers: number
-  total: number | null
-  gone: number | null
-  remaining: number | null
-  done: boolean
+/** A replay report as the API answers it: core's fields (one definition), `null` where core has `undefined`. */
+type Report = {
+  [Field in keyof ReplayReport]-?:
+    | Exclude<ReplayReport[Field], undefined>
+    | (undefined extends ReplayReport[Field] ? null : never)
 }
 
 interface Batch {
@@ -145,16 +139,26 @@ function filterForm(params: URLSearchParams): HTMLFormElement {
   return form
 }
 
+interface Page {
+  letters: Summary[]
+  hasMore: boolean
+  /** Keyset cursors of the page's ends: the next page older (`after`) or newer (`before`), null at an end. */
+  older: string | null
+  newer: string | null
+}
+
 export async function showLetters(view: HTMLElement, session: Session, params: URLSearchParams): Promise<void> {
-  const offset = Number(params.get('offset') ?? 0) || 0
+  // Pages go by keyset cursor (`after`/`before`), so a page far down costs what the first does; `page` is only
+  // the number shown.
+  const number = Math.max(1, Number(params.get('page') ?? 1) || 1)
   const query = new URLSearchParams(params)
+  query.delete('page')
   for (const name of ['from', 'to']) {
     const value = query.get(name)
     if (value) query.set(name, new Date(value).toISOString())
   }
   query.set('limit', String(PAGE))
-  query.set('offset', String(offset))
-  const page = await get<{ letters: Summary[]; hasMore: boolean }>(`dead-letters?${query}`)
+  const page = await get<Page>(`dead-letters?${query}`)
   const selected = new Set<string>()
   const filterOnly = new URLSearchParams()
   for (const name of ['code', 'eventType', 'from', 'to'] as const) {
@@ -256,11 +260,16 @@ export async function showLetters(view: HTMLElement, session: Session, params: U
     })
   })
 
-  const pageLink = (to: number, label: string) => {
+  const pageLink = (to: number, cursor: [string, string] | null, label: string) => {
     const next = new URLSearchParams(params)
-    next.set('offset', String(to))
+    for (const name of ['after', 'before', 'offset', 'page']) next.delete(name)
+    if (cursor && to > 1) {
+      next.set(cursor[0], cursor[1])
+      next.set('page', String(to))
+    }
     return el('a', { href: `#/?${next}` }, label)
   }
+  const first = (number - 1) * PAGE
   const head = ['Event id', 'Type', 'Code', 'Reason', 'Times parked', 'Last parked at', 'Status']
   view.replaceChildren(
     el('h2', {}, 'Dead letters'),
@@ -281,9 +290,9 @@ export async function showLetters(view: HTMLElement, session: Session, params: U
     el(
       'div',
       { class: 'pager' },
-      offset > 0 && pageLink(Math.max(0, offset - PAGE), '← newer'),
-      page.letters.length > 0 ? `${offset + 1}–${offset + page.letters.length}` : '',
-      page.hasMore && pageLink(offset + PAGE, 'older →'),
+      number > 1 && pageLink(number - 1, page.newer === null ? null : ['before', page.newer], '← newer'),
+      page.letters.length > 0 ? `${first + 1}–${first + page.letters.length}` : '',
+      page.older !== null && pageLink(number + 1, ['after', page.older], 'older →'),
     ),
     result,
   )

@@ -6,6 +6,8 @@ interface Overview {
   deadLetters: { parked: number; byCode: Record<string, number>; durable: boolean | null } | null
   health: { ready: boolean; checks: Record<string, unknown>[] } | null
   instance: Instance | null
+  /** Every instance's answers from the journal; null without one. */
+  journal: Fleet | null
   /** Panels the server could not gather (store down, too slow), with why: the others still show. */
   failed?: Record<string, string>
 }
@@ -44,14 +46,84 @@ interface Instance {
   }
 }
 
+interface Fleet {
+  from: string
+  last15: Record<string, number>
+  last60: Record<string, number>
+  perMinute: number[]
+}
+
+/** Outcomes answered 2XX: the event is handled, or durably handed on (queued, parked), or was already. */
+const ANSWERED_OK = new Set(['processed', 'duplicate', 'queued', 'parked'])
+
+const sum = (counts: Record<string, number>, keep: (outcome: string) => boolean = () => true) =>
+  Object.entries(counts).reduce((total, [outcome, n]) => total + (keep(outcome) ? n : 0), 0)
+
+/** The fleet's answers over the last 15 and 60 minutes, by outcome, from the journal every instance writes. */
+function fleetPanel(fleet: Fleet): HTMLElement {
+  const failing = (outcome: string) => !ANSWERED_OK.has(outcome)
+  const outcomes = Object.keys(fleet.last60).sort((a, b) => (fleet.last60[b] ?? 0) - (fleet.last60[a] ?? 0))
+  return el(
+    'section',
+    { class: 'panel', id: 'fleet' },
+    el('h3', {}, 'Answers, all instances (journal)'),
+    el(
+      'p',
+      { class: 'note' },
+      'Every instance sharing the journal together, a board-only process too; counted from the journal, so an answer shows within a second or so.',
+    ),
+    el(
+      'div',
+      { class: 'cards', id: 'fleet-cards' },
+      card(String(sum(fleet.last15)), 'answered, last 15 min (all instances)'),
+      card(String(sum(fleet.last60)), 'answered, last 60 min (all instances)'),
+      card(String(sum(fleet.last15, failing)), 'refused or failed, last 15 min (all instances)'),
+      card(String(sum(fleet.last60, failing)), 'refused or failed, last 60 min (all instances)'),
+    ),
+    bars(fleet.perMinute, (index) => `${60 - index} min ago`, 'fleet-per-minute'),
+    el('p', { class: 'note' }, 'Answers per minute, all instances, the last hour (oldest left).'),
+    outcomes.length === 0
+      ? el('p', { class: 'empty' }, 'No answer journaled in the last hour.')
+      : el(
+          'table',
+          { id: 'fleet-outcomes' },
+          el(
+            'thead',
+            {},
+            el('tr', {}, el('th', {}, 'Outcome'), el('th', {}, 'Last 15 min'), el('th', {}, 'Last 60 min')),
+          ),
+          el(
+            'tbody',
+            {},
+            ...outcomes.map((outcome) =>
+              el(
+                'tr',
+                { 'data-outcome': outcome },
+                el('td', {}, outcome),
+                el('td', {}, String(fleet.last15[outcome] ?? 0)),
+                el('td', {}, String(fleet.last60[outcome] ?? 0)),
+              ),
+            ),
+          ),
+        ),
+  )
+}
+
 const card = (value: string, label: string, id?: string) =>
   el('div', { class: 'card', id }, el('div', { class: 'value' }, value), el('div', { class: 'label' }, label))
 
 const ms = (value: number | null) => (value === null ? '—' : value <= 1 ? '≤ 1 ms' : `≤ ${value} ms`)
 
-/** This process's figures: the page says so, with when it started counting. */
-function instancePanel(instance: Instance | null): HTMLElement {
-  const panel = el('section', { class: 'panel', id: 'instance' }, el('h3', {}, 'This instance, last hour'))
+/**
+ * This process's figures: the page says so, with when it started counting. With a journal, the fleet's panel has
+ * the answers, and this one keeps what only this process knows (latency, slots, hung runs, conflicts).
+ */
+function instancePanel(instance: Instance | null, journal: boolean): HTMLElement {
+  const panel = el(
+    'section',
+    { class: 'panel', id: 'instance' },
+    el('h3', {}, journal ? 'This instance now' : 'This instance, last hour'),
+  )
   if (!instance) {
     panel.append(el('p', { class: 'note' }, 'This receiver has no stats() (a newer @payhooks/core has).'))
     return panel
@@ -63,12 +135,14 @@ function instancePanel(instance: Instance | null): HTMLElement {
     el(
       'p',
       { class: 'note' },
-      `Counted in this process since ${when(instance.since)}: every other instance counts its own. For all of them, use the OpenTelemetry metrics of @payhooks/otel (payhooks.deliveries, payhooks.answer.duration).`,
+      journal
+        ? `Counted in this process since ${when(instance.since)}: every other instance counts its own.`
+        : `Counted in this process since ${when(instance.since)}: every other instance counts its own. For all of them, give the receivers a journal (docs/guide/journal.md), or use the OpenTelemetry metrics of @payhooks/otel (payhooks.deliveries, payhooks.answer.duration).`,
     ),
     el(
       'div',
       { class: 'cards', id: 'instance-cards' },
-      card(String(answered), 'deliveries answered (this instance)'),
+      ...(journal ? [] : [card(String(answered), 'deliveries answered (this instance)')]),
       card(ms(instance.latency.p50Ms), 'answer latency p50 (this instance)'),
       card(ms(instance.latency.p99Ms), 'answer latency p99 (this instance)'),
       card(String(instance.inFlight), 'in flight now (this instance)'),
@@ -76,22 +150,7 @@ function instancePanel(instance: Instance | null): HTMLElement {
       ...(instance.hung ? [card(String(instance.hung.count), hungLabel(instance.hung.oldest))] : []),
       card(String(instance.conflicts), 'conflicts (this instance)'),
     ),
-    bars(instance.perMinute, (index) => `${60 - index} min ago`, 'per-minute'),
-    el('p', { class: 'note' }, 'Deliveries per minute, the last hour (oldest left).'),
-    answered === 0
-      ? el('p', { class: 'empty' }, 'No delivery answered in the last hour.')
-      : el(
-          'table',
-          { id: 'outcomes' },
-          el('thead', {}, el('tr', {}, el('th', {}, 'Outcome'), el('th', {}, 'Deliveries'))),
-          el(
-            'tbody',
-            {},
-            ...Object.entries(instance.outcomes)
-              .sort((a, b) => b[1] - a[1])
-              .map(([outcome, count]) => el('tr', {}, el('td', {}, outcome), el('td', {}, String(count)))),
-          ),
-        ),
+    ...(journal ? [] : answeredHere(instance, answered)),
     el('h3', {}, 'Oldest event still retried'),
     oldest
       ? el(
@@ -127,6 +186,8 @@ export async function showOverview(view: HTMLElement): Promise<void> {
   const data = await get<Overview>('overview')
   const { deadLetters, health, instance } = data
   const failed = data.failed ?? {}
+  const journal = data.journal ?? null
+  const hasJournal = journal !== null || failed.journal !== undefined
   view.replaceChildren(
     el('h2', {}, 'Overview'),
     ...(deadLetters
@@ -152,7 +213,14 @@ export async function showOverview(view: HTMLElement): Promise<void> {
             `the dead-letter store could not count them (${failed.deadLetters ?? 'no answer'})`,
           ),
         ]),
-    failed.instance ? unavailable('instance', 'This instance, last hour', failed.instance) : instancePanel(instance),
+    ...(hasJournal
+      ? [
+          journal
+            ? fleetPanel(journal)
+            : unavailable('fleet', 'Answers, all instances (journal)', `the journal ${failed.journal}`),
+        ]
+      : []),
+    failed.instance ? unavailable('instance', 'This instance', failed.instance) : instancePanel(instance, hasJournal),
     failed.health
       ? unavailable('health', 'Health', `health() ${failed.health}`)
       : el(
@@ -178,6 +246,28 @@ export async function showOverview(view: HTMLElement): Promise<void> {
             : el('p', { class: 'note' }, 'This receiver has no health() (a newer @payhooks/core has).'),
         ),
   )
+}
+
+/** This process's answers of the last hour: per minute, and by outcome (shown when there is no journal). */
+function answeredHere(instance: Instance, answered: number): HTMLElement[] {
+  return [
+    bars(instance.perMinute, (index) => `${60 - index} min ago`, 'per-minute'),
+    el('p', { class: 'note' }, 'Deliveries per minute, the last hour (oldest left).'),
+    answered === 0
+      ? el('p', { class: 'empty' }, 'No delivery answered in the last hour.')
+      : el(
+          'table',
+          { id: 'outcomes' },
+          el('thead', {}, el('tr', {}, el('th', {}, 'Outcome'), el('th', {}, 'Deliveries'))),
+          el(
+            'tbody',
+            {},
+            ...Object.entries(instance.outcomes)
+              .sort((a, b) => b[1] - a[1])
+              .map(([outcome, count]) => el('tr', {}, el('td', {}, outcome), el('td', {}, String(count)))),
+          ),
+        ),
+  ]
 }
 
 /** The hung figure's label: the oldest hung run's event and since when, when there is one. */

@@ -10,7 +10,13 @@ interface PgPool {
 interface Postgres {
   migrate(
     pool: PgPool,
-    options: { table?: string; deadLetterTable?: string | false; lockTimeoutMs?: number; logger?: unknown },
+    options: {
+      table?: string
+      deadLetterTable?: string | false
+      journalTable?: string | false
+      lockTimeoutMs?: number
+      logger?: unknown
+    },
   ): Promise<{ applied: string[] }>
 }
 
@@ -39,11 +45,13 @@ async function load<T>(name: string): Promise<T> {
 
 const migrateCommand: CommandSpec = {
   name: ['migrate'],
-  usage: '--postgres <url> [--table <name>] [--dead-letter-table <name>|--no-dead-letters] [--lock-timeout-ms <ms>]',
+  usage:
+    '--postgres <url> [--table <name>] [--dead-letter-table <name>|--no-dead-letters] [--journal-table <name>|--no-journal] [--lock-timeout-ms <ms>]',
   summary: 'apply the PostgreSQL migrations missing, as a release step before a rollout',
   details: [
     "Applies sql/'s migrations of @payhooks/postgres that the database lacks: the store's table and its",
-    'fences, then the dead letters. Each ALTER TABLE waits at most --lock-timeout-ms for its lock, then',
+    "fences, the dead letters, then the journal's table (made ahead of the release that turns it on).",
+    'Each ALTER TABLE waits at most --lock-timeout-ms for its lock, then',
     'lets the queries queued behind it through and tries again later (a long read never stalls',
     'deliveries); indexes are built CONCURRENTLY. Safe to run again. Run it where the app is installed',
     '(it uses the app’s pg and @payhooks/postgres).',
@@ -58,6 +66,8 @@ const migrateCommand: CommandSpec = {
       help: 'the dead-letter table (default payhooks_dead_letters)',
     },
     'dead-letters': { type: 'boolean', help: '--no-dead-letters leaves the dead-letter table alone' },
+    'journal-table': { type: 'string', arg: '<name>', help: "the journal's table (default payhooks_journal)" },
+    journal: { type: 'boolean', help: '--no-journal leaves the journal table alone' },
     'lock-timeout-ms': {
       type: 'string',
       arg: '<ms>',
@@ -71,6 +81,7 @@ const migrateCommand: CommandSpec = {
     const table = ctx.values.table as string | undefined
     const deadLetterTable =
       ctx.values['dead-letters'] === false ? false : (ctx.values['dead-letter-table'] as string | undefined)
+    const journalTable = ctx.values.journal === false ? false : (ctx.values['journal-table'] as string | undefined)
     const pg = await load<{ Pool: new (options: object) => PgPool }>('pg')
     const { migrate } = await load<Postgres>('@payhooks/postgres')
     const pool = new pg.Pool({ connectionString: url, max: 2, connectionTimeoutMillis: 10_000 })
@@ -80,7 +91,9 @@ const migrateCommand: CommandSpec = {
     }
     try {
       const options = Object.fromEntries(
-        Object.entries({ table, deadLetterTable, lockTimeoutMs, logger }).filter(([, value]) => value !== undefined),
+        Object.entries({ table, deadLetterTable, journalTable, lockTimeoutMs, logger }).filter(
+          ([, value]) => value !== undefined,
+        ),
       )
       const { applied } = await migrate(pool, options)
       if (ctx.json) printJson(ctx, { applied })

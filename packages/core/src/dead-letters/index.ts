@@ -20,7 +20,7 @@ export {
   type NormalizedDeadLetterQuery,
 } from './query.js'
 export { deadLetterView, type Guard, type ReplayState, replay, replayAll } from './replay.js'
-export { REPLAY_CONCURRENCY, ReplayRunError } from './replay-all.js'
+export { deadLetterReplayAll, REPLAY_CONCURRENCY, ReplayRunError, type ReplaySource } from './replay-all.js'
 export type {
   DeadLetter,
   DeadLetterCode,
@@ -32,6 +32,7 @@ export type {
   ParkedEvent,
   ReplayBatch,
   ReplayBatchRequest,
+  ReplayCounts,
   ReplayOutcome,
   ReplayReport,
 } from './types.js'

@@ -12,8 +12,10 @@ import type {
   DeadLetter,
   DeadLetterFilter,
   DeadLetterStore,
+  DeadLetters,
   ReplayBatch,
   ReplayBatchRequest,
+  ReplayCounts,
   ReplayOutcome,
   ReplayReport,
 } from './types.js'
@@ -57,27 +59,10 @@ export class ReplayRunError extends Error {
 const changed = (count: number | undefined) =>
   new ReplayRunError('changed', 'replayAll: the count changed: confirm again', count)
 
-interface Tally {
-  tried: number
-  processed: number
-  duplicate: number
-  queued: number
-  inProgress: number
-  failed: number
-  notFound: number
-}
+type Tally = ReplayCounts
 
-const tally = (): Tally => ({
-  tried: 0,
-  processed: 0,
-  duplicate: 0,
-  queued: 0,
-  inProgress: 0,
-  failed: 0,
-  notFound: 0,
-})
-
-const FIELD: Record<ReplayOutcome['status'], keyof Tally> = {
+/** Which count each outcome adds to (besides `tried`). */
+const FIELD: Record<ReplayOutcome['status'], Exclude<keyof Tally, 'tried'>> = {
   processed: 'processed',
   duplicate: 'duplicate',
   queued: 'queued',
@@ -85,6 +70,9 @@ const FIELD: Record<ReplayOutcome['status'], keyof Tally> = {
   failed: 'failed',
   not_found: 'notFound',
 }
+
+const tally = (): Tally =>
+  Object.fromEntries([['tried', 0], ...Object.values(FIELD).map((field) => [field, 0])]) as unknown as Tally
 
 interface Caller {
   step: number
@@ -116,7 +104,20 @@ interface Run {
 /** What replaying all needs from the receiver: its slots, to give way to live deliveries waiting for one. */
 export type ReplayAllState = Pick<SlotState, 'slots'>
 
-const runsByStore = new WeakMap<DeadLetterStore, Map<string, Run>>()
+/**
+ * What replaying all reads its letters from: a {@link DeadLetterStore}, or the letters of a {@link DeadLetters} of
+ * your own. Without keyset paging, a run reads its ids once when it starts: through `matching` when given (every
+ * letter of a filter in one pass, for letters that page by offset only at a cost growing with it), else by pages.
+ */
+export interface ReplaySource {
+  list: DeadLetterStore['list']
+  count?: DeadLetterStore['count']
+  readonly keysetPaging?: boolean
+  /** Every parked letter matching `filter` (its `parkedBefore` included), in any order. */
+  matching?(filter: DeadLetterFilter): AsyncIterable<Pick<DeadLetter, 'eventId' | 'parkedAt'>>
+}
+
+const runsByStore = new WeakMap<ReplaySource, Map<string, Run>>()
 let key: string | undefined
 
 function cursorKey(): string {
@@ -155,7 +156,7 @@ async function readCursor(cursor: unknown): Promise<[string, string, number]> {
   return [runId, caller, step]
 }
 
-function runsOf(store: DeadLetterStore): Map<string, Run> {
+function runsOf(store: ReplaySource): Map<string, Run> {
   let runs = runsByStore.get(store)
   if (!runs) {
     runs = new Map()
@@ -173,7 +174,7 @@ function runsOf(store: DeadLetterStore): Map<string, Run> {
 const filterKey = (filter: DeadLetterFilter) =>
   JSON.stringify([filter.eventType, filter.code, filter.parkedAfter?.getTime(), filter.parkedBefore?.getTime()])
 
-async function startRun(store: DeadLetterStore, filter: DeadLetterFilter, expected?: number): Promise<Run> {
+async function startRun(store: ReplaySource, filter: DeadLetterFilter, expected?: number): Promise<Run> {
   const runs = runsOf(store)
   const wanted = filterKey(filter)
   for (const run of runs.values()) {
@@ -233,21 +234,29 @@ async function startRun(store: DeadLetterStore, filter: DeadLetterFilter, expect
 }
 
 /** Every parked id of `set`, oldest first, for a store that cannot page by keyset: read once, at the start. */
-async function allIds(store: DeadLetterStore, set: DeadLetterFilter): Promise<string[]> {
-  const letters: DeadLetter[] = []
+async function allIds(store: ReplaySource, set: DeadLetterFilter): Promise<string[]> {
+  const letters: Pick<DeadLetter, 'eventId' | 'parkedAt'>[] = []
   const seen = new Set<string>()
-  for (let offset = 0; ; offset += 500) {
+  if (store.matching) {
+    for await (const letter of store.matching(set)) {
+      if (!seen.has(letter.eventId)) seen.add(letter.eventId) && letters.push(letter)
+    }
+  }
+  for (let offset = 0; !store.matching; offset += 500) {
     const page = await store.list(deadLetterQuery({ ...set, status: 'parked', limit: 500, offset }, 'replayAll'))
     for (const letter of page) if (!seen.has(letter.eventId)) seen.add(letter.eventId) && letters.push(letter)
     if (page.length < 500) break
   }
-  const position = (letter: DeadLetter) => ({ parkedAt: letter.parkedAt.getTime(), eventId: letter.eventId })
+  const position = (letter: Pick<DeadLetter, 'eventId' | 'parkedAt'>) => ({
+    parkedAt: letter.parkedAt.getTime(),
+    eventId: letter.eventId,
+  })
   letters.sort((a, b) => compareDeadLetters(position(a), position(b), 'oldest'))
   return letters.map((letter) => letter.eventId)
 }
 
 /** The next `limit` ids of the run's walk, each handed out once, whichever batch asks. */
-function take(store: DeadLetterStore, run: Run, limit: number): Promise<string[]> {
+function take(store: ReplaySource, run: Run, limit: number): Promise<string[]> {
   const taken = run.taking.then(async () => {
     if (run.exhausted) return []
     if (run.pending) {
@@ -298,7 +307,7 @@ function report(run: Run, me: Caller): { report: ReplayReport; run: ReplayReport
  */
 export async function replayBatch(
   state: ReplayAllState,
-  store: DeadLetterStore,
+  store: ReplaySource,
   request: ReplayBatchRequest,
   replayOne: (eventId: string) => Promise<ReplayOutcome>,
 ): Promise<ReplayBatch> {
@@ -395,5 +404,28 @@ export async function replayEvery(
   // Not enumerable: the outcomes still compare and serialize as the plain array they were before.
   return Object.defineProperty(outcomes, 'report', { value: last.run, enumerable: false }) as ReplayOutcome[] & {
     report: ReplayReport
+  }
+}
+
+/**
+ * Replaying all over letters of your own {@link DeadLetters} (BullMQ's dead letters use it): the same runs,
+ * batches, cursors and {@link ReplayReport} as `webhooks.deadLetters.replayAll` and `replayBatch`, each letter
+ * replayed by `replayOne`. Make it once per set of letters: runs are kept per `source`.
+ *
+ * @example
+ * const { replayAll, replayBatch } = deadLetterReplayAll(
+ *   { list: (query) => myLetters.list(query), count: (query) => myLetters.count(query) },
+ *   (eventId) => myLetters.replay(eventId),
+ * )
+ */
+export function deadLetterReplayAll(
+  source: ReplaySource,
+  replayOne: (eventId: string) => Promise<ReplayOutcome>,
+): Required<Pick<DeadLetters, 'replayAll' | 'replayBatch'>> {
+  const state: ReplayAllState = { slots: undefined }
+  const replayBatchOf = (request: ReplayBatchRequest = {}) => replayBatch(state, source, request, replayOne)
+  return {
+    replayBatch: replayBatchOf,
+    replayAll: (filter, options = {}) => replayEvery(replayBatchOf, filter, options.concurrency),
   }
 }

@@ -206,8 +206,8 @@ export interface ReplayBatchRequest {
   concurrency?: number
 }
 
-/** What a replay of all did, as figures. */
-export interface ReplayReport {
+/** What a replay of all did to its letters, one count per outcome; `tried` is their sum. */
+export interface ReplayCounts {
   /** Letters tried (each once): the sum of the outcomes below. */
   tried: number
   processed: number
@@ -220,6 +220,13 @@ export interface ReplayReport {
   failed: number
   /** Gone by the time they were tried (deleted elsewhere). */
   notFound: number
+}
+
+/**
+ * What a replay of all did, as figures: the one definition of a report's fields (the board's JSON and page use it
+ * too, with `null` for `undefined`).
+ */
+export interface ReplayReport extends ReplayCounts {
   /** In a caller's report: letters of the run other callers (consoles) tried since this one joined; 0 in the run's. */
   triedByOthers: number
   /** The run's letters when it started (parked, matching, parked before it), when the store can count. */

@@ -1,3 +1,4 @@
+import { asWarnings, journalCheck } from '../journal/health.js'
 import type { Engine } from '../receiver/engine.js'
 import { nonNegativeNumber } from '../validations.js'
 import type { HealthCheck, HealthOptions, HealthReport } from './types.js'
@@ -5,6 +6,8 @@ import type { HealthCheck, HealthOptions, HealthReport } from './types.js'
 /** What contributes checks: a store, a dead-letter store or a queue, with the name its failure is reported under. */
 interface Source {
   readonly name: string
+  /** Its failures (a timeout too) are warnings. */
+  readonly warning?: boolean
   health?(signal: AbortSignal): PromiseLike<HealthCheck[]> | HealthCheck[]
 }
 
@@ -71,6 +74,7 @@ function ownChecks(engine: Engine): HealthCheck[] {
   }
   const hung = hungCheck(engine)
   if (hung) checks.push(hung)
+  if (engine.journal) checks.push(journalCheck(engine.journal))
   return checks
 }
 
@@ -104,8 +108,16 @@ async function backendChecks(engine: Engine, timeoutMs: number): Promise<HealthC
   // A queue without checks of its own (inProcessQueue) adds none.
   const queue = engine.queue
   if (queue?.health) sources.push({ name: 'queue', health: queue.health.bind(queue) })
+  // A journal's own checks (reachability, setup) are warnings: it is not on the delivery path.
+  const journal = engine.journal?.journal
+  if (journal?.health) sources.push({ name: 'journal', health: journal.health.bind(journal), warning: true })
   try {
-    const found = await Promise.all(sources.map((source) => sourceChecks(source, controller.signal, timeoutMs)))
+    const found = await Promise.all(
+      sources.map(async (source) => {
+        const checks = await sourceChecks(source, controller.signal, timeoutMs)
+        return source.warning ? asWarnings(checks) : checks
+      }),
+    )
     return found.flat()
   } finally {
     controller.abort()

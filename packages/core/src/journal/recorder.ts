@@ -7,7 +7,7 @@ import type { Journal, JournalRecord } from './types.js'
 export const FLUSH_MS = 250
 /** A batch this large is written at once, without waiting for the timer. */
 export const BATCH = 256
-/** The most answers buffered; past it (the journal down or slow) new ones are dropped and counted. */
+/** The most answers buffered or waiting to be written; past it (the journal down or hung) new ones are dropped and counted. */
 export const MAX_BUFFERED = 10_000
 /** A failing journal is logged at most this often. */
 const LOG_EVERY_MS = 60_000
@@ -60,6 +60,11 @@ export class JournalRecorder {
   private sequence = 0
   private dropped = 0
   private loggedAt = Number.NEGATIVE_INFINITY
+  /** For `health()`: whether the last batch was refused, and when the buffer last dropped an answer. */
+  private lastWriteFailed = false
+  private droppedAt = Number.NEGATIVE_INFINITY
+  /** Answers in batches handed on but not yet written: they count against MAX_BUFFERED (a hung journal). */
+  private unwritten = 0
 
   constructor(
     readonly journal: Journal,
@@ -73,12 +78,13 @@ export class JournalRecorder {
     if (!secret) return
     const event = eventOf(delivery)
     if (!event) return
-    if (this.buffer.length >= MAX_BUFFERED) {
+    if (this.buffer.length + this.unwritten >= MAX_BUFFERED) {
       this.dropped++
+      this.droppedAt = Date.now()
       return
     }
     const at = Date.now()
-    this.buffer.push({
+    const record: { -readonly [K in keyof JournalRecord]: JournalRecord[K] } = {
       id: this.idPrefix + (this.sequence++).toString(36).padStart(8, '0'),
       at,
       eventId: event.id,
@@ -89,8 +95,10 @@ export class JournalRecorder {
       instance: this.instance,
       durationMs: Number.isNaN(arrivedAt) ? 0 : Math.max(0, at - arrivedAt),
       secretIndex: secret.index,
-      ...(secret.label === undefined ? {} : { secretLabel: secret.label }),
-    })
+    }
+    // Set only when there is one, without spreading a fresh object per answer.
+    if (secret.label !== undefined) record.secretLabel = secret.label
+    this.buffer.push(record)
     if (this.buffer.length >= BATCH) void this.flush()
     else if (this.timer === undefined) {
       this.timer = setTimeout(() => void this.flush(), FLUSH_MS)
@@ -113,7 +121,12 @@ export class JournalRecorder {
     const batch = this.buffer
     if (batch.length > 0) {
       this.buffer = []
-      this.writing = this.writing.then(() => this.write(batch))
+      this.unwritten += batch.length
+      this.writing = this.writing
+        .then(() => this.write(batch))
+        .finally(() => {
+          this.unwritten -= batch.length
+        })
     }
     return this.writing
   }
@@ -123,10 +136,17 @@ export class JournalRecorder {
       await this.init()
       await this.journal.write(batch)
     } catch (error) {
+      this.lastWriteFailed = true
       this.failed(batch.length, error)
       return
     }
+    this.lastWriteFailed = false
     if (this.dropped > 0) this.failed(0, undefined)
+  }
+
+  /** Whether the last batch written was refused, and when the full buffer last dropped an answer (ms). */
+  trouble(): { writeFailed: boolean; droppedAt: number } {
+    return { writeFailed: this.lastWriteFailed, droppedAt: this.droppedAt }
   }
 
   private failed(lost: number, error: unknown): void {

@@ -177,4 +177,6 @@ export interface Events {
   flush(): Promise<void>
   /** Whether the receiver has a journal. */
   readonly enabled: boolean
+  /** How long the journal keeps an answer (its `retentionMs`), or undefined without a journal. */
+  readonly retentionMs: number | undefined
 }

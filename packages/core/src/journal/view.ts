@@ -46,6 +46,7 @@ export function eventsView(recorder: JournalRecorder | undefined): Events {
   }
   return {
     enabled: recorder !== undefined,
+    retentionMs: recorder?.journal.retentionMs,
     async get(eventId: string): Promise<EventTimeline | undefined> {
       check(typeof eventId === 'string' && eventId !== '', 'events.get', 'eventId', 'be a string', TypeError)
       const records = await (await journal()).answers(eventId)
