@@ -20,6 +20,8 @@ const DELIVERIES = Number(process.env.DELIVERIES ?? 2_000)
 const CONCURRENCY = 32
 const MEMORY_ANSWERS = 20_000
 const SECRET = 'whsec_bench_journal'
+/** `redis`, `postgres` or `memory` runs that part alone (the memory figures come after either part, or alone). */
+const ONLY = process.env.ONLY
 
 const redisServer = process.env.REDIS_URL ? undefined : await startRedis()
 const pgServer = process.env.DATABASE_URL ? undefined : await startPostgres()
@@ -80,7 +82,8 @@ async function compare(backend, make) {
     }
   }
   const median = (values) => [...values].sort((a, b) => a - b)[values.length >> 1]
-  const ratio = (field) => median(results.with.map((r, i) => r[field] / results.without[i][field]))
+  const ratios = (field) => results.with.map((r, i) => r[field] / results.without[i][field])
+  const ratio = (field) => median(ratios(field))
   console.log(
     `${backend}: a handled delivery, ${CONCURRENCY} in flight, ${DELIVERIES} per round (${ROUNDS} rounds, medians)`,
   )
@@ -94,24 +97,33 @@ async function compare(backend, make) {
   console.log(
     `  with / without   CPU ${ratio('cpu').toFixed(3)}x, wall ${ratio('wall').toFixed(3)}x (median of per-round ratios)`,
   )
+  const range = (field) => `${Math.min(...ratios(field)).toFixed(3)}–${Math.max(...ratios(field)).toFixed(3)}x`
+  console.log(`  per-round range  CPU ${range('cpu')}, wall ${range('wall')}`)
+  console.log(
+    `  CPU ratios       ${ratios('cpu')
+      .map((r) => r.toFixed(3))
+      .join(' ')}`,
+  )
   for (const webhooks of Object.values(variants)) await webhooks.close()
 }
 
-await compare('Redis', (journaled) =>
-  receiver(
-    redisStore(redis, { keyPrefix: `bench-journal:${runId}:store:` }),
-    journaled ? redisJournal(redis, { keyPrefix: `bench-journal:${runId}:journal:` }) : undefined,
-  ),
-)
-
-await compare('PostgreSQL', (journaled) => {
-  const table = `bench_journal_${runId}_${tables.length}`
-  tables.push(table, `${table}_events`)
-  return receiver(
-    postgresStore(pool, { table: `${table}_events` }),
-    journaled ? postgresJournal(pool, { table, sweepIntervalMs: 0 }) : undefined,
+if (ONLY !== 'postgres' && ONLY !== 'memory')
+  await compare('Redis', (journaled) =>
+    receiver(
+      redisStore(redis, { keyPrefix: `bench-journal:${runId}:store:` }),
+      journaled ? redisJournal(redis, { keyPrefix: `bench-journal:${runId}:journal:` }) : undefined,
+    ),
   )
-})
+
+if (ONLY !== 'redis' && ONLY !== 'memory')
+  await compare('PostgreSQL', (journaled) => {
+    const table = `bench_journal_${runId}_${tables.length}`
+    tables.push(table, `${table}_events`)
+    return receiver(
+      postgresStore(pool, { table: `${table}_events` }),
+      journaled ? postgresJournal(pool, { table, sweepIntervalMs: 0 }) : undefined,
+    )
+  })
 
 // Memory per answer: one answer per event (the common case: handled on the first delivery), 32-byte ids.
 const records = (prefix) =>

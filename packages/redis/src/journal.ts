@@ -25,36 +25,60 @@ const ROUTINE = new Set(['processed', 'duplicate'])
 /** Records read per round trip and shard while listing. */
 const CHUNK = 200
 
-// A batch's writes in one script (standalone Redis): ARGV[1] is a JSON list of ops, op i on KEYS[i].
-// e: an event's list: [ttl, keep, records...], deleted when ttl <= 0, its expiry pushed, never shortened.
-// z: an hour index: [expireAt, score, member, ...]. c: an hour's counts: [expireAt, field, n, ...].
-// h: a shard's hour list: [drop below, ttl, score, member, ...].
+// A batch's writes in one script (standalone Redis). ARGV: now, retention, answers kept per event, the hour below which
+// a shard's hour list drops members; then per record a route and its text. The route is "e t c h o at outcome": the
+// KEYS indices of its event list, hour index, hour counts, shard's hour list and outcome index (0: none; t = 0 when the
+// hour has expired), its time and outcome. The script derives the expiries and count fields, and writes each count,
+// expiry and hour member once per key.
 const WRITE_SCRIPT = `
-local ops = cjson.decode(ARGV[1])
-for i, op in ipairs(ops) do
-  local key, kind = KEYS[i], op[1]
-  if kind == 'e' then
-    if op[2] <= 0 then redis.call('DEL', key) else
-      redis.call('RPUSH', key, unpack(op, 4))
-      redis.call('LTRIM', key, -op[3], -1)
-      if redis.call('PTTL', key) < op[2] then redis.call('PEXPIRE', key, op[2]) end
+local now, retention, keep, oldest = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
+local newest, expires, counts, hours = {}, {}, {}, {}
+for i = 5, #ARGV, 2 do
+  local e, t, c, h, o, at, outcome = string.match(ARGV[i], '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (.+)$')
+  local text, key = ARGV[i + 1], KEYS[tonumber(e)]
+  at, t = tonumber(at), tonumber(t)
+  redis.call('RPUSH', key, text)
+  if (newest[key] or 0) < at then newest[key] = at end
+  if t > 0 then
+    local hour = math.floor(at / ${HOUR})
+    local expireAt = (hour + 1) * ${HOUR} + retention
+    c, h, o = tonumber(c), tonumber(h), tonumber(o)
+    redis.call('ZADD', KEYS[t], at, text)
+    expires[t], expires[c] = expireAt, expireAt
+    local written = hours[h] or {}
+    hours[h] = written
+    written['t:' .. hour] = hour
+    if o > 0 then
+      redis.call('ZADD', KEYS[o], at, text)
+      expires[o] = expireAt
+      written['o:' .. outcome .. ':' .. hour] = hour
     end
-  elseif kind == 'z' then
-    redis.call('ZADD', key, unpack(op, 3))
-    redis.call('PEXPIREAT', key, op[2])
-  elseif kind == 'c' then
-    for j = 3, #op, 2 do redis.call('HINCRBY', key, op[j], op[j + 1]) end
-    redis.call('PEXPIREAT', key, op[2])
-  else
-    redis.call('ZADD', key, unpack(op, 4))
-    redis.call('ZREMRANGEBYSCORE', key, '-inf', op[2])
-    redis.call('PEXPIRE', key, op[3])
+    local fields = counts[c] or {}
+    counts[c] = fields
+    local field = math.floor(at / ${MINUTE}) .. ':' .. outcome
+    fields[field] = (fields[field] or 0) + 1
   end
 end
-return #ops`
+for key, at in pairs(newest) do
+  local ttl = at + retention - now
+  if ttl <= 0 then redis.call('DEL', key) else
+    redis.call('LTRIM', key, -keep, -1)
+    if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, ttl) end
+  end
+end
+for c, fields in pairs(counts) do
+  for field, n in pairs(fields) do redis.call('HINCRBY', KEYS[c], field, n) end
+end
+for k, at in pairs(expires) do redis.call('PEXPIREAT', KEYS[k], at) end
+for h, written in pairs(hours) do
+  for member, hour in pairs(written) do redis.call('ZADD', KEYS[h], hour, member) end
+  redis.call('ZREMRANGEBYSCORE', KEYS[h], '-inf', oldest)
+  redis.call('PEXPIRE', KEYS[h], retention + ${2 * HOUR})
+end
+return (#ARGV - 4) / 2`
 
 interface JournalCommands {
-  payhooksJournalWrite(...keysThenOps: (string | number)[]): Promise<number>
+  payhooksJournalWrite(...keysThenArgs: (string | number)[]): Promise<number>
 }
 
 type Encoded = [string, number, string, string, string | null, number, string, string, number, number, string?]
@@ -178,7 +202,54 @@ export function redisJournal(client: Redis | Cluster, options: RedisJournalOptio
     }, `${what} got no reply from Redis`)
   }
 
-  async function write(records: readonly JournalRecord[]): Promise<void> {
+  /** The hour below which a shard's hour list drops its members. */
+  const oldestHour = (now: number) => Math.floor((now - retentionMs) / HOUR) - 1
+
+  /**
+   * Standalone Redis: the batch in one script call (see WRITE_SCRIPT). Each record is encoded once and passed as an
+   * argument of its own with its route; the script derives expiries and count fields, so the work here per record is
+   * a key, a route and a text.
+   */
+  async function writeScript(records: readonly JournalRecord[]): Promise<void> {
+    const now = Date.now()
+    const keys: string[] = []
+    const args: (string | number)[] = [now, retentionMs, maxAnswersPerEvent, oldestHour(now)]
+    /** Per hour and shard, the KEYS indices "t c h" of its index, its counts and the shard's hour list. */
+    const buckets = new Map<number, string>()
+    const outcomes = new Map<string, number>()
+    for (const record of records) {
+      const { eventId, outcome } = record
+      const at = Math.floor(record.at)
+      const e = keys.push(eventKey(eventId))
+      const hour = Math.floor(at / HOUR)
+      let route: string
+      if ((hour + 1) * HOUR + retentionMs <= now) route = `${e} 0 0 0 0`
+      else {
+        const shard = shardOf(eventId)
+        let bucket = buckets.get(hour * shards + shard)
+        if (bucket === undefined) {
+          bucket = `${keys.push(timeKey(hour, shard))} ${keys.push(countKey(hour, shard))} ${keys.push(hoursKey(shard))}`
+          buckets.set(hour * shards + shard, bucket)
+        }
+        let o = 0
+        if (!ROUTINE.has(outcome)) {
+          const key = outcomeKey(outcome, hour, shard)
+          o = outcomes.get(key) ?? keys.push(key)
+          outcomes.set(key, o)
+        }
+        route = `${e} ${bucket} ${o}`
+      }
+      args.push(`${route} ${at} ${outcome}`, encode(record))
+    }
+    // One command for the whole batch: the cost per answer of a command of its own would be the journal's cost.
+    await call(
+      () => commands.payhooksJournalWrite(keys.length, ...keys, ...args),
+      'a journal write got no reply from Redis',
+    )
+  }
+
+  /** A Cluster: the keys live on many slots, so the script's steps go out as plain commands, sent together. */
+  async function writeCommands(records: readonly JournalRecord[]): Promise<void> {
     const now = Date.now()
     const byEvent = new Map<string, { newest: number; texts: string[] }>()
     const byIndex = new Map<string, { expireAt: number; members: (string | number)[] }>()
@@ -213,65 +284,37 @@ export function redisJournal(client: Redis | Cluster, options: RedisJournalOptio
       count.fields.set(field, (count.fields.get(field) ?? 0) + 1)
       counts.set(key, count)
     }
-    // Each op: [kind, ...args] on one key (see WRITE_SCRIPT).
-    const keys: string[] = []
-    const ops: (string | number)[][] = []
-    for (const [eventId, { newest, texts }] of byEvent) {
-      keys.push(eventKey(eventId))
-      ops.push(['e', newest + retentionMs - now, maxAnswersPerEvent, ...texts])
-    }
-    for (const [key, { expireAt, members }] of byIndex) {
-      keys.push(key)
-      ops.push(['z', expireAt, ...members])
-    }
-    for (const [key, { expireAt, fields }] of counts) {
-      keys.push(key)
-      ops.push(['c', expireAt, ...[...fields].flat()])
-    }
-    const oldestHour = Math.floor((now - retentionMs) / HOUR) - 1
-    for (const [shard, written] of hours) {
-      keys.push(hoursKey(shard))
-      ops.push(['h', oldestHour, retentionMs + 2 * HOUR, ...[...written].flatMap(([member, hour]) => [hour, member])])
-    }
-    if (!cluster) {
-      // One command for the whole batch: the cost per answer of a command of its own would be the journal's cost.
-      await call(
-        () => commands.payhooksJournalWrite(keys.length, ...keys, JSON.stringify(ops)),
-        'a journal write got no reply from Redis',
-      )
-      return
-    }
-    // On a Cluster the keys live on many slots: the same steps as plain commands, sent together.
     await batch((redis) => {
-      ops.forEach((op, i) => {
-        const key = keys[i] as string
-        const [kind, a, b, ...rest] = op as [string, number, number, ...(string | number)[]]
-        if (kind === 'e') {
-          if (a <= 0) redis.del(key)
-          else {
-            redis.rpush(key, ...(rest as string[]))
-            redis.ltrim(key, -b, -1)
-            redis.pexpire(key, a)
-          }
-        } else if (kind === 'z') {
-          redis.zadd(key, b, ...rest)
-          redis.pexpireat(key, a)
-        } else if (kind === 'c') {
-          const fields = [b, ...rest]
-          for (let j = 0; j < fields.length; j += 2) redis.hincrby(key, fields[j] as string, fields[j + 1] as number)
-          redis.pexpireat(key, a)
-        } else {
-          redis.zadd(key, ...rest)
-          redis.zremrangebyscore(key, '-inf', a)
-          redis.pexpire(key, b)
+      for (const [eventId, { newest, texts }] of byEvent) {
+        const key = eventKey(eventId)
+        const ttl = newest + retentionMs - now
+        if (ttl <= 0) redis.del(key)
+        else {
+          redis.rpush(key, ...texts)
+          redis.ltrim(key, -maxAnswersPerEvent, -1)
+          redis.pexpire(key, ttl)
         }
-      })
+      }
+      for (const [key, { expireAt, members }] of byIndex) {
+        redis.zadd(key, ...members)
+        redis.pexpireat(key, expireAt)
+      }
+      for (const [key, { expireAt, fields }] of counts) {
+        for (const [field, n] of fields) redis.hincrby(key, field, n)
+        redis.pexpireat(key, expireAt)
+      }
+      for (const [shard, written] of hours) {
+        const key = hoursKey(shard)
+        redis.zadd(key, ...[...written].flatMap(([member, hour]) => [hour, member]))
+        redis.zremrangebyscore(key, '-inf', oldestHour(now))
+        redis.pexpire(key, retentionMs + 2 * HOUR)
+      }
     }, 'a journal write')
   }
 
   return {
     retentionMs,
-    write,
+    write: cluster ? writeCommands : writeScript,
     async answers(eventId) {
       const texts = await call(() => client.lrange(eventKey(eventId), 0, -1), 'a journal read got no reply from Redis')
       const oldest = Date.now() - retentionMs

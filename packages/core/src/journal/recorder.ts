@@ -84,7 +84,7 @@ export class JournalRecorder {
       return
     }
     const at = Date.now()
-    this.buffer.push({
+    const record: { -readonly [K in keyof JournalRecord]: JournalRecord[K] } = {
       id: this.idPrefix + (this.sequence++).toString(36).padStart(8, '0'),
       at,
       eventId: event.id,
@@ -95,8 +95,10 @@ export class JournalRecorder {
       instance: this.instance,
       durationMs: Number.isNaN(arrivedAt) ? 0 : Math.max(0, at - arrivedAt),
       secretIndex: secret.index,
-      ...(secret.label === undefined ? {} : { secretLabel: secret.label }),
-    })
+    }
+    // Set only when there is one, without spreading a fresh object per answer.
+    if (secret.label !== undefined) record.secretLabel = secret.label
+    this.buffer.push(record)
     if (this.buffer.length >= BATCH) void this.flush()
     else if (this.timer === undefined) {
       this.timer = setTimeout(() => void this.flush(), FLUSH_MS)
