@@ -34,7 +34,7 @@ export function deadLetterViewContract(name: string, makeSubject: DeadLetterSubj
   async function parkAll(s: DeadLetterSubject, events: ContractEvent[], reason = 'boom'): Promise<void> {
     for (const event of events) {
       await s.park(event, `${reason} ${event.event_id}`)
-      // Past the moment the park resolved, not the one it started: a park slowed by load stamps its letter later.
+      // Past the millisecond the park returned in, so past its parkedAt (a slow park stamped late): no two tie.
       await after(Date.now())
     }
   }
