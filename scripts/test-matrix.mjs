@@ -7,6 +7,7 @@ import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { onExit } from './test-services.mjs'
 
 const root = join(import.meta.dirname, '..')
 
@@ -41,6 +42,21 @@ const REDIS_QUEUE_HONO = [
   'test/integration/dead-letter-contract.test.ts',
   'test/integration/adapters-hono.test.ts',
   'test/integration/adapters-examples.test.ts',
+]
+
+/**
+ * The main pass's slowest files (some 250 of its 520 s of tests on 2 cores, mostly waiting on servers, Chromium and
+ * child processes): a whole run sends them to a second vitest beside the first, on servers of their own.
+ */
+export const SIDE_FILES = [
+  'test/integration/store-crash.test.ts',
+  'test/integration/cli.test.ts',
+  'test/integration/board-browser.test.ts',
+  'test/integration/fence-chaos.test.ts',
+  'test/consumers/consumers.test.ts',
+  'test/integration/docs-site.test.ts',
+  'test/integration/sandbox-cli.test.ts',
+  'test/integration/readme-snippets.test.ts',
 ]
 
 const nodeBin = (alias) => join(root, 'test/runtimes/node_modules', alias, 'bin/node')
@@ -112,7 +128,7 @@ export function runPass({ label, node, env = {}, filters }, files, { buffered = 
 /** A path for a vitest JSON report, in a temporary folder removed when this process exits. */
 export function reportFile() {
   const dir = mkdtempSync(join(tmpdir(), 'payhooks-vitest-'))
-  process.on('exit', () => rmSync(dir, { recursive: true, force: true }))
+  onExit(() => rmSync(dir, { recursive: true, force: true }))
   return join(dir, 'report.json')
 }
 

@@ -13,6 +13,16 @@ import { startPostgres } from './postgres-server.mjs'
 // receiver a test starts would log that warning).
 const PERSISTENT = ['--appendonly', 'yes', '--appendfsync', 'everysec']
 
+const atExit = []
+/** Runs `cleanup` (synchronous) when this process exits: one 'exit' listener for them all, however many passes. */
+export function onExit(cleanup) {
+  if (atExit.length === 0)
+    process.on('exit', () => {
+      for (const run of atExit) run()
+    })
+  atExit.push(cleanup)
+}
+
 export const which = (cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' }).stdout.trim()
 
 const freePort = () =>

@@ -11,8 +11,8 @@ import { createInterface } from 'node:readline'
 import { packAll } from './pack-all.mjs'
 import { postgresBinDir, startPostgres } from './postgres-server.mjs'
 import { installRuntimeDeps } from './runtime-deps.mjs'
-import { mainLabel, matrixPasses, passFiles, readCounts, reportFile, runPass } from './test-matrix.mjs'
-import { startRedisCluster, startRedisServer, startServices, which } from './test-services.mjs'
+import { mainLabel, matrixPasses, passFiles, readCounts, reportFile, runPass, SIDE_FILES } from './test-matrix.mjs'
+import { onExit, startRedisCluster, startRedisServer, startServices, which } from './test-services.mjs'
 
 const run = (cmd, args) => spawnSync(cmd, args, { stdio: 'inherit' }).status ?? 1
 /** Which of 'redis', 'cluster' and 'postgres' this script started (the others were given by the environment). */
@@ -40,7 +40,7 @@ const clusterReady = process.env.REDIS_CLUSTER_NODES
   : startRedisCluster().then(
       ({ nodes, stop }) => {
         startedHere.add('cluster')
-        process.on('exit', stop)
+        onExit(stop)
         process.env.REDIS_CLUSTER_NODES = nodes
         console.log(`Redis Cluster on ${nodes}`)
       },
@@ -79,7 +79,7 @@ if (run(localBin('tsc'), ['--build']) !== 0) process.exit(1)
 if (!process.env.REDIS_URL) {
   const redis = await startRedisServer()
   startedHere.add('redis')
-  process.on('exit', redis.stop)
+  onExit(redis.stop)
   process.env.REDIS_URL = redis.url
   process.env.REDIS_SERVER_BIN = which('redis-server')
   console.log(`redis-server ${process.env.REDIS_SERVER_BIN} on ${process.env.REDIS_URL}`)
@@ -99,7 +99,7 @@ if (!process.env.DATABASE_URL) {
   }
   const postgres = await startPostgres()
   startedHere.add('postgres')
-  process.on('exit', postgres.stop)
+  onExit(postgres.stop)
   process.env.DATABASE_URL = postgres.url
   console.log(`postgres ${postgres.binDir} on ${postgres.url}`)
 }
@@ -136,7 +136,7 @@ if (
   (!files.length || files.some((f) => f.startsWith('test/consumers')))
 ) {
   const packs = mkdtempSync(join(tmpdir(), 'payhooks-packs-'))
-  process.on('exit', () => rmSync(packs, { recursive: true, force: true }))
+  onExit(() => rmSync(packs, { recursive: true, force: true }))
   await packAll(packs)
   process.env.PAYHOOKS_CONSUMER_PACKS = packs
 }
@@ -145,8 +145,21 @@ if (docsBuild) {
   process.stdout.write(output)
   if (code !== 0) process.exit(1)
 }
+// The servers were given (REDIS_URL, ...) rather than started here: every pass shares them, one at a time.
+const givenServers = startedHere.size < 3
+// A whole run on servers of its own: the main pass's slowest files (scripts/test-matrix.mjs, SIDE_FILES) run beside
+// the others in a second vitest, on a second set of servers, its output printed after the main one's.
+const side =
+  files.length === 0 && !givenServers
+    ? startServices().then(async (services) => {
+        onExit(services.stop)
+        const pass = { label: 'slowest files', node: process.execPath, env: services.env, filters: SIDE_FILES }
+        return runPass(pass, [], { buffered: true }).finally(services.stop)
+      })
+    : undefined
+const excluded = side ? SIDE_FILES.flatMap((file) => ['--exclude', file]) : []
 const started = Date.now()
-const vitest = spawn(localBin('vitest'), [...args, ...files], { stdio: ['inherit', 'inherit', 'pipe'] })
+const vitest = spawn(localBin('vitest'), [...args, ...excluded, ...files], { stdio: ['inherit', 'inherit', 'pipe'] })
 // vitest warns on every run with type tests that they are experimental (it has no setting to say it once): dropped,
 // so a passing run prints nothing but its results. Every other line of stderr goes through.
 let warned = false
@@ -158,8 +171,14 @@ createInterface({ input: vitest.stderr }).on('line', (line) => {
 // 'close': once its stderr is read to the end too.
 const code = await new Promise((resolve) => vitest.on('close', (code, signal) => resolve(code ?? (signal ? 1 : 0))))
 const passes = [{ label: mainLabel(), counts: readCounts(report), seconds: (Date.now() - started) / 1000, code }]
-// The servers were given (REDIS_URL, ...) rather than started here: the matrix's passes share them, one at a time.
-const givenServers = startedHere.size < 3
+if (side) {
+  const beside = await side
+  process.stdout.write(beside.output)
+  const [main] = passes
+  main.counts = main.counts && beside.counts && main.counts.map((n, i) => n + beside.counts[i])
+  main.code = Math.max(main.code, beside.code)
+  main.seconds = (Date.now() - started) / 1000
+}
 if (matrix && givenServers) {
   for (const pass of matrixPasses()) {
     const ran = await runPass(pass, files)
@@ -173,7 +192,7 @@ if (matrix && givenServers) {
   const ran = await Promise.all(
     chosen.map(async (pass) => {
       const services = await startServices()
-      process.on('exit', services.stop)
+      onExit(services.stop)
       try {
         return await runPass({ ...pass, env: { ...pass.env, ...services.env } }, files, { buffered: true })
       } finally {

@@ -203,6 +203,9 @@ describe('the Events page of a board-only process sharing the Redis journal', ()
     expect(await page.locator('#dead-letter .status-replayed').count()).toBe(1)
     await page.locator('#dead-letter-link').click()
     await page.locator(`#letter[data-event-id="${parkedId}"]`).waitFor(WAIT)
+    // And back: the letter links the event's answers.
+    await page.locator('#letter-answers').click()
+    await page.locator(`#timeline[data-event-id="${parkedId}"] #answers`).waitFor(WAIT)
     expect(errors).toEqual([])
   })
 

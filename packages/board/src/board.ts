@@ -1,5 +1,5 @@
 import { type Answer, countParked, deleteSelected, listLetters, oneLetter, problem, replaySelected } from './api.js'
-import { eventTimeline, listEvents } from './events.js'
+import { eventTimeline, journalOf, listEvents } from './events.js'
 import { heldKeys, instanceStats, secretUsage } from './instance.js'
 import { BadQuery, filterFrom } from './letters.js'
 import { sharedOverview } from './overview-shared.js'
@@ -51,7 +51,8 @@ function idOf(segment: string): string | undefined {
 /**
  * An operator console over `webhooks.deadLetters`: a page and a JSON API listing dead letters with filters and
  * pages, showing one whole, replaying (one, the selected, or all matching a filter after confirming the count)
- * and deleting. Every request goes through your `authorize`; replays and deletes need a same-origin `Origin` and
+ * and deleting; with a journal (`createWebhooks({ journal })`), an Events page: an event's every answer, searched by
+ * its id, and the fleet's answers filtered and paged. Every request goes through your `authorize`; replays and deletes need a same-origin `Origin` and
  * the page's CSRF token, and are reported to `onAudit` and the logger. Serve it with a mount:
  * `expressBoard` (`@payhooks/board/express`), `nodeBoard`, `honoBoard`, `koaBoard` or `fastifyBoard`.
  *
@@ -156,6 +157,7 @@ export function createBoard<Request = unknown>(options: BoardOptions<Request>): 
           readOnly,
           canDelete: !readOnly && typeof webhooks.deadLetters.delete === 'function',
           durable: webhooks.deadLetters.durable ?? null,
+          journal: journalOf(webhooks) !== undefined,
           csrfHeader: CSRF_HEADER,
         },
       })

@@ -45,10 +45,12 @@ describe('the Events API', () => {
     expect(json(await get(board, '/api/events'))).toEqual({ enabled: false })
     expect(json(await get(board, '/api/events/evt_1'))).toEqual({ enabled: false })
     expect(json(await get(board, '/api/overview')).journal).toBeNull()
+    expect(json(await get(board, '/api/session')).journal).toBe(false)
   })
 
   it("an event's timeline: every answer in order with instance, duration and secret; unknown ids say so", async () => {
     const { board, deadLetters, settled } = await journaled()
+    expect(json(await get(board, '/api/session')).journal).toBe(true)
     const answer = json(await get(board, `/api/events/${encodeURIComponent(settled)}`))
     expect(answer).toMatchObject({ enabled: true, retentionHours: 168, eventId: settled, deadLetter: null })
     expect(answer.timeline.eventType).toBe('transaction_settled')

@@ -4,7 +4,8 @@ type MaybePromise<T> = T | Promise<T>
 
 /**
  * What the board reads of a receiver: its dead letters; and, when the receiver has them, `health()`, `stats()`
- * (this process's deliveries and secrets) and `heldKeys()` (the ordering keys its store holds).
+ * (this process's deliveries and secrets), `heldKeys()` (the ordering keys its store holds) and `events` (the
+ * journal every instance writes).
  */
 export type BoardWebhooks = Pick<Webhooks<unknown>, 'deadLetters'>
 

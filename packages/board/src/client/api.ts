@@ -5,6 +5,8 @@ export interface Session {
   readOnly: boolean
   canDelete: boolean
   durable: boolean | null
+  /** Whether the receiver has a journal (the Events page). */
+  journal?: boolean
   csrfHeader: string
 }
 

@@ -199,7 +199,7 @@ export async function showEvents(view: HTMLElement, params: URLSearchParams): Pr
               el(
                 'tr',
                 { 'data-event-id': answer.eventId, 'data-outcome': answer.outcome },
-                el('td', {}, when(answer.at)),
+                el('td', {}, precise(answer.at)),
                 el('td', {}, el('a', { href: eventHref(answer.eventId), class: 'id' }, answer.eventId)),
                 el('td', {}, answer.eventType),
                 el('td', {}, statusBadge(answer.status)),

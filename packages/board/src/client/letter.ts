@@ -73,7 +73,14 @@ export async function showLetter(view: HTMLElement, session: Session, eventId: s
     result.replaceChildren('Its event will not be handled. ', yes)
   })
   view.replaceChildren(
-    el('p', {}, el('a', { href: '#/' }, '← Dead letters')),
+    el(
+      'p',
+      {},
+      el('a', { href: '#/' }, '← Dead letters'),
+      session.journal ? ' · ' : '',
+      session.journal &&
+        el('a', { href: `#/event/${encodeURIComponent(letter.eventId)}`, id: 'letter-answers' }, 'Every answer it got'),
+    ),
     el(
       'section',
       { class: 'panel', id: 'letter', 'data-event-id': letter.eventId },
