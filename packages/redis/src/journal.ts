@@ -153,8 +153,8 @@ class Walk {
  * its commands go out together to the nodes that own them), written off the hot path. Every key expires by TTL:
  * nothing sweeps, nothing holds a lock. Takes any `ioredis` client and never closes it.
  *
- * Memory: about 800 bytes per answer with the defaults (`bench/journal.bench.mjs` measures it), bounded by
- * `retentionMs` and, per event, `maxAnswersPerEvent`.
+ * Memory: about 700 to 800 bytes per answer with the defaults (`bench/journal.bench.mjs` measures it), bounded
+ * by `retentionMs` and, per event, `maxAnswersPerEvent`.
  *
  * @example
  * import { createWebhooks } from '@payhooks/core'
