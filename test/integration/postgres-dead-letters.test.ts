@@ -103,6 +103,39 @@ async function shapeOf(schema: string, table: string) {
   }
 }
 
+const INDEXES = ['<table>_code_idx', '<table>_list_idx', '<table>_pkey', '<table>_sweep_idx', '<table>_type_idx']
+
+/** The triggers on `table` (schema-qualified or not). */
+async function triggersOf(table: string) {
+  const { rows } = await admin.query(
+    'SELECT tgname FROM pg_trigger WHERE tgrelid = to_regclass($1) AND NOT tgisinternal ORDER BY 1',
+    [table],
+  )
+  return rows.map((row) => row.tgname as string)
+}
+
+/** The letters of `table` counted by hand, by status, code and event type. */
+async function countedByHand(table: string) {
+  const { rows } = await admin.query(
+    `SELECT status, code, event_type, count(*)::int AS n FROM ${table} GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,
+  )
+  return rows
+}
+
+/** What `<table>_counts` holds, by status, code and event type (shards summed, zeros left out, marker apart). */
+async function keptCounts(table: string) {
+  const { rows } = await admin.query(
+    `SELECT status, code, event_type, sum(n)::int AS n FROM ${table}_counts WHERE status <> ''
+     GROUP BY 1, 2, 3 HAVING sum(n) <> 0 ORDER BY 1, 2, 3`,
+  )
+  return rows
+}
+
+/** Whether `<table>_counts` has its marker: count() sums it. */
+async function filled(table: string) {
+  return (await admin.query(`SELECT 1 FROM ${table}_counts WHERE status = ''`)).rowCount === 1
+}
+
 describe('postgresDeadLetterStore: table', () => {
   it('takes stale_event letters in a table made before that code: after the shipped 003, or once init() widened it', async () => {
     const schema = await freshSchema()
@@ -135,26 +168,32 @@ describe('postgresDeadLetterStore: table', () => {
     await runMigration(admin, schema, '002_payhooks_dead_letters.sql')
     await runMigration(admin, schema, '003_payhooks_dead_letters_stale_event.sql')
     await runMigration(admin, schema, '008_payhooks_dead_letters_counts.sql')
-    const migrated = postgresDeadLetterStore(newPool(), {
-      table: `${schema}.payhooks_dead_letters`,
-      createTable: false,
-      sweepIntervalMs: 0,
-    })
+    // 010 on a table holding letters already: they are counted as it adds the counts.
+    const table = `${schema}.payhooks_dead_letters`
+    await admin.query(`INSERT INTO ${table} (event_id, event_type, body, headers, code, reason, first_parked_at, parked_at, park_count, status)
+      SELECT 'evt_before_' || i, 'transaction_settled', '\\x7b7d', '{}', 'handler_failed', 'r', now(), now(), 1, 'parked'
+      FROM generate_series(1, 3) AS i`)
+    await runMigration(admin, schema, '010_payhooks_dead_letters_kept_counts.sql')
+    await runMigration(admin, schema, '010_payhooks_dead_letters_kept_counts.sql') // again: counted once
+    const migrated = postgresDeadLetterStore(newPool(), { table, createTable: false, sweepIntervalMs: 0 })
     await migrated.init()
     await migrated.park(parked('evt_migrated'))
     expect((await migrated.get('evt_migrated'))?.parkCount).toBe(1)
+    expect(await keptCounts(table)).toEqual(await countedByHand(table))
+    expect(await migrated.count({ code: 'handler_failed' })).toBe(3)
+    expect(await migrated.count()).toBe(4)
 
     await postgresDeadLetterStore(newPool(), { table: `${schema}.created_by_init`, sweepIntervalMs: 0 }).init()
     const shape = await shapeOf(schema, 'payhooks_dead_letters')
     expect(shape).toEqual(await shapeOf(schema, 'created_by_init'))
+    expect(await shapeOf(schema, 'payhooks_dead_letters_counts')).toEqual(
+      await shapeOf(schema, 'created_by_init_counts'),
+    )
+    expect(await triggersOf(table)).toEqual(await triggersOf(`${schema}.created_by_init`))
+    expect(await triggersOf(table)).toEqual(['payhooks_count_delete', 'payhooks_count_insert', 'payhooks_count_update'])
     expect(shape.columns).toHaveLength(12)
     expect(shape.columns[0]).toMatchObject({ column_name: 'event_id', collation_name: 'C' })
-    expect(shape.indexes.map((index) => index.name).sort()).toEqual([
-      '<table>_code_idx',
-      '<table>_list_idx',
-      '<table>_pkey',
-      '<table>_type_idx',
-    ])
+    expect(shape.indexes.map((index) => index.name).sort()).toEqual(INDEXES)
 
     await expect(
       postgresDeadLetterStore(newPool(), { table: `${schema}.missing`, createTable: false }).init(),
@@ -192,7 +231,11 @@ describe('postgresDeadLetterStore: table', () => {
         .poll(async () => (await shapeOf(schema, 'payhooks_dead_letters')).indexes.map(({ name }) => name).sort(), {
           timeout: 15_000,
         })
-        .toEqual(['<table>_code_idx', '<table>_list_idx', '<table>_pkey', '<table>_type_idx'])
+        .toEqual(INDEXES)
+      // Counted while the letters were counted: the triggers' counts and the fill's add up to the letters.
+      await expect.poll(() => filled(table), { timeout: 15_000 }).toBe(true)
+      expect(await keptCounts(table)).toEqual(await countedByHand(table))
+      expect(await store.count()).toBe(2)
     } finally {
       await writer.query('ROLLBACK').catch(() => {})
       writer.release()
@@ -307,10 +350,110 @@ describe('postgresDeadLetterStore: table', () => {
   })
 })
 
+describe('postgresDeadLetterStore: kept counts (migration 010)', () => {
+  it('keeps the counts equal to the letters through parks, parks again, replays, deletes, sweeps and parks at once, and count() sums them', async () => {
+    const table = tableName()
+    const pool = newPool(12)
+    const store = postgresDeadLetterStore(pool, {
+      table,
+      replayedRetentionMs: 60_000,
+      sweepIntervalMs: 0,
+      sweepBatch: 2,
+    })
+    await store.init()
+    const exact = async () => expect(await keptCounts(table)).toEqual(await countedByHand(table))
+    expect(await filled(table)).toBe(true) // made empty: filled at once
+    const types = ['transaction_settled', 'transaction_returned', 'sale_created_from_batch']
+    const codes = ['schema_mismatch', 'handler_failed', 'stale_event'] as const
+    const letter = (i: number, overrides: Partial<ParkedEvent> = {}) =>
+      parked(`evt_kept_${i}`, { eventType: types[i % 3], code: codes[i % 2], ...overrides })
+    for (let i = 0; i < 12; i++) await store.park(letter(i))
+    await exact()
+    // Parked again: the same letter (park_count 2), or moved to another code and type.
+    await store.park(letter(0))
+    await store.park(letter(1, { code: 'stale_event', eventType: 'transaction_settled' }))
+    await store.park(letter(2, { body: new TextEncoder().encode('{"other":1}') })) // other bytes: left as it is
+    expect((await store.get('evt_kept_0'))?.parkCount).toBe(2)
+    await exact()
+    // Replayed (twice: counted once), deleted, swept in batches of 2.
+    for (const i of [3, 4, 5, 6, 7]) await store.markReplayed(`evt_kept_${i}`, new Date(Date.now() - 120_000))
+    await store.markReplayed('evt_kept_3', new Date(Date.now() - 120_000))
+    await store.markReplayed('evt_kept_8', new Date())
+    await store.park(letter(8)) // replayed: stays so
+    expect(await store.delete('evt_kept_9')).toBe(true)
+    await exact()
+    expect(await store.sweep()).toBe(5)
+    await exact()
+    // Many parks at once, on 12 connections, some of the same event.
+    const stores = Array.from({ length: 4 }, () => postgresDeadLetterStore(pool, { table, sweepIntervalMs: 0 }))
+    await Promise.all(
+      Array.from({ length: 120 }, (_, i) => (stores[i % 4] as typeof store).park(letter(100 + (i % 90)))),
+    )
+    await exact()
+    const { rows } = await admin.query(`SELECT count(*)::int AS n FROM ${table} WHERE status = 'parked'`)
+    expect(await store.count()).toBe(rows[0].n)
+    expect(await store.count({ status: 'all' })).toBe(rows[0].n + 1)
+    expect(await store.count({ status: 'replayed', code: 'schema_mismatch' })).toBe(1)
+    expect(await store.count({ eventType: 'transaction_returned', code: 'handler_failed' })).toBe(
+      (await store.list({ eventType: 'transaction_returned', code: 'handler_failed', limit: 1000 })).length,
+    )
+    // count() answers from the kept counts, not by reading the letters.
+    await admin.query(
+      `UPDATE ${table}_counts SET n = n + 1000 WHERE ctid = (SELECT ctid FROM ${table}_counts WHERE status = 'parked' LIMIT 1)`,
+    )
+    expect(await store.count()).toBe(rows[0].n + 1000)
+  })
+
+  it("fills an earlier release's counts exactly while letters are parked, replayed and deleted, counting the letters until then", async () => {
+    const schema = await freshSchema()
+    const table = `${schema}.letters`
+    await admin.query(createDeadLetterTableSql(table))
+    await admin.query(`INSERT INTO ${table} (event_id, event_type, body, headers, code, reason, first_parked_at, parked_at, park_count, status, replayed_at)
+      SELECT 'evt_old_' || i, CASE WHEN i % 3 = 0 THEN 'transaction_returned' ELSE 'transaction_settled' END, '\\x7b7d', '{}',
+        CASE WHEN i % 2 = 0 THEN 'schema_mismatch' ELSE 'handler_failed' END, 'r', now(), now(), 1,
+        CASE WHEN i % 5 = 0 THEN 'replayed' ELSE 'parked' END, CASE WHEN i % 5 = 0 THEN now() END
+      FROM generate_series(1, 20000) AS i`)
+    const pool = newPool(10)
+    const writers = Array.from({ length: 6 }, () =>
+      postgresDeadLetterStore(pool, { table, sweepIntervalMs: 0, createTable: false }),
+    )
+    let writing = true
+    const wrote = writers.map(async (writer, w) => {
+      for (let i = w; writing; i += writers.length) {
+        await writer.park(parked(`evt_new_${i}`, { code: i % 2 ? 'handler_failed' : 'schema_mismatch' }))
+        if (i % 3 === 0) await writer.markReplayed(`evt_old_${i + 1}`, new Date())
+        if (i % 4 === 0) await writer.delete(`evt_old_${i + 2}`)
+      }
+    })
+    const store = postgresDeadLetterStore(pool, { table, sweepIntervalMs: 0 })
+    try {
+      await store.init()
+      expect(await store.count({ status: 'all' })).toBeGreaterThanOrEqual(20000) // the letters counted meanwhile
+      await expect.poll(() => filled(table), { timeout: 15_000 }).toBe(true)
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    } finally {
+      writing = false
+      await Promise.all(wrote)
+      store.shutdown()
+    }
+    expect(await keptCounts(table)).toEqual(await countedByHand(table))
+    const { rows } = await admin.query(
+      `SELECT count(*)::int AS n FROM ${table} WHERE code = 'handler_failed' AND status = 'parked'`,
+    )
+    expect(await store.count({ code: 'handler_failed' })).toBe(rows[0].n)
+  })
+})
+
 describe('postgresDeadLetterStore: retention', () => {
   it('sweeps replayed letters past replayedRetentionMs, keeping parked ones however old, and recent replays', async () => {
     const table = tableName()
-    const store = postgresDeadLetterStore(newPool(), { table, replayedRetentionMs: 60_000, sweepIntervalMs: 0 })
+    const pool = newPool()
+    const store = postgresDeadLetterStore(pool, {
+      table,
+      replayedRetentionMs: 60_000,
+      sweepIntervalMs: 0,
+      sweepBatch: 1,
+    })
     await store.init()
     const longAgo = new Date(Date.now() - 30 * 24 * 60 * 60 * 1000)
     await store.park(parked('evt_parked_long_ago', { parkedAt: longAgo }))
@@ -323,7 +466,23 @@ describe('postgresDeadLetterStore: retention', () => {
     // Parking a replayed letter again leaves it replayed (the event was handled), so it is swept as one.
     await store.park(parked('evt_parked_again', { parkedAt: new Date() }))
 
+    // In batches of one, each its own statement, by the sweep index.
+    const sent = vi.spyOn(pool, 'query')
     expect(await store.sweep()).toBe(2)
+    const batches = sent.mock.calls.filter(([text]) => String(text).startsWith('WITH gone AS (DELETE'))
+    sent.mockRestore()
+    expect(batches).toHaveLength(3)
+    const client = await admin.connect()
+    try {
+      await client.query('BEGIN')
+      await client.query('SET LOCAL enable_seqscan = off')
+      const [text, values] = batches[0] as unknown as [string, unknown[]]
+      const { rows } = await client.query(`EXPLAIN (FORMAT JSON) ${text}`, values)
+      expect(JSON.stringify(rows[0]['QUERY PLAN'])).toContain(`"Index Name":"${table}_sweep_idx"`)
+    } finally {
+      await client.query('ROLLBACK')
+      client.release()
+    }
     expect(await store.get('evt_replayed_long_ago')).toBeUndefined()
     expect(await store.get('evt_parked_again')).toBeUndefined()
     const left = (await store.list({ status: 'all' })).map((letter) => [letter.eventId, letter.status]).sort()

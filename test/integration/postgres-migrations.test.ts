@@ -7,10 +7,13 @@ import { appendFileSync } from 'node:fs'
 import { createWebhooks } from '@payhooks/core'
 import {
   bodyDigestColumnSql,
+  createDeadLetterCountIndexesSql,
+  createDeadLetterTableSql,
   createFenceTableSql,
   createTableSql,
   fenceTokenColumnSql,
   migrate,
+  postgresDeadLetterStore,
   postgresJournal,
   postgresStore,
 } from '@payhooks/postgres'
@@ -175,7 +178,7 @@ it('migrate() applies 007 on the previous release, rebuilding the index an inter
     expect(await valid()).toBe(false)
 
     const { applied } = await migrate(pool, { table, deadLetterTable: false, journalTable: false })
-    expect(applied).toEqual(['007'])
+    expect(applied).toEqual(['007', '012'])
     expect(await valid()).toBe(true)
     expect((await migrate(pool, { table, deadLetterTable: false, journalTable: false })).applied).toEqual([])
 
@@ -207,7 +210,7 @@ it('`payhooks migrate --postgres URL` applies what is missing (the journal table
     ])
     expect(result.stderr).toBe('')
     expect(result.code).toBe(0)
-    expect(JSON.parse(result.stdout)).toEqual({ applied: ['007', '009'] })
+    expect(JSON.parse(result.stdout)).toEqual({ applied: ['007', '012', '009'] })
     const again = await runCli(['migrate', '--postgres', url, '--table', table, '--no-dead-letters', '--no-journal'])
     expect(again.stdout).toBe('Nothing to apply: every migration is there.\n')
     // 009 made the journal's table as postgresJournal wants it: a journal told not to create it writes and reads.
@@ -219,6 +222,66 @@ it('`payhooks migrate --postgres URL` applies what is missing (the journal table
   } finally {
     await dropFences(fences)
     await admin.query(`DROP TABLE IF EXISTS ${journal}`)
+  }
+})
+
+it("migrate() gives an earlier release's letters their kept counts (010), filled while letters are parked, and the sweeps their indexes (012)", async () => {
+  const { table, fences } = await previousRelease(10)
+  const letters = `${table}_letters`
+  const pool = newPool(6)
+  try {
+    await admin.query(createDeadLetterTableSql(letters))
+    await admin.query(createDeadLetterCountIndexesSql(letters))
+    await admin.query(`INSERT INTO ${letters} (event_id, event_type, body, headers, code, reason, first_parked_at, parked_at, park_count, status)
+      SELECT 'evt_old_' || i, 'transaction_settled', '\\x7b7d', '{}', 'handler_failed', 'r', now(), now(), 1,
+        CASE WHEN i % 4 = 0 THEN 'replayed' ELSE 'parked' END FROM generate_series(1, 5000) AS i`)
+    // The previous release keeps parking meanwhile (it knows nothing of the counts).
+    const running = postgresDeadLetterStore(pool, { table: letters, createTable: false, sweepIntervalMs: 0 })
+    let parking = true
+    const parked = (async () => {
+      for (let i = 0; parking; i++) {
+        const body = new TextEncoder().encode(`{"i":${i}}`)
+        await running.park({
+          eventId: `evt_during_${i}`,
+          eventType: 'transaction_returned',
+          body,
+          headers: {},
+          code: 'schema_mismatch',
+          reason: 'r',
+          createdAt: undefined,
+          parkedAt: new Date(),
+        })
+      }
+    })()
+    const { applied } = await migrate(pool, { table, deadLetterTable: letters, journalTable: false })
+    parking = false
+    await parked
+    expect(applied).toEqual(['007', '012', '010'])
+    const indexes = async (relation: string) =>
+      (
+        await admin.query(
+          'SELECT indexrelid::regclass::text AS name FROM pg_index WHERE indrelid = to_regclass($1) ORDER BY 1',
+          [relation],
+        )
+      ).rows.map((row) => row.name)
+    expect(await indexes(table)).toContain(`${table}_expiry_idx`)
+    expect(await indexes(fences)).toContain(`${fences}_keep_idx`)
+    expect(await indexes(letters)).toContain(`${letters}_sweep_idx`)
+    const byHand = await admin.query(
+      `SELECT status, code, count(*)::int AS n FROM ${letters} GROUP BY 1, 2 ORDER BY 1, 2`,
+    )
+    const kept = await admin.query(
+      `SELECT status, code, sum(n)::int AS n FROM ${letters}_counts WHERE status <> '' GROUP BY 1, 2 HAVING sum(n) <> 0 ORDER BY 1, 2`,
+    )
+    expect(kept.rows).toEqual(byHand.rows)
+    expect((await migrate(pool, { table, deadLetterTable: letters, journalTable: false })).applied).toEqual([])
+    const counted = postgresDeadLetterStore(pool, { table: letters, createTable: false, sweepIntervalMs: 0 })
+    await counted.init()
+    expect(await counted.count({ status: 'all' })).toBe(byHand.rows.reduce((sum, row) => sum + row.n, 0))
+  } finally {
+    await admin.query(`DROP TABLE IF EXISTS ${letters}, ${letters}_counts`)
+    await admin.query(`DROP FUNCTION IF EXISTS ${letters}_count_fn`)
+    await dropFences(fences)
   }
 })
 

@@ -163,6 +163,8 @@ describe('postgresStore: table and retention', () => {
     try {
       await runMigration(admin, schema, '001_payhooks_events.sql')
       await runMigration(admin, schema, '004_payhooks_events_body_digest.sql')
+      await runMigration(admin, schema, '005_payhooks_events_fences.sql')
+      await runMigration(admin, schema, '012_payhooks_sweep_indexes.sql')
       const migrated = postgresStore(newPool(), { table: `${schema}.payhooks_events`, createTable: false })
       await migrated.init()
       const claim = await migrated.claim('evt_migrated', 60_000)
@@ -181,6 +183,15 @@ describe('postgresStore: table and retention', () => {
         ).rows
       expect(await columns('payhooks_events')).toEqual(await columns('created_by_init'))
       expect(await columns('payhooks_events')).toHaveLength(4)
+      const indexes = async (name: string) =>
+        (
+          await admin.query('SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = $2 ORDER BY 1', [
+            schema,
+            name,
+          ])
+        ).rows.map((row) => row.indexname.replace(name, '<table>'))
+      expect(await indexes('payhooks_events')).toEqual(['<table>_expiry_idx', '<table>_pkey'])
+      expect(await indexes('payhooks_events')).toEqual(await indexes('created_by_init'))
 
       await expect(postgresStore(newPool(), { table: `${schema}.missing`, createTable: false }).init()).rejects.toThrow(
         /does not exist/,
@@ -190,9 +201,10 @@ describe('postgresStore: table and retention', () => {
     }
   })
 
-  it('sweeps rows past their expiry (done markers past retention, claims long expired), keeping the rest', async () => {
+  it('sweeps rows past their expiry (done markers past retention, claims long expired), keeping the rest, in batches by the expiry index', async () => {
     const { store: table } = await tablesOfTest()
-    const store = postgresStore(newPool(), { table, sweepIntervalMs: 0 })
+    const pool = newPool()
+    const store = postgresStore(pool, { table, sweepIntervalMs: 0, sweepBatch: 1 })
     await store.init()
     const handled = async (eventId: string) => {
       const claim = await store.claim(eventId, 60_000)
@@ -206,7 +218,22 @@ describe('postgresStore: table and retention', () => {
     await admin.query(
       `UPDATE ${table} SET expires_at = clock_timestamp() - interval '1 second' WHERE event_id IN ('evt_old', 'evt_crashed')`,
     )
+    const sent = vi.spyOn(pool, 'query')
     expect(await store.sweep()).toBe(2)
+    const batches = sent.mock.calls.filter(([text]) => String(text).startsWith('WITH gone AS (DELETE'))
+    sent.mockRestore()
+    expect(batches).toHaveLength(3) // 1, 1, then none left
+    const client = await admin.connect()
+    try {
+      await client.query('BEGIN')
+      await client.query('SET LOCAL enable_seqscan = off')
+      const [text, values] = batches[0] as unknown as [string, unknown[]]
+      const { rows } = await client.query(`EXPLAIN (FORMAT JSON) ${text}`, values)
+      expect(JSON.stringify(rows[0]['QUERY PLAN'])).toContain(`"Index Name":"${table}_expiry_idx"`)
+    } finally {
+      await client.query('ROLLBACK')
+      client.release()
+    }
     const left = (await admin.query(`SELECT event_id FROM ${table} ORDER BY event_id`)).rows.map((r) => r.event_id)
     expect(left).toEqual(['evt_recent', 'evt_running'])
     expect(await store.claim('evt_recent', 60_000)).toEqual({ status: 'done' })

@@ -1,19 +1,10 @@
-import { createHash } from 'node:crypto'
 import type { DeadLetterCode, DeadLetterFilter, NormalizedDeadLetterQuery } from '@payhooks/core'
-import { checkTable, quoteTable } from './sql.js'
+import { countedSql } from './dead-letter-counts.js'
+import { batchSql } from './maintenance.js'
+import { checkTable, listIndexName, quoteTable } from './sql.js'
 
 // Every statement of the dead-letter store, for one table. The times are the receiver's (`parkedAt`, `replayedAt`
 // are given to park and markReplayed), except the retention sweep's "now", which is the database's.
-
-const MAX_IDENTIFIER = 63
-
-/** An index's name, in the table's schema: `<table><suffix>`, shortened with a hash beyond 63 bytes. */
-function listIndexName(table: string, suffix = '_list_idx'): string {
-  const name = table.split('.').pop() as string
-  if (name.length + suffix.length <= MAX_IDENTIFIER) return `${name}${suffix}`
-  const hash = createHash('sha256').update(table).digest('hex').slice(0, 8)
-  return `${name.slice(0, MAX_IDENTIFIER - suffix.length - hash.length - 1)}_${hash}${suffix}`
-}
 
 /** Why letters are parked: the receiver's `DeadLetterCode`s. */
 const CODE_CHECK = "code IN ('schema_mismatch', 'handler_failed', 'stale_event')"
@@ -55,6 +46,15 @@ export function createDeadLetterCountIndexesSql(table: string): string {
   const t = quoteTable(checkTable(table, 'createDeadLetterCountIndexesSql'))
   return `CREATE INDEX IF NOT EXISTS "${listIndexName(table, '_code_idx')}" ON ${t} (status, code, parked_at DESC, event_id DESC);
 CREATE INDEX IF NOT EXISTS "${listIndexName(table, '_type_idx')}" ON ${t} (status, event_type, parked_at DESC, event_id DESC)`
+}
+
+/**
+ * The index the retention sweep reads (migration 010): the replayed letters by `replayed_at`, so each batch of a
+ * sweep reads only the letters it deletes, oldest first.
+ */
+export function deadLetterSweepIndexSql(table: string): string {
+  const t = quoteTable(checkTable(table, 'deadLetterSweepIndexSql'))
+  return `CREATE INDEX IF NOT EXISTS "${listIndexName(table, '_sweep_idx')}" ON ${t} (replayed_at) WHERE status = 'replayed'`
 }
 
 /**
@@ -120,12 +120,18 @@ export interface DeadLetterStatements {
   /** $1 event id, $2 replayed at: one row when there was a letter. */
   markReplayed: string
   remove: string
-  /** $1 retention ms. */
+  /** $1 batch, $2 from, $3 retention ms: deletes at most a batch of the oldest replayed letters past it (`batchSql`). */
   sweep: string
   /** The list query and its parameters. */
   list(query: NormalizedDeadLetterQuery): { text: string; values: unknown[] }
-  /** The count query (`count` column) and its parameters. */
-  count(query: DeadLetterFilter & { status: NormalizedDeadLetterQuery['status'] }): { text: string; values: unknown[] }
+  /**
+   * The count query (`count` column) and its parameters; with `counted` (the table has migration 010's counts), the
+   * sum of the kept counts when the filter has no time bounds and they are filled.
+   */
+  count(
+    query: DeadLetterFilter & { status: NormalizedDeadLetterQuery['status'] },
+    counted?: boolean,
+  ): { text: string; values: unknown[] }
 }
 
 /** The WHERE clause of a list or count, its parameters pushed onto `values`. */
@@ -163,8 +169,12 @@ RETURNING ${COLUMNS}`,
     get: `SELECT ${COLUMNS} FROM ${t} WHERE event_id = $1`,
     markReplayed: `UPDATE ${t} SET status = 'replayed', replayed_at = $2 WHERE event_id = $1`,
     remove: `DELETE FROM ${t} WHERE event_id = $1`,
-    sweep: `DELETE FROM ${t}
-WHERE status = 'replayed' AND replayed_at < clock_timestamp() - $1::float8 * interval '1 millisecond'`,
+    // By the sweep index, oldest first; letters another statement holds are skipped, not waited for.
+    sweep: batchSql(
+      t,
+      'replayed_at',
+      "status = 'replayed' AND replayed_at < statement_timestamp() - $3::float8 * interval '1 millisecond'",
+    ),
     list(query) {
       const values: unknown[] = []
       const filter = filterOf(query, values)
@@ -174,9 +184,13 @@ WHERE status = 'replayed' AND replayed_at < clock_timestamp() - $1::float8 * int
 ORDER BY parked_at ${direction}, event_id ${direction} LIMIT $${values.length - 1} OFFSET $${values.length}`
       return { text, values }
     },
-    count(query) {
+    count(query, counted = false) {
       const values: unknown[] = []
-      return { text: `SELECT count(*)::float8 AS count FROM ${t}${filterOf(query, values)}`, values }
+      const where = filterOf(query, values)
+      if (counted && query.parkedAfter === undefined && query.parkedBefore === undefined) {
+        return { text: countedSql(table, where), values }
+      }
+      return { text: `SELECT count(*)::float8 AS count FROM ${t}${where}`, values }
     },
   }
 }

@@ -1,16 +1,18 @@
 import { type DeadLetter, deadLetterCountQuery, deadLetterQuery } from '@payhooks/core'
-import { check, nonNegativeNumber } from '@payhooks/core/validations'
+import { check, nonNegativeNumber, positiveInteger } from '@payhooks/core/validations'
 import type { Pool } from 'pg'
+import { createDeadLetterCountsSql, fillDeadLetterCounts, hasCounts } from './dead-letter-counts.js'
 import {
   createDeadLetterCountIndexesSql,
   createDeadLetterTableSql,
   type DeadLetterRow,
   deadLetterStatements,
+  deadLetterSweepIndexSql,
   widenDeadLetterCodeSql,
 } from './dead-letter-sql.js'
 import { postgresHealth } from './health.js'
-import { createOnce, startSweeper } from './maintenance.js'
-import { buildIndexConcurrently, relationExists, retryInBackground } from './schema-change.js'
+import { createOnce, inBatches, startSweeper } from './maintenance.js'
+import { alterWithin, buildIndexConcurrently, relationExists, retryInBackground } from './schema-change.js'
 import { checkTable } from './sql.js'
 import type { PostgresDeadLetterStore, PostgresDeadLetterStoreOptions } from './types.js'
 
@@ -72,12 +74,28 @@ export function postgresDeadLetterStore(
     'be a positive whole number',
   )
   const sweepIntervalMs = nonNegativeNumber(options.sweepIntervalMs ?? 3_600_000, where, 'sweepIntervalMs')
+  const sweepBatch = positiveInteger(options.sweepBatch ?? 5000, where, 'sweepBatch')
+  const lockTimeoutMs = nonNegativeNumber(options.migrationLockTimeoutMs ?? 500, where, 'migrationLockTimeoutMs')
   const logger = options.logger ?? console
   const sql = deadLetterStatements(table)
   let sweeper: { stop(): void } | undefined
   let indexer: { stop(): void } | undefined
+  /** Whether the table has migration 010's counts (filled or being filled): count() then reads them. */
+  let counted = false
 
-  const sweep = async () => (await pool.query(sql.sweep, [replayedRetentionMs])).rowCount ?? 0
+  const sweep = () => inBatches(pool, sql.sweep, [replayedRetentionMs], sweepBatch)
+
+  /** Migrations 010 and 008 on an earlier release's table: the counts' triggers under lock_timeout, then the fill. */
+  const upgrade = async () => {
+    if (!(await hasCounts(pool, table))) {
+      await alterWithin(pool, '010', table, createDeadLetterCountsSql(table), lockTimeoutMs)
+    }
+    counted = true
+    await fillDeadLetterCounts(pool, table)
+    for (const statement of [...createDeadLetterCountIndexesSql(table).split(';\n'), deadLetterSweepIndexSql(table)]) {
+      await buildIndexConcurrently(pool, table, statement)
+    }
+  }
 
   return {
     durable: true,
@@ -89,26 +107,30 @@ export function postgresDeadLetterStore(
         await createOnce(
           pool,
           table,
-          `${createDeadLetterTableSql(table)};\n${widenDeadLetterCodeSql(table)};\n${createDeadLetterCountIndexesSql(table)}`,
+          [
+            createDeadLetterTableSql(table),
+            widenDeadLetterCodeSql(table),
+            createDeadLetterCountIndexesSql(table),
+            deadLetterSweepIndexSql(table),
+            createDeadLetterCountsSql(table, true),
+          ].join(';\n'),
         )
+        counted = true
       } else if (createTable) {
-        // A table of an earlier release: widened only when it must be, and migration 008's indexes built CONCURRENTLY
-        // in the background, so neither init() nor a park waits behind a build over a large table or behind an open
+        // A table of an earlier release: widened only when it must be; migration 010's counts (their triggers under
+        // a short lock_timeout, then filled from one snapshot) and the indexes of 008 and 010 built CONCURRENTLY in
+        // the background, so neither init() nor a park waits behind a build over a large table or behind an open
         // transaction (counts and pages read the table meanwhile).
         await createOnce(pool, table, widenDeadLetterCodeSql(table))
-        indexer ??= retryInBackground(
-          async () => {
-            for (const statement of createDeadLetterCountIndexesSql(table).split(';\n')) {
-              await buildIndexConcurrently(pool, table, statement)
-            }
-          },
-          {
-            what: `migration 008 (sql/008_payhooks_dead_letters_counts.sql) on ${table}`,
-            meanwhile: 'dead-letter counts and pages read the table without their indexes',
-            logger,
-          },
-        )
-      } else await pool.query(sql.probe)
+        indexer ??= retryInBackground(upgrade, {
+          what: `migrations 010 and 008 (sql/010_payhooks_dead_letters_kept_counts.sql, sql/008_payhooks_dead_letters_counts.sql) on ${table}`,
+          meanwhile: 'dead-letter counts and pages read the table without their indexes or kept counts',
+          logger,
+        })
+      } else {
+        await pool.query(sql.probe)
+        counted = await hasCounts(pool, table)
+      }
       if (sweepIntervalMs > 0 && sweeper === undefined) {
         sweeper = startSweeper(sweep, sweepIntervalMs, logger, `${where}: sweep of ${table}`)
       }
@@ -148,7 +170,7 @@ export function postgresDeadLetterStore(
     },
 
     async count(query) {
-      const { text, values } = sql.count(deadLetterCountQuery(query, `${where}.count`))
+      const { text, values } = sql.count(deadLetterCountQuery(query, `${where}.count`), counted)
       const { rows } = await pool.query<{ count: number }>(text, values)
       return rows[0]?.count ?? 0
     },

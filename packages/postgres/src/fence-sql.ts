@@ -1,4 +1,5 @@
-import { checkTable, quoteTable } from './sql.js'
+import { batchSql } from './maintenance.js'
+import { checkTable, listIndexName, quoteTable } from './sql.js'
 
 // Ordering fences (issue 24): one row per ordering key, beside the store's table. `holder` is the token of the claim
 // handling an event of the key, until `held_until`; `mark_*` the newest event handled, kept until `keep_until`;
@@ -73,6 +74,21 @@ export function heldKeysSql(table: string): string {
 CREATE INDEX IF NOT EXISTS ${quoteTable(index)} ON ${quoteTable(fences)} (held_since, ordering_key) WHERE holder IS NOT NULL`
 }
 
+/**
+ * The index the fences' sweep reads (what the store builds on first use, and `sql/012_payhooks_sweep_indexes.sql`
+ * holds for the default name): the fences by `keep_until`, so each batch of a sweep reads only the rows it deletes.
+ *
+ * @example
+ * import { fenceExpiryIndexSql } from '@payhooks/postgres'
+ *
+ * await migrationClient.query(fenceExpiryIndexSql('billing.webhook_events')) // on billing.webhook_events_fences
+ */
+export function fenceExpiryIndexSql(table: string): string {
+  const fences = fenceTableOf(checkTable(table, 'fenceExpiryIndexSql'))
+  if (fences === undefined) throw new TypeError(`fenceExpiryIndexSql: table must leave room for a _fences suffix`)
+  return `CREATE INDEX IF NOT EXISTS "${listIndexName(fences, '_keep_idx')}" ON ${quoteTable(fences)} (keep_until)`
+}
+
 /** The database's clock in microseconds since the epoch: a fencing token never below it. */
 const MICROS = `(extract(epoch FROM clock_timestamp()) * 1000000)::bigint`
 
@@ -101,6 +117,7 @@ export interface FenceStatements {
   complete: string
   /** $1 event id, $2 token, $3 key. */
   release: string
+  /** $1 batch, $2 from: deletes at most a batch of the fences past their keep, oldest first (`batchSql`). */
   sweep: string
 }
 
@@ -141,6 +158,10 @@ UPDATE ${t} SET token = NULL, expires_at = ${later('$3')} WHERE event_id = $1 AN
 AND expires_at > clock_timestamp() AND EXISTS (SELECT 1 FROM fence)`,
     release: `WITH fence AS (UPDATE ${f} SET holder = NULL WHERE ordering_key = $3 AND holder = $2)
 DELETE FROM ${t} WHERE event_id = $1 AND token = $2`,
-    sweep: `DELETE FROM ${f} WHERE keep_until < clock_timestamp() AND (holder IS NULL OR held_until < clock_timestamp())`,
+    sweep: batchSql(
+      f,
+      'keep_until',
+      'keep_until < statement_timestamp() AND (holder IS NULL OR held_until < statement_timestamp())',
+    ),
   }
 }

@@ -3,13 +3,14 @@ import type { Pool } from 'pg'
 import {
   createFenceTableSql,
   type FenceStatements,
+  fenceExpiryIndexSql,
   fenceStatements,
   fenceTokenColumnSql,
   heldKeysSql,
 } from './fence-sql.js'
-import { createOnce, type Logger } from './maintenance.js'
+import { createOnce, inBatches, type Logger } from './maintenance.js'
 import { alterWithin, buildIndexConcurrently, relationExists, retryInBackground } from './schema-change.js'
-import { quoteTable } from './sql.js'
+import { INDEX_DELAY_MS, quoteTable } from './sql.js'
 
 interface MarkRow {
   mark_at: number | null
@@ -59,9 +60,12 @@ async function prepareTable(
   createTable: boolean,
   firstUse: FirstUse,
   migrate007: () => void,
+  index012: () => void,
 ): Promise<boolean> {
   const fresh = createTable && !(await relationExists(pool, fenceTable))
-  if (createTable) await createOnce(pool, fenceTable, createFenceTableSql(table))
+  // A table made now gets its sweep index at once (it is empty); an earlier release's, built in the background.
+  if (fresh) await createOnce(pool, fenceTable, `${createFenceTableSql(table)};\n${fenceExpiryIndexSql(table)}`)
+  else if (createTable) index012()
   // Checked before altering: ALTER TABLE locks the table, waiting on the other instances' transactions.
   if (!(await hasColumns(pool, fenceTable, 'fence_token'))) {
     if (!createTable) {
@@ -109,6 +113,21 @@ export function postgresFences(
   /** Whether the fence table has the holder columns of migration 007, once known. */
   let holders: boolean | undefined
   let migrating: { stop(): void } | undefined
+  let indexing: { stop(): void } | undefined
+  /** Migration 012's index on an earlier release's fence table, built concurrently in the background. */
+  const index012 = () => {
+    indexing ??= retryInBackground(
+      async () => {
+        await buildIndexConcurrently(pool, fenceTable, fenceExpiryIndexSql(table))
+      },
+      {
+        what: `postgresStore: migration 012 (sql/012_payhooks_sweep_indexes.sql) on ${fenceTable}`,
+        meanwhile: 'the sweep of fences reads the table without its index',
+        logger: firstUse.logger,
+        firstDelayMs: INDEX_DELAY_MS,
+      },
+    )
+  }
   /** Migration 007 in the background, retried with backoff; the store switches to its columns once applied. */
   const migrate007 = () => {
     migrating ??= retryInBackground(
@@ -126,7 +145,7 @@ export function postgresFences(
   }
   /** The fence table, created on first use (a store never given a position creates nothing). */
   const prepare = () => {
-    ready ??= prepareTable(pool, table, fenceTable, createTable, firstUse, migrate007).then((found) => {
+    ready ??= prepareTable(pool, table, fenceTable, createTable, firstUse, migrate007, index012).then((found) => {
       holders = found
       sql = fenceStatements(table, fenceTable, found)
     })
@@ -219,12 +238,15 @@ export function postgresFences(
         token: row.fence_token,
       }))
     },
-    async sweep(): Promise<number> {
-      return ready === undefined ? 0 : ((await pool.query(sql.sweep)).rowCount ?? 0)
+    /** Deletes the fences past their keep, in batches of `batch`. */
+    async sweep(batch: number): Promise<number> {
+      if (ready === undefined) return 0
+      return inBatches(pool, sql.sweep, [], batch)
     },
-    /** Stops a background migration. */
+    /** Stops the background migrations. */
     stop(): void {
       migrating?.stop()
+      indexing?.stop()
     },
   }
 }

@@ -1,10 +1,16 @@
-export { createDeadLetterCountIndexesSql, createDeadLetterTableSql, widenDeadLetterCodeSql } from './dead-letter-sql.js'
+export { createDeadLetterCountsSql } from './dead-letter-counts.js'
+export {
+  createDeadLetterCountIndexesSql,
+  createDeadLetterTableSql,
+  deadLetterSweepIndexSql,
+  widenDeadLetterCodeSql,
+} from './dead-letter-sql.js'
 export { postgresDeadLetterStore } from './dead-letters.js'
-export { createFenceTableSql, fenceTokenColumnSql, heldKeysSql } from './fence-sql.js'
+export { createFenceTableSql, fenceExpiryIndexSql, fenceTokenColumnSql, heldKeysSql } from './fence-sql.js'
 export { postgresJournal } from './journal.js'
 export { createJournalTableSql } from './journal-sql.js'
 export { type MigrateOptions, type MigrateResult, migrate } from './migrations.js'
-export { bodyDigestColumnSql, createTableSql } from './sql.js'
+export { bodyDigestColumnSql, createTableSql, expiryIndexSql } from './sql.js'
 export { postgresStore } from './store.js'
 export type {
   PostgresDeadLetterStore,

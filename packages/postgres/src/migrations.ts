@@ -1,11 +1,23 @@
 import { nonNegativeNumber } from '@payhooks/core/validations'
 import type { Pool } from 'pg'
-import { createDeadLetterCountIndexesSql, createDeadLetterTableSql, widenDeadLetterCodeSql } from './dead-letter-sql.js'
-import { createFenceTableSql, fenceTableOf, fenceTokenColumnSql, heldKeysSql } from './fence-sql.js'
+import { createDeadLetterCountsSql, fillDeadLetterCounts, hasCounts } from './dead-letter-counts.js'
+import {
+  createDeadLetterCountIndexesSql,
+  createDeadLetterTableSql,
+  deadLetterSweepIndexSql,
+  widenDeadLetterCodeSql,
+} from './dead-letter-sql.js'
+import {
+  createFenceTableSql,
+  fenceExpiryIndexSql,
+  fenceTableOf,
+  fenceTokenColumnSql,
+  heldKeysSql,
+} from './fence-sql.js'
 import { createJournalTableSql } from './journal-sql.js'
 import type { Logger } from './maintenance.js'
 import { alterWithin, buildIndexConcurrently, relationExists as exists, LockWaitError } from './schema-change.js'
-import { bodyDigestColumnSql, checkTable, createTableSql } from './sql.js'
+import { bodyDigestColumnSql, checkTable, createTableSql, expiryIndexSql } from './sql.js'
 
 /**
  * What each migration of `sql/` leaves in the database, for `health()`: the table it makes or changes (the
@@ -101,6 +113,15 @@ export const MIGRATIONS: readonly Migration[] = [
     without: 'webhooks.heldKeys() cannot list the ordering keys held (it rejects, naming this migration)',
     severity: 'warning',
   },
+  {
+    number: '010',
+    file: '010_payhooks_dead_letters_kept_counts.sql',
+    store: 'dead_letters',
+    suffix: '_counts',
+    columns: ['status', 'code', 'event_type', 'shard', 'n'],
+    without: 'count() reads the letters it counts (slower as the backlog grows)',
+    severity: 'warning',
+  },
 ]
 
 /** Options of {@link migrate}. */
@@ -153,8 +174,10 @@ async function hasColumn(pool: Pool, relation: string, column: string): Promise<
 
 /**
  * Applies the migrations of `sql/` missing from the database, the way a release step does before the new version
- * rolls out: the store's table and its fences (001, 004 to 007), the dead letters' (002, 003, 008), then the
- * journal's (009: made even before the journal is turned on, so the release that turns it on has its table). Each
+ * rolls out: the store's table and its fences (001, 004 to 007, and 012: the sweep's indexes), the dead letters'
+ * (002, 003, 008, and 010: the counts' triggers, then the counts filled from one snapshot while letters go on being
+ * written), then the journal's (009: made even before the journal is turned on, so the release that turns it on has
+ * its table). Each
  * `ALTER TABLE` runs under a short `lock_timeout` and is tried again with backoff while a long transaction holds the
  * table, so deliveries are never queued behind it; indexes are built `CONCURRENTLY`, outside a transaction (a
  * leftover INVALID index of an interrupted build is dropped and built again). Safe to run again, and from several
@@ -209,7 +232,9 @@ export async function migrate(pool: Pool, options: MigrateOptions = {}): Promise
     )
     if (held.includes(false)) await alter('007', fences, columns)
     await index('007', fences, heldIndex)
+    await index('012', fences, fenceExpiryIndexSql(table))
   }
+  await index('012', table, expiryIndexSql(table))
   if (deadLetters !== false) {
     const letters = checkTable(deadLetters, 'migrate')
     if (!(await exists(pool, letters))) await alter('002', letters, createDeadLetterTableSql(letters))
@@ -217,6 +242,9 @@ export async function migrate(pool: Pool, options: MigrateOptions = {}): Promise
     for (const statement of createDeadLetterCountIndexesSql(letters).split(/;\s*\n/)) {
       await index('008', letters, statement)
     }
+    if (!(await hasCounts(pool, letters))) await alter('010', letters, createDeadLetterCountsSql(letters))
+    if ((await fillDeadLetterCounts(pool, letters)) && !applied.includes('010')) applied.push('010')
+    await index('010', letters, deadLetterSweepIndexSql(letters))
   }
   const journal = options.journalTable ?? 'payhooks_journal'
   if (journal !== false) {

@@ -123,6 +123,8 @@ interface Background {
   /** First wait before a retry, doubled each time up to `maxDelayMs`. */
   delayMs?: number
   maxDelayMs?: number
+  /** How long to wait before the first try. @default 0 */
+  firstDelayMs?: number
 }
 
 /**
@@ -156,7 +158,10 @@ export function retryInBackground(attempt: () => Promise<void>, options: Backgro
       },
     )
   }
-  run()
+  if ((options.firstDelayMs ?? 0) > 0) {
+    timer = setTimeout(run, options.firstDelayMs)
+    ;(timer as { unref?: () => void }).unref?.()
+  } else run()
   return {
     stop() {
       stopped = true

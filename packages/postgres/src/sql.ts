@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto'
 import { check } from '@payhooks/core/validations'
+import { batchSql } from './maintenance.js'
 
 // Every statement of the store, for one table. Times are the database's own (clock_timestamp(), not now(),
 // which inside a transaction is its start), so the receivers' clocks play no part.
@@ -15,6 +17,16 @@ export function checkTable(table: unknown, where: string): string {
     TypeError,
   )
   return table as string
+}
+
+const MAX_IDENTIFIER = 63
+
+/** An index's name, in the table's schema: `<table><suffix>`, shortened with a hash beyond 63 bytes. */
+export function listIndexName(table: string, suffix = '_list_idx'): string {
+  const name = table.split('.').pop() as string
+  if (name.length + suffix.length <= MAX_IDENTIFIER) return `${name}${suffix}`
+  const hash = createHash('sha256').update(table).digest('hex').slice(0, 8)
+  return `${name.slice(0, MAX_IDENTIFIER - suffix.length - hash.length - 1)}_${hash}${suffix}`
 }
 
 /** A checked table name with each part double-quoted. */
@@ -59,6 +71,27 @@ export function bodyDigestColumnSql(table: string): string {
   return `ALTER TABLE ${quoteTable(checkTable(table, 'bodyDigestColumnSql'))} ADD COLUMN IF NOT EXISTS body_digest text`
 }
 
+/**
+ * The index the retention sweep reads (what `init()` builds, and `sql/012_payhooks_sweep_indexes.sql` holds for the
+ * default name): the store's rows by `expires_at`, so each batch of a sweep reads only the rows it deletes, oldest
+ * first. Build it `CONCURRENTLY` on a large table.
+ *
+ * @example
+ * import { expiryIndexSql } from '@payhooks/postgres'
+ *
+ * await migrationClient.query(expiryIndexSql('billing.webhook_events'))
+ */
+export function expiryIndexSql(table: string): string {
+  const t = quoteTable(checkTable(table, 'expiryIndexSql'))
+  return `CREATE INDEX IF NOT EXISTS "${listIndexName(table, '_expiry_idx')}" ON ${t} (expires_at)`
+}
+
+/**
+ * How long after `init()` an earlier release's table gets migration 012's index built in the background: only the
+ * sweep reads it, and its first run is an interval after `init()`, so the build waits out a fleet's start.
+ */
+export const INDEX_DELAY_MS = 60_000
+
 const later = (param: string) => `clock_timestamp() + ${param}::float8 * interval '1 millisecond'`
 
 export interface Statements {
@@ -72,6 +105,7 @@ export interface Statements {
   complete: string
   /** $1 event id, $2 token. */
   release: string
+  /** $1 batch, $2 from: deletes at most a batch of the oldest rows past their expiry (`batchSql`). */
   sweep: string
 }
 
@@ -98,6 +132,7 @@ ${digests ? 'body_digest' : 'NULL::text AS body_digest'} FROM ${t} WHERE event_i
     complete: `UPDATE ${t} SET token = NULL, expires_at = ${later('$3')} WHERE event_id = $1 AND token = $2
 AND expires_at > clock_timestamp()`,
     release: `DELETE FROM ${t} WHERE event_id = $1 AND token = $2`,
-    sweep: `DELETE FROM ${t} WHERE expires_at < clock_timestamp()`,
+    // By the expiry index, oldest first; a row another statement holds (a claim taking it over) is skipped.
+    sweep: batchSql(t, 'expires_at', 'expires_at < statement_timestamp()'),
   }
 }

@@ -1,13 +1,21 @@
 import { randomBytes } from 'node:crypto'
 import { type ClaimResult, DEFAULT_RETENTION_MS, type OrderingPosition, RETRY_WINDOW_MS } from '@payhooks/core'
-import { check, nonNegativeNumber } from '@payhooks/core/validations'
+import { check, nonNegativeNumber, positiveInteger } from '@payhooks/core/validations'
 import type { Pool } from 'pg'
 import { fenceTableOf } from './fence-sql.js'
 import { postgresFences } from './fences.js'
 import { postgresHealth } from './health.js'
-import { createOnce, startSweeper } from './maintenance.js'
-import { alterWithin } from './schema-change.js'
-import { bodyDigestColumnSql, checkTable, createTableSql, quoteTable, statements } from './sql.js'
+import { createOnce, inBatches, startSweeper } from './maintenance.js'
+import { alterWithin, buildIndexConcurrently, relationExists, retryInBackground } from './schema-change.js'
+import {
+  bodyDigestColumnSql,
+  checkTable,
+  createTableSql,
+  expiryIndexSql,
+  INDEX_DELAY_MS,
+  quoteTable,
+  statements,
+} from './sql.js'
 import { runTransaction } from './transaction.js'
 import type { PostgresStore, PostgresStoreOptions } from './types.js'
 
@@ -89,12 +97,14 @@ export function postgresStore(pool: Pool, options: PostgresStoreOptions = {}): P
   )
   const createTable = options.createTable ?? true
   const sweepIntervalMs = nonNegativeNumber(options.sweepIntervalMs ?? 3_600_000, where, 'sweepIntervalMs')
+  const sweepBatch = positiveInteger(options.sweepBatch ?? 5000, where, 'sweepBatch')
   const logger = options.logger ?? console
   warnWithoutConnectionTimeout(pool, logger)
   // With the body_digest column (see init), claims keep their body's digest; without it, none.
   let digests = true
   let sql = statements(table, digests)
   let sweeper: { stop(): void } | undefined
+  let indexer: { stop(): void } | undefined
 
   /** Whether the table has the body_digest column (false when the query fails on it: 42703, undefined column). */
   const hasDigestColumn = async () => {
@@ -115,7 +125,8 @@ export function postgresStore(pool: Pool, options: PostgresStoreOptions = {}): P
       ? undefined
       : postgresFences(pool, table, fenceTable, createTable, { lockTimeoutMs, logger })
 
-  const sweep = async () => ((await pool.query(sql.sweep)).rowCount ?? 0) + ((await fences?.sweep()) ?? 0)
+  const sweep = async () =>
+    (await inBatches(pool, sql.sweep, [], sweepBatch)) + ((await fences?.sweep(sweepBatch)) ?? 0)
 
   async function release(eventId: string, token: string): Promise<boolean> {
     const fenced = fences?.release(eventId, token)
@@ -140,7 +151,23 @@ export function postgresStore(pool: Pool, options: PostgresStoreOptions = {}): P
     maxConcurrentEvents: Math.max(1, (pool.options?.max ?? 10) - 1),
     ordering: fences !== undefined,
     async init() {
-      if (createTable) await createOnce(pool, table, createTableSql(table))
+      // A table made now gets its sweep index at once (it is empty); an earlier release's, built CONCURRENTLY in the
+      // background (migration 012), the sweep reading the table meanwhile.
+      if (createTable && !(await relationExists(pool, table))) {
+        await createOnce(pool, table, `${createTableSql(table)};\n${expiryIndexSql(table)}`)
+      } else if (createTable) {
+        indexer ??= retryInBackground(
+          async () => {
+            await buildIndexConcurrently(pool, table, expiryIndexSql(table))
+          },
+          {
+            what: `postgresStore: migration 012 (sql/012_payhooks_sweep_indexes.sql) on ${table}`,
+            meanwhile: 'the sweep reads the table without its index',
+            logger,
+            firstDelayMs: INDEX_DELAY_MS,
+          },
+        )
+      }
       // Checked before altering: ALTER TABLE locks the table, waiting on the other instances' transactions.
       let hasColumn = await hasDigestColumn()
       if (!hasColumn && createTable) {
@@ -218,6 +245,8 @@ export function postgresStore(pool: Pool, options: PostgresStoreOptions = {}): P
       fences?.stop()
       sweeper?.stop()
       sweeper = undefined
+      indexer?.stop()
+      indexer = undefined
     },
   }
 }

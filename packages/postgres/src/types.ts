@@ -1,6 +1,7 @@
 import type {
   ClaimResult,
   DeadLetter,
+  DeadLetterCountQuery,
   DeadLetterQuery,
   DeadLetterStore,
   OrderingPosition,
@@ -36,11 +37,18 @@ export interface PostgresStoreOptions {
   createTable?: boolean
   /**
    * How often the store deletes rows past their expiry (done markers older than `retentionMs`, claims whose
-   * lease ran out long ago), one `DELETE` from one instance at a time being enough. 0 turns it off: call
-   * `store.sweep()` from your own scheduler instead.
+   * lease ran out long ago, fences past their keep), in batches of `sweepBatch` read by the expiry indexes of
+   * migration 012. 0 turns it off: call `store.sweep()` from your own scheduler instead.
    * @default 3_600_000 (hourly)
    */
   sweepIntervalMs?: number
+  /**
+   * Rows deleted per statement of a sweep, oldest first: each batch is a short transaction of its own that skips
+   * rows another statement holds (a claim being taken over), so a sweep over millions of rows never holds a lock
+   * for long. The sweep goes on batch after batch until none is left.
+   * @default 5000
+   */
+  sweepBatch?: number
   /**
    * How long a schema change made on first use (`createTable`) may wait for its table's lock (`SET LOCAL
    * lock_timeout`): an `ALTER TABLE` waiting behind a long read (a `pg_dump`, a report) queues every statement on
@@ -126,11 +134,19 @@ export interface PostgresDeadLetterStoreOptions {
    */
   replayedRetentionMs?: number
   /**
-   * How often the store deletes replayed letters past `replayedRetentionMs` (one `DELETE`). 0 turns it off: call
-   * `deadLetters.sweep()` from your own scheduler instead.
+   * How often the store deletes replayed letters past `replayedRetentionMs`, in batches of `sweepBatch` (read by the
+   * index on `replayed_at` of migration 010). 0 turns it off: call `deadLetters.sweep()` from your own scheduler
+   * instead.
    * @default 3_600_000 (hourly)
    */
   sweepIntervalMs?: number
+  /**
+   * Letters deleted per statement of a sweep, oldest first: each batch is a short transaction of its own that skips
+   * letters another statement holds, so a sweep over millions of rows never holds a lock for long. The sweep goes on
+   * batch after batch until none is left.
+   * @default 5000
+   */
+  sweepBatch?: number
   /**
    * How long a schema change made on first use (`createTable`) may wait for its table's lock (`SET LOCAL
    * lock_timeout`): an `ALTER TABLE` waiting behind a long read (a `pg_dump`, a report) queues every statement on
@@ -156,6 +172,13 @@ export interface PostgresDeadLetterStore extends DeadLetterStore {
   get(eventId: string): Promise<DeadLetter | undefined>
   list(query?: DeadLetterQuery): Promise<DeadLetter[]>
   markReplayed(eventId: string, at: Date): Promise<boolean>
+  delete(eventId: string): Promise<boolean>
+  /**
+   * How many letters match: the sum of the counts kept by migration 010's triggers (a few rows, however many letters),
+   * or, with `parkedAfter`/`parkedBefore` or before the counts of an earlier release's table are filled, an index
+   * scan of the matching letters.
+   */
+  count(query?: DeadLetterCountQuery): Promise<number>
   /**
    * Deletes the replayed letters past `replayedRetentionMs` now and resolves with how many: for a scheduler of
    * your own when `sweepIntervalMs` is 0.

@@ -286,6 +286,25 @@ export function storeTests(fleet: (namespace?: string) => Fleet): void {
     expect(await counts()).toEqual({ parked: 1, replayed: 0, all: 1, failed: 0, returned: 0, both: 0 })
   })
 
+  it('counts letters parked at once from several instances, one event parked by each of them counted once', async () => {
+    const instance = fleet()
+    const stores = await Promise.all([0, 1, 2, 3].map((i) => instance(i)))
+    const store = stores[0] as DeadLetterStore
+    if (!store.count) return
+    await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        (stores[i % 4] as DeadLetterStore).park(
+          parked(`evt_burst_${i}`, { code: i % 2 ? 'handler_failed' : 'schema_mismatch' }),
+        ),
+      ),
+    )
+    await Promise.all(stores.map((each) => each.park(parked('evt_burst_same', { code: 'handler_failed' }))))
+    expect((await store.get('evt_burst_same'))?.parkCount).toBe(4)
+    expect(await store.count()).toBe(41)
+    expect(await store.count({ code: 'handler_failed' })).toBe(21)
+    expect(await store.count({ code: 'handler_failed' })).toBe((await store.list({ code: 'handler_failed' })).length)
+  })
+
   it('shares its letters between the instances of one namespace', async () => {
     const instance = fleet()
     const [first, second] = [await instance(0), await instance(1)]
