@@ -26,17 +26,24 @@ const ROUTINE = new Set(['processed', 'duplicate'])
 const CHUNK = 200
 
 // A batch's writes in one script (standalone Redis). ARGV: now, retention, answers kept per event, the hour below which
-// a shard's hour list drops members; then per record a route and its text. The route is "e t c h o at outcome": the
-// KEYS indices of its event list, hour index, hour counts, shard's hour list and outcome index (0: none; t = 0 when the
-// hour has expired), its time and outcome. The script derives the expiries and count fields, and writes each count,
-// expiry and hour member once per key.
+// a shard's hour list drops members, then the records, one a line (a JSON text holds no raw line break): "e t c h o
+// <text>", the KEYS indices of its event list, hour index, hour counts, shard's hour list and outcome index (0: none;
+// t = 0 when the hour has expired), then its text. One argument for the whole batch: per argument the client's
+// encoding costs more than the bytes. The script reads time and outcome from the text, derives expiries and count
+// fields, and writes each count, expiry and hour member once per key.
 const WRITE_SCRIPT = `
 local now, retention, keep, oldest = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
 local newest, expires, counts, hours = {}, {}, {}, {}
-for i = 5, #ARGV, 2 do
-  local e, t, c, h, o, at, outcome = string.match(ARGV[i], '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (.+)$')
-  local text, key = ARGV[i + 1], KEYS[tonumber(e)]
-  at, t = tonumber(at), tonumber(t)
+local records, from, n = ARGV[5], 1, 0
+while from <= #records do
+  local stop = string.find(records, '\\n', from, true)
+  local line = string.sub(records, from, (stop or 0) - 1)
+  from = (stop or #records) + 1
+  n = n + 1
+  local e, t, c, h, o, text = string.match(line, '^(%d+) (%d+) (%d+) (%d+) (%d+) (.*)$')
+  local record, key = cjson.decode(text), KEYS[tonumber(e)]
+  local at, outcome = record[2], record[7]
+  t = tonumber(t)
   redis.call('RPUSH', key, text)
   if (newest[key] or 0) < at then newest[key] = at end
   if t > 0 then
@@ -75,7 +82,7 @@ for h, written in pairs(hours) do
   redis.call('ZREMRANGEBYSCORE', KEYS[h], '-inf', oldest)
   redis.call('PEXPIRE', KEYS[h], retention + ${2 * HOUR})
 end
-return (#ARGV - 4) / 2`
+return n`
 
 interface JournalCommands {
   payhooksJournalWrite(...keysThenArgs: (string | number)[]): Promise<number>
@@ -146,8 +153,8 @@ class Walk {
  * its commands go out together to the nodes that own them), written off the hot path. Every key expires by TTL:
  * nothing sweeps, nothing holds a lock. Takes any `ioredis` client and never closes it.
  *
- * Memory: about 800 bytes per answer with the defaults (`bench/journal.bench.mjs` measures it), bounded by
- * `retentionMs` and, per event, `maxAnswersPerEvent`.
+ * Memory: about 700 to 800 bytes per answer with the defaults (`bench/journal.bench.mjs` measures it), bounded
+ * by `retentionMs` and, per event, `maxAnswersPerEvent`.
  *
  * @example
  * import { createWebhooks } from '@payhooks/core'
@@ -206,22 +213,20 @@ export function redisJournal(client: Redis | Cluster, options: RedisJournalOptio
   const oldestHour = (now: number) => Math.floor((now - retentionMs) / HOUR) - 1
 
   /**
-   * Standalone Redis: the batch in one script call (see WRITE_SCRIPT). Each record is encoded once and passed as an
-   * argument of its own with its route; the script derives expiries and count fields, so the work here per record is
-   * a key, a route and a text.
+   * Standalone Redis: the batch in one script call (see WRITE_SCRIPT). Each record is encoded once, on a line with its
+   * route; the script derives expiries and count fields, so the work here per record is a key, a route and a text.
    */
   async function writeScript(records: readonly JournalRecord[]): Promise<void> {
     const now = Date.now()
     const keys: string[] = []
-    const args: (string | number)[] = [now, retentionMs, maxAnswersPerEvent, oldestHour(now)]
+    const lines: string[] = []
     /** Per hour and shard, the KEYS indices "t c h" of its index, its counts and the shard's hour list. */
     const buckets = new Map<number, string>()
     const outcomes = new Map<string, number>()
     for (const record of records) {
       const { eventId, outcome } = record
-      const at = Math.floor(record.at)
       const e = keys.push(eventKey(eventId))
-      const hour = Math.floor(at / HOUR)
+      const hour = Math.floor(record.at / HOUR)
       let route: string
       if ((hour + 1) * HOUR + retentionMs <= now) route = `${e} 0 0 0 0`
       else {
@@ -239,11 +244,20 @@ export function redisJournal(client: Redis | Cluster, options: RedisJournalOptio
         }
         route = `${e} ${bucket} ${o}`
       }
-      args.push(`${route} ${at} ${outcome}`, encode(record))
+      lines.push(`${route} ${encode(record)}`)
     }
     // One command for the whole batch: the cost per answer of a command of its own would be the journal's cost.
     await call(
-      () => commands.payhooksJournalWrite(keys.length, ...keys, ...args),
+      () =>
+        commands.payhooksJournalWrite(
+          keys.length,
+          ...keys,
+          now,
+          retentionMs,
+          maxAnswersPerEvent,
+          oldestHour(now),
+          lines.join('\n'),
+        ),
       'a journal write got no reply from Redis',
     )
   }

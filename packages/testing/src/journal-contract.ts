@@ -188,6 +188,32 @@ export function journalContract(name: string, makeJournal: JournalFactory): void
       ])
     })
 
+    it('takes a batch holding several answers of one event across two hours, one past retention', async () => {
+      const journal = await fleet()()
+      const hour = Math.floor(Date.now() / 3_600_000) * 3_600_000 - 3_600_000
+      const old = record({ eventId: 'evt_many', at: Date.now() - journal.retentionMs - MINUTE })
+      const answers = [
+        record({ eventId: 'evt_many', at: hour - 2000, outcome: 'handler_failed', status: 500 }),
+        record({ eventId: 'evt_many', at: hour - 1000, outcome: 'duplicate' }),
+        record({ eventId: 'evt_many', at: hour + 1000, outcome: 'handler_failed', status: 500 }),
+        record({ eventId: 'evt_many', at: hour + 2000 }),
+      ]
+      const other = record({ eventId: 'evt_other', at: hour + 3000 })
+      await journal.write([answers[2], old, answers[0], other, answers[3], answers[1]] as JournalRecord[])
+      expect(await journal.answers('evt_many')).toEqual(answers)
+      expect(await journal.list({ limit: 10, outcome: 'handler_failed' })).toEqual([answers[2], answers[0]])
+      expect((await journal.list({ limit: 10 })).map((r) => r.id)).toEqual(
+        [other, ...answers].sort((a, b) => b.at - a.at).map((r) => r.id),
+      )
+      const counts = (await journal.counts(hour - MINUTE, hour + MINUTE)).filter((c) => c.count > 0)
+      expect(counts.sort((a, b) => a.minute - b.minute || (a.outcome < b.outcome ? -1 : 1))).toEqual([
+        { minute: hour - MINUTE, outcome: 'duplicate', count: 1 },
+        { minute: hour - MINUTE, outcome: 'handler_failed', count: 1 },
+        { minute: hour, outcome: 'handler_failed', count: 1 },
+        { minute: hour, outcome: 'processed', count: 2 },
+      ])
+    })
+
     it('returns nothing past its retention', async () => {
       const journal = await fleet()()
       const old = Date.now() - journal.retentionMs - MINUTE
