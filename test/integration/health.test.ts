@@ -178,7 +178,9 @@ describe('health() on PostgreSQL', () => {
       'postgres_migration_007:missing',
       'dead_letter_postgres_migration_002:missing',
       'dead_letter_postgres_migration_003:missing',
+      'dead_letter_postgres_migration_010:missing',
     ])
+    expect(check(none, 'dead_letter_postgres_migration_010')).toMatchObject({ severity: 'warning' })
     expect(check(none, 'postgres_migration_001')).toMatchObject({
       detail: 'table payhooks_events is missing: every delivery is refused 503',
       fix: 'apply sql/001_payhooks_events.sql of @payhooks/postgres',
@@ -203,9 +205,11 @@ describe('health() on PostgreSQL', () => {
     expect(second.ready).toBe(false)
     expect(failed(second).filter((name) => name.startsWith('dead_letter'))).toEqual([
       'dead_letter_postgres_migration_003',
+      'dead_letter_postgres_migration_010',
     ])
     await runMigration(admin, schema, '003_payhooks_dead_letters_stale_event.sql')
-    expect((await webhooks.health(fresh)).ready).toBe(true) // 004 to 007 missing are warnings
+    expect((await webhooks.health(fresh)).ready).toBe(true) // 004 to 007 and 010 missing are warnings
+    await runMigration(admin, schema, '010_payhooks_dead_letters_kept_counts.sql')
     await runMigration(admin, schema, '004_payhooks_events_body_digest.sql')
     await runMigration(admin, schema, '005_payhooks_events_fences.sql')
     expect(migrationChecks(await webhooks.health(fresh)).slice(0, 4)).toEqual([

@@ -24,7 +24,7 @@ export function countsNames(table: string) {
 const MARKER = "('', '', '', 0, 0)"
 
 /**
- * The statements of migration 010 (what `init()` runs on a new table, and `sql/010_payhooks_dead_letters_counts_table.sql`
+ * The statements of migration 010 (what `init()` runs on a new table, and `sql/010_payhooks_dead_letters_kept_counts.sql`
  * holds for the default name, with the fill): `<table>_counts`, one row per (status, code, event type, shard) holding
  * how many letters it has, and the triggers keeping it, so `count()` sums a few rows instead of reading the letters.
  * Counts are trusted once the row `('', '', '', 0)` is there: `filled` writes it at once (for an empty table);

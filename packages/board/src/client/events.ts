@@ -21,7 +21,7 @@ interface Kept {
 }
 
 interface Page extends Kept {
-  answers: (Answer & { eventId: string; eventType: string })[]
+  answers: Listed[]
   cursor: string | null
 }
 
@@ -29,6 +29,40 @@ interface Timeline extends Kept {
   eventId: string
   timeline: { eventType: string; createdAt: string | null; handledAt: string | null; answers: Answer[] } | null
   deadLetter: { status: string; code: string; parkedAt: string } | { unavailable: true } | null
+}
+
+type Listed = Answer & { eventId: string; eventType: string }
+
+/** A table of answers: the list's, each with its event's id and type (`listed`), or an event's timeline. */
+function answersTable(id: string, answers: readonly Answer[] | readonly Listed[], listed: boolean): HTMLTableElement {
+  const head = ['Answered at', ...(listed ? ['Event id', 'Type'] : []), 'Status', 'Outcome', 'Instance', 'Took']
+  const row = (answer: Answer | Listed) =>
+    el(
+      'tr',
+      { 'data-event-id': listed ? (answer as Listed).eventId : undefined, 'data-outcome': answer.outcome },
+      el('td', {}, precise(answer.at)),
+      ...(listed
+        ? [
+            el(
+              'td',
+              {},
+              el('a', { href: eventHref((answer as Listed).eventId), class: 'id' }, (answer as Listed).eventId),
+            ),
+            el('td', {}, (answer as Listed).eventType),
+          ]
+        : []),
+      el('td', {}, statusBadge(answer.status)),
+      el('td', {}, outcomeBadge(answer.outcome)),
+      el('td', { class: 'id' }, answer.instance),
+      el('td', {}, ms(answer.durationMs)),
+      el('td', {}, secret(answer)),
+    )
+  return el(
+    'table',
+    { id },
+    el('thead', {}, el('tr', {}, ...[...head, 'Verified with'].map((h) => el('th', {}, h)))),
+    el('tbody', {}, ...answers.map(row)),
+  )
 }
 
 const FILTERS = ['eventType', 'outcome', 'from', 'to'] as const
@@ -176,7 +210,6 @@ export async function showEvents(view: HTMLElement, params: URLSearchParams): Pr
   if (page.cursor) older.set('cursor', page.cursor)
   const newest = new URLSearchParams(params)
   newest.delete('cursor')
-  const head = ['Answered at', 'Event id', 'Type', 'Status', 'Outcome', 'Instance', 'Took', 'Verified with']
   view.replaceChildren(
     el('h2', {}, 'Events'),
     searchBox(),
@@ -188,29 +221,7 @@ export async function showEvents(view: HTMLElement, params: URLSearchParams): Pr
     filterForm(params),
     page.answers.length === 0
       ? el('p', { class: 'empty', id: 'no-events' }, 'No answer matches.')
-      : el(
-          'table',
-          { id: 'events' },
-          el('thead', {}, el('tr', {}, ...head.map((h) => el('th', {}, h)))),
-          el(
-            'tbody',
-            {},
-            ...page.answers.map((answer) =>
-              el(
-                'tr',
-                { 'data-event-id': answer.eventId, 'data-outcome': answer.outcome },
-                el('td', {}, precise(answer.at)),
-                el('td', {}, el('a', { href: eventHref(answer.eventId), class: 'id' }, answer.eventId)),
-                el('td', {}, answer.eventType),
-                el('td', {}, statusBadge(answer.status)),
-                el('td', {}, outcomeBadge(answer.outcome)),
-                el('td', { class: 'id' }, answer.instance),
-                el('td', {}, ms(answer.durationMs)),
-                el('td', {}, secret(answer)),
-              ),
-            ),
-          ),
-        ),
+      : answersTable('events', page.answers, true),
     el(
       'div',
       { class: 'pager' },
@@ -284,7 +295,6 @@ export async function showEvent(view: HTMLElement, session: Session, eventId: st
   }
   const fact = (term: string, value: string, id?: string) => [el('dt', {}, term), el('dd', { id }, value)]
   const handled = timeline.handledAt ? timeline.answers.find((answer) => answer.at === timeline.handledAt) : undefined
-  const head = ['Answered at', 'Status', 'Outcome', 'Instance', 'Took', 'Verified with']
   view.replaceChildren(
     el('h2', {}, 'Events'),
     searchBox(eventId),
@@ -306,27 +316,7 @@ export async function showEvent(view: HTMLElement, session: Session, eventId: st
         ...fact('Answers', String(timeline.answers.length)),
       ),
       el('h3', {}, 'Every answer, oldest first'),
-      el(
-        'table',
-        { id: 'answers' },
-        el('thead', {}, el('tr', {}, ...head.map((h) => el('th', {}, h)))),
-        el(
-          'tbody',
-          {},
-          ...timeline.answers.map((answer) =>
-            el(
-              'tr',
-              { 'data-outcome': answer.outcome },
-              el('td', {}, precise(answer.at)),
-              el('td', {}, statusBadge(answer.status)),
-              el('td', {}, outcomeBadge(answer.outcome)),
-              el('td', { class: 'id' }, answer.instance),
-              el('td', {}, ms(answer.durationMs)),
-              el('td', {}, secret(answer)),
-            ),
-          ),
-        ),
-      ),
+      answersTable('answers', timeline.answers, false),
       letterLine,
       result,
     ),

@@ -17,7 +17,7 @@ export function contractContext(
   options: StoreContractOptions,
   made: Set<WebhookStore>,
 ): ContractContext {
-  const shortLeaseMs = options.shortLeaseMs ?? 300
+  const shortLeaseMs = options.shortLeaseMs ?? 600
   const claimants = options.claimants ?? 8
   const races = options.races ?? 25
   const retryAfter = options.retryAfter ?? true

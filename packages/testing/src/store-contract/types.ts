@@ -14,8 +14,9 @@ export type StoreFactory = (namespace: string) => MaybePromise<WebhookStore>
 export interface StoreContractOptions {
   /**
    * Lease of the claims the contract lets run out, in milliseconds. The store must honour a lease
-   * this short; the lease tests wait a little longer than it.
-   * @default 300
+   * this short; the lease tests wait a little longer than it, and renew it every third of it (at 300 a renewal on a
+   * loaded CI machine now and then came after the lease ended).
+   * @default 600
    */
   shortLeaseMs?: number
   /**
