@@ -147,15 +147,21 @@ if (docsBuild) {
 }
 // The servers were given (REDIS_URL, ...) rather than started here: every pass shares them, one at a time.
 const givenServers = startedHere.size < 3
+/** Runs `pass` (scripts/test-matrix.mjs) beside others, on servers of its own stopped once it ends, output kept. */
+async function runOnOwnServers(pass, passFilesGiven) {
+  const services = await startServices()
+  onExit(services.stop)
+  try {
+    return await runPass({ ...pass, env: { ...pass.env, ...services.env } }, passFilesGiven, { buffered: true })
+  } finally {
+    services.stop()
+  }
+}
 // A whole run on servers of its own: the main pass's slowest files (scripts/test-matrix.mjs, SIDE_FILES) run beside
 // the others in a second vitest, on a second set of servers, its output printed after the main one's.
 const side =
   files.length === 0 && !givenServers
-    ? startServices().then(async (services) => {
-        onExit(services.stop)
-        const pass = { label: 'slowest files', node: process.execPath, env: services.env, filters: SIDE_FILES }
-        return runPass(pass, [], { buffered: true }).finally(services.stop)
-      })
+    ? runOnOwnServers({ label: 'slowest files', node: process.execPath, filters: SIDE_FILES }, [])
     : undefined
 const excluded = side ? SIDE_FILES.flatMap((file) => ['--exclude', file]) : []
 const started = Date.now()
@@ -189,17 +195,7 @@ if (matrix && givenServers) {
   // time is spent waiting on servers and child processes, and one after another they made CI some 4 minutes longer.
   // Each pass's output is printed once it is done, in order.
   const chosen = matrixPasses().filter((pass) => passFiles(pass, files).length > 0)
-  const ran = await Promise.all(
-    chosen.map(async (pass) => {
-      const services = await startServices()
-      onExit(services.stop)
-      try {
-        return await runPass({ ...pass, env: { ...pass.env, ...services.env } }, files, { buffered: true })
-      } finally {
-        services.stop()
-      }
-    }),
-  )
+  const ran = await Promise.all(chosen.map((pass) => runOnOwnServers(pass, files)))
   for (const pass of ran) {
     if (!pass) continue
     process.stdout.write(pass.output)

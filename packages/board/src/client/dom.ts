@@ -1,5 +1,5 @@
 // Every value from the server goes into text nodes (textContent), never into HTML.
-type Child = Node | string | null | undefined | false
+export type Child = Node | string | null | undefined | false
 
 export function el<K extends keyof HTMLElementTagNameMap>(
   tag: K,

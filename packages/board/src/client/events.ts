@@ -2,7 +2,7 @@
 // no answer was recorded), and the fleet's answers filtered by type, outcome and time, newest first, keyset-paged.
 // Read from the journal every instance writes; the journal holds no body, so nothing here shows one.
 import { get, type Session } from './api.js'
-import { el, when } from './dom.js'
+import { type Child, el, when } from './dom.js'
 import { replayLetter } from './letter.js'
 
 interface Answer {
@@ -269,56 +269,50 @@ export async function showEvent(view: HTMLElement, session: Session, eventId: st
           ? 'The dead-letter store could not be asked whether it holds one.'
           : 'No dead letter for this event.',
       )
-  if (!timeline) {
+  /** The page around the event's panel: the search box holding its id, the way back, then `children`. */
+  const show = (...children: Child[]) =>
     view.replaceChildren(
       el('h2', {}, 'Events'),
       searchBox(eventId),
       back,
+      el('section', { class: 'panel', id: 'timeline', 'data-event-id': eventId }, ...children),
+    )
+  if (!timeline) {
+    show(
       el(
-        'section',
-        { class: 'panel', id: 'timeline', 'data-event-id': eventId },
-        el(
-          'p',
-          { class: 'empty', id: 'not-found' },
-          `No answer recorded for ${eventId} (${keptLine(data.retentionHours)}).`,
-        ),
-        el(
-          'p',
-          { class: 'note' },
-          'Not answered by any instance sharing the journal within that time: the service did not reach you, the request was not signed with your secret, or the id differs.',
-        ),
-        letterLine,
-        result,
+        'p',
+        { class: 'empty', id: 'not-found' },
+        `No answer recorded for ${eventId} (${keptLine(data.retentionHours)}).`,
       ),
+      el(
+        'p',
+        { class: 'note' },
+        'Not answered by any instance sharing the journal within that time: the service did not reach you, the request was not signed with your secret, or the id differs.',
+      ),
+      letterLine,
+      result,
     )
     return
   }
   const fact = (term: string, value: string, id?: string) => [el('dt', {}, term), el('dd', { id }, value)]
   const handled = timeline.handledAt ? timeline.answers.find((answer) => answer.at === timeline.handledAt) : undefined
-  view.replaceChildren(
-    el('h2', {}, 'Events'),
-    searchBox(eventId),
-    back,
+  show(
+    el('h2', { class: 'id' }, eventId),
     el(
-      'section',
-      { class: 'panel', id: 'timeline', 'data-event-id': eventId },
-      el('h2', { class: 'id' }, eventId),
-      el(
-        'dl',
-        { class: 'facts' },
-        ...fact('Event type', timeline.eventType),
-        ...fact('Created (signed)', when(timeline.createdAt)),
-        ...fact(
-          'Handled',
-          handled ? `${when(handled.at)} by ${handled.instance}` : 'not yet: no answer processed it',
-          'handled-at',
-        ),
-        ...fact('Answers', String(timeline.answers.length)),
+      'dl',
+      { class: 'facts' },
+      ...fact('Event type', timeline.eventType),
+      ...fact('Created (signed)', when(timeline.createdAt)),
+      ...fact(
+        'Handled',
+        handled ? `${when(handled.at)} by ${handled.instance}` : 'not yet: no answer processed it',
+        'handled-at',
       ),
-      el('h3', {}, 'Every answer, oldest first'),
-      answersTable('answers', timeline.answers, false),
-      letterLine,
-      result,
+      ...fact('Answers', String(timeline.answers.length)),
     ),
+    el('h3', {}, 'Every answer, oldest first'),
+    answersTable('answers', timeline.answers, false),
+    letterLine,
+    result,
   )
 }
