@@ -6,7 +6,7 @@
 import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, relative } from 'node:path'
 import { onExit } from './test-services.mjs'
 
 const root = join(import.meta.dirname, '..')
@@ -92,7 +92,7 @@ export const passFiles = ({ filters }, files) =>
  * Runs vitest once under `node` on the files under `filters` (those of `files` under them when files are given;
  * no run when none is), with the Node binary's folder first on PATH so child processes that run `node` get it too.
  * `buffered`: its output is kept in `output` instead of printed as it comes (for passes run side by side).
- * @returns {Promise<{ label: string, counts?: number[], seconds: number, code: number, output: string }>}
+ * @returns {Promise<{ label: string, counts?: number[], failures: string[], seconds: number, code: number, output: string }>}
  */
 export function runPass({ label, node, env = {}, filters }, files, { buffered = false } = {}) {
   const chosen = passFiles({ filters }, files)
@@ -119,8 +119,9 @@ export function runPass({ label, node, env = {}, filters }, files, { buffered = 
   return new Promise((resolve) => {
     child.on('close', (code, signal) => {
       const seconds = Math.round((Date.now() - started) / 1000)
-      const counts = readCounts(report)
-      resolve({ label: fullLabel, counts, seconds, code: code ?? (signal ? 1 : 0), output: buffered ? output : '' })
+      const { counts, failures } = readReport(report)
+      const result = { label: fullLabel, counts, failures, seconds, code: code ?? (signal ? 1 : 0) }
+      resolve({ ...result, output: buffered ? output : '' })
     })
   })
 }
@@ -132,12 +133,30 @@ export function reportFile() {
   return join(dir, 'report.json')
 }
 
-/** [passed, failed, skipped] from a vitest JSON report, or undefined when none was written. */
-export function readCounts(report) {
+/**
+ * [passed, failed, skipped] from a vitest JSON report, or undefined when none was written, and a line per failed
+ * test (file, name, the error's first line): CI keeps only the tail of a run's output, where these are printed again.
+ */
+export function readReport(report) {
+  let parsed
   try {
-    const { numPassedTests, numFailedTests, numPendingTests } = JSON.parse(readFileSync(report, 'utf8'))
-    return [numPassedTests, numFailedTests, numPendingTests]
+    parsed = JSON.parse(readFileSync(report, 'utf8'))
   } catch {
-    return undefined
+    return { counts: undefined, failures: [] }
   }
+  const { numPassedTests, numFailedTests, numPendingTests, testResults = [] } = parsed
+  const failures = []
+  for (const file of testResults) {
+    const name = relative(root, file.name ?? '')
+    const failed = (file.assertionResults ?? []).filter((test) => test.status === 'failed')
+    for (const test of failed) failures.push(`${name} > ${test.fullName}: ${firstLine(test.failureMessages?.[0])}`)
+    // A file that failed to load or whose hooks threw has no failed test to name.
+    if (failed.length === 0 && file.status === 'failed') failures.push(`${name}: ${firstLine(file.message)}`)
+  }
+  return { counts: [numPassedTests, numFailedTests, numPendingTests], failures }
+}
+
+function firstLine(text) {
+  const line = String(text ?? '').split('\n', 1)[0].trim()
+  return line.length > 300 ? `${line.slice(0, 300)}…` : line
 }

@@ -11,7 +11,7 @@ import { createInterface } from 'node:readline'
 import { packAll } from './pack-all.mjs'
 import { postgresBinDir, startPostgres } from './postgres-server.mjs'
 import { installRuntimeDeps } from './runtime-deps.mjs'
-import { mainLabel, matrixPasses, passFiles, readCounts, reportFile, runPass, SIDE_FILES } from './test-matrix.mjs'
+import { mainLabel, matrixPasses, passFiles, readReport, reportFile, runPass, SIDE_FILES } from './test-matrix.mjs'
 import { onExit, startRedisCluster, startRedisServer, startServices, which } from './test-services.mjs'
 
 const run = (cmd, args) => spawnSync(cmd, args, { stdio: 'inherit' }).status ?? 1
@@ -176,12 +176,13 @@ createInterface({ input: vitest.stderr }).on('line', (line) => {
 })
 // 'close': once its stderr is read to the end too.
 const code = await new Promise((resolve) => vitest.on('close', (code, signal) => resolve(code ?? (signal ? 1 : 0))))
-const passes = [{ label: mainLabel(), counts: readCounts(report), seconds: (Date.now() - started) / 1000, code }]
+const passes = [{ label: mainLabel(), ...readReport(report), seconds: (Date.now() - started) / 1000, code }]
 if (side) {
   const beside = await side
   process.stdout.write(beside.output)
   const [main] = passes
   main.counts = main.counts && beside.counts && main.counts.map((n, i) => n + beside.counts[i])
+  main.failures = [...main.failures, ...beside.failures]
   main.code = Math.max(main.code, beside.code)
   main.seconds = (Date.now() - started) / 1000
 }
@@ -203,9 +204,10 @@ if (matrix && givenServers) {
   }
 }
 console.log('\nTest matrix:')
-for (const { label, counts, seconds } of passes) {
+for (const { label, counts, seconds, failures } of passes) {
   const result = counts ? `${counts[0]} passed, ${counts[1]} failed, ${counts[2]} skipped` : 'no report written'
   console.log(`  ${label}: ${result} (${Math.round(seconds)} s)`)
+  for (const failure of failures) console.log(`    failed: ${failure}`)
 }
 const total = [0, 1, 2].map((i) => passes.reduce((sum, { counts }) => sum + (counts?.[i] ?? 0), 0))
 const missing = passes.some(({ counts }) => !counts)
