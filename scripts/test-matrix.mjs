@@ -157,6 +157,8 @@ export function readReport(report) {
 }
 
 function firstLine(text) {
-  const line = String(text ?? '').split('\n', 1)[0].trim()
+  const line = String(text ?? '')
+    .split('\n', 1)[0]
+    .trim()
   return line.length > 300 ? `${line.slice(0, 300)}…` : line
 }
