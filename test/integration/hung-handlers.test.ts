@@ -139,3 +139,48 @@ describe.each(stores)('a hung handler on %s', (_name, makeStore) => {
     await webhooks.close({ timeoutMs: 1000 })
   })
 })
+
+describe.each(stores)('a run whose lease lapsed on %s', (_name, makeStore) => {
+  it('holds its event in its instance while its handlers run: copies are answered 409, the handlers run once', async () => {
+    const real = await makeStore()
+    // Every renewal is lost, as when the store stalls past the lease: the store itself grants the event again once
+    // the lease ran out.
+    const store = new Proxy(real, {
+      get(target, name) {
+        if (name === 'extend') return () => false
+        const value = Reflect.get(target, name)
+        return typeof value === 'function' ? value.bind(target) : value
+      },
+    })
+    const leaseMs = 300
+    const webhooks = createWebhooks({ secret, store, deadlineMs: 150, leaseMs })
+    const errors: WebhookError[] = []
+    webhooks.onError((error) => void errors.push(error))
+    const event = settled(`txn_${randomUUID()}`, '2026-11-03T08:00:00Z')
+    let runs = 0
+    let signal: AbortSignal | undefined
+    const stuck = gate()
+    webhooks.on('transaction_settled', async (_event, context) => {
+      runs++
+      signal = context.signal
+      if (runs === 1) await stuck.promise // ignores its signal
+    })
+    try {
+      await vi.waitFor(async () => expect((await deliver(webhooks, event)).status).toBe(503), { timeout: 5000 })
+      await vi.waitFor(() => expect(signal?.aborted).toBe(true), { timeout: 3000 })
+      expect(errors.map((e) => e.code)).toContain('store_unavailable')
+      // The store would now grant a new claim: the lease ran out, and nobody renewed it.
+      await sleep(leaseMs + 100)
+      const answers: (string | undefined)[] = []
+      for (let i = 0; i < 3; i++) answers.push((await deliver(webhooks, event)).error)
+      expect(answers).toEqual(['in_progress', 'in_progress', 'in_progress'])
+      expect(runs).toBe(1)
+    } finally {
+      stuck.open()
+    }
+    // Settled: the lost claim could not mark the event done, so the next retry runs it, after the first run.
+    await vi.waitFor(async () => expect((await deliver(webhooks, event)).status).toBe(200), { timeout: 3000 })
+    expect(runs).toBe(2)
+    await webhooks.close({ timeoutMs: 1000 })
+  })
+})

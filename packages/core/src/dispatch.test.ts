@@ -54,7 +54,13 @@ describe('Claims', () => {
     const claims = new Claims()
     let finish!: () => void
     const work = claims.track(() => new Promise<void>((resolve) => (finish = resolve)))
-    const run = { eventId: 'evt_1', eventType: 't', token: 'k', controller: new LazyAbortController() }
+    const run = {
+      eventId: 'evt_1',
+      eventType: 't',
+      token: 'k',
+      digest: undefined,
+      controller: new LazyAbortController(),
+    }
     claims.hold(run)
     let idle = false
     const waiting = claims.idle(60_000).then(() => (idle = true))

@@ -215,6 +215,69 @@ describe('lease renewal', () => {
   })
 })
 
+describe('a run whose lease lapsed while its handlers still run', () => {
+  /** A memory store whose renewals are refused: the run loses its claim at its first renewal, the handlers go on. */
+  function lapsingStore(transactions = false) {
+    const inner = memoryStore()
+    const claims: string[] = []
+    const store: WebhookStore<{}> = {
+      ...inner,
+      claim(id, lease, digest, position) {
+        claims.push(id)
+        return inner.claim(id, lease, digest, position)
+      },
+      extend: () => false,
+      ...(transactions && {
+        async transaction(eventId, token, work) {
+          if (!(await work({}))) return 'rolled_back'
+          return inner.complete(eventId, token) ? 'committed' : 'lost'
+        },
+      }),
+    }
+    return { store, claims }
+  }
+
+  for (const transactions of [false, true]) {
+    it(`holds its event in this process: copies are answered 409 without a claim, the handlers run once${transactions ? ' (store with transaction)' : ''}`, async () => {
+      const { store, claims } = lapsingStore(transactions)
+      const { webhooks, errors } = setup({ store, leaseMs: 60, deadlineMs: 30 })
+      let runs = 0
+      let signal: AbortSignal | undefined
+      const stuck = gate()
+      webhooks.onAny(async (_event, context) => {
+        runs++
+        signal = context.signal
+        await stuck.promise // ignores its signal
+      })
+      expect((await deliver(webhooks, 'evt_lapsed')).status).toBe(503) // deadline_exceeded; still running
+      await vi.waitFor(() => expect(signal?.aborted).toBe(true), { timeout: 2000, interval: 5 })
+      expect(signal?.reason).toBeInstanceOf(StoreError)
+      // Past the lease the store would grant the event again; this process still runs it.
+      await sleep(120)
+      const answers: number[] = []
+      for (let i = 0; i < 3; i++) answers.push((await deliver(webhooks, 'evt_lapsed')).status)
+      expect(answers).toEqual([409, 409, 409])
+      expect(await webhooks.dispatch({ event_type: 'test_event', event_id: 'evt_lapsed' })).toMatchObject({
+        status: 'in_progress',
+      })
+      // A copy with other bytes is refused too, and reported as a conflict with the body being handled.
+      const minuteAgo = new Date(Date.now() - 60_000).toISOString()
+      const other = await deliverSettled(webhooks, 'evt_lapsed', secret, minuteAgo)
+      expect(other.status).toBe(409)
+      expect(errors.find((error) => error.code === 'event_conflict')).toMatchObject({ inProgress: true })
+      expect(claims).toEqual(['evt_lapsed'])
+      expect(runs).toBe(1)
+      stuck.open()
+      // Once the handlers settled, the event is the store's again: the lost claim could not mark it done (with a
+      // transaction, the writes were rolled back), so a retry runs it, after the first run and not beside it.
+      await vi.waitFor(async () => expect((await deliver(webhooks, 'evt_lapsed')).status).toBe(200), {
+        timeout: 2000,
+      })
+      expect(runs).toBe(2)
+    })
+  }
+})
+
 describe('stores with transaction', () => {
   /** A memory store whose handlers write into a journal that only reaches `committed` with the done marker. */
   function journalStore(outcome?: TransactionOutcome | 'throw' | 'aborted' | 'connection lost') {

@@ -6,6 +6,8 @@ export interface Run {
   readonly eventId: string
   readonly eventType: string
   readonly token: string
+  /** The body digest the claim was taken with, for a copy refused while this run holds the event. */
+  readonly digest: string | undefined
   /** Aborts the handlers' `context.signal`. */
   readonly controller: LazyAbortController
 }
@@ -18,8 +20,11 @@ export interface Run {
 export class Claims {
   /** Deliveries and dispatches not finished yet (handlers included, even past the deadline). */
   #running = 0
-  /** Dispatches holding a claim now, with asynchronous handlers: `cancelAll` aborts and releases them. */
-  readonly #runs = new Set<Run>()
+  /**
+   * Dispatches holding a claim now, with asynchronous handlers, by event id: `cancelAll` aborts and releases them,
+   * and a copy of an event found here is refused without asking the store ({@link Claims.runOf}).
+   */
+  readonly #runs = new Map<string, Run>()
   /** Runs past `maxRunMs` still running, with since when; a Map keeps insertion order, so the first is the oldest. */
   readonly #hung = new Map<Run, number>()
   #stopped = false
@@ -61,18 +66,27 @@ export class Claims {
 
   /** Tracks a run whose handlers went asynchronous, so `cancelAll` can abort and release it. */
   hold(run: Run): void {
-    this.#runs.add(run)
+    this.#runs.set(run.eventId, run)
   }
 
   /** The run's handlers settled. */
   drop(run: Run): void {
-    this.#runs.delete(run)
+    if (this.#runs.get(run.eventId) === run) this.#runs.delete(run.eventId)
     if (this.#hung.size > 0) this.#hung.delete(run)
   }
 
   /** The run's handlers overran `maxRunMs` and still run: hung until {@link Claims.drop}. */
   hang(run: Run): void {
     this.#hung.set(run, Date.now())
+  }
+
+  /**
+   * The run of `eventId` whose handlers still run in this process, if any. It holds its event even when its lease
+   * lapsed (a renewal lost under load, a store that stopped answering): the store would then grant a new claim, and
+   * the handlers would run beside themselves.
+   */
+  runOf(eventId: string): Run | undefined {
+    return this.#runs.size === 0 ? undefined : this.#runs.get(eventId)
   }
 
   /** How many runs are hung now, and the oldest. */
@@ -110,7 +124,7 @@ export class Claims {
   async cancelAll(reason: Error, release: (run: Run) => Promise<void> | undefined): Promise<void> {
     this.#stopped = true
     if (this.#runs.size === 0) return
-    const runs = [...this.#runs]
+    const runs = [...this.#runs.values()]
     for (const run of runs) run.controller.abort(reason)
     await Promise.all(runs.map(release))
   }

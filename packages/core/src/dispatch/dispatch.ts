@@ -8,7 +8,7 @@ import type { DispatchOutcome, HandlerContext, VerifiedEvent } from '../types.js
 import type { Attempt } from './attempt.js'
 import { SignalContext } from './handler-context.js'
 import { holdLease } from './lease.js'
-import { claimedRun, complete, stopped } from './outcome.js'
+import { claimedRun, complete, runningHere, stopped } from './outcome.js'
 import { type DispatchState, initStore } from './store-calls.js'
 import { dispatchInTransaction } from './transactional.js'
 
@@ -34,6 +34,8 @@ export function dispatch(
   const scope = attempt.scope
   const position = claimPosition(state.ordering, event, attempt.answered)
   if (position !== undefined) attempt.onOrderingKey?.(position.key)
+  const here = runningHere(state, event, attempt, position)
+  if (here !== undefined) return here
   let claim: ClaimResult | PromiseLike<ClaimResult>
   const claimedAt = Date.now()
   try {

@@ -22,26 +22,51 @@ export function claimedRun(
   claim: ClaimResult,
   position?: OrderingPosition,
 ): DispatchOutcome | Run {
-  if (claim.status !== 'claimed') {
-    const { digest: handled } = claim
-    const received = attempt.digest
-    const inProgress = claim.status === 'processing'
-    if (handled !== undefined && received !== undefined && handled !== received) {
-      const conflict = new EventConflictError(event.event_id, event.event_type, received, handled, inProgress)
-      attempt.scope?.conflict?.(conflict)
-      report(state.eventHandler, conflict)
-    }
-    if (!inProgress) return { status: 'duplicate' }
-    if (position === undefined) return { status: 'in_progress', retryAfterMs: claim.retryAfterMs }
-    const { retryAfterMs, keyHeldSince } = claim
-    return { status: 'in_progress', retryAfterMs, orderingKey: position.key, keyHeldSince }
-  }
+  if (claim.status !== 'claimed') return notClaimed(state, event, attempt, claim, position)
   return {
     eventId: event.event_id,
     eventType: event.event_type,
     token: claim.token,
+    digest: attempt.digest,
     controller: new LazyAbortController(),
   }
+}
+
+/**
+ * A copy of an event whose handlers still run in this process: in progress, without asking the store, which
+ * would grant a new claim once the run's lease lapsed (`Claims.runOf`). Undefined when no run holds it here.
+ */
+export function runningHere(
+  state: DispatchState,
+  event: VerifiedEvent,
+  attempt: Attempt,
+  position: OrderingPosition | undefined,
+): DispatchOutcome | undefined {
+  const run = state.claims.runOf(event.event_id)
+  if (run === undefined) return undefined
+  const held: ClaimResult = { status: 'processing', retryAfterMs: state.leaseMs, digest: run.digest }
+  return notClaimed(state, event, attempt, held, position)
+}
+
+function notClaimed(
+  state: DispatchState,
+  event: VerifiedEvent,
+  attempt: Attempt,
+  claim: Exclude<ClaimResult, { status: 'claimed' }>,
+  position: OrderingPosition | undefined,
+): DispatchOutcome {
+  const { digest: handled } = claim
+  const received = attempt.digest
+  const inProgress = claim.status === 'processing'
+  if (handled !== undefined && received !== undefined && handled !== received) {
+    const conflict = new EventConflictError(event.event_id, event.event_type, received, handled, inProgress)
+    attempt.scope?.conflict?.(conflict)
+    report(state.eventHandler, conflict)
+  }
+  if (!inProgress) return { status: 'duplicate' }
+  if (position === undefined) return { status: 'in_progress', retryAfterMs: claim.retryAfterMs }
+  const { retryAfterMs, keyHeldSince } = claim
+  return { status: 'in_progress', retryAfterMs, orderingKey: position.key, keyHeldSince }
 }
 
 /** A claim taken once `close` stopped waiting: released at once, and the dispatch refused. */

@@ -8,7 +8,7 @@ import type { Attempt } from './attempt.js'
 import type { Run } from './claims.js'
 import { withSignal } from './handler-context.js'
 import { holdLease, type Lease } from './lease.js'
-import { claimedRun, stopped } from './outcome.js'
+import { claimedRun, runningHere, stopped } from './outcome.js'
 import { type DispatchState, releaseClaim, storeCall } from './store-calls.js'
 
 /** For a store with transactions: the claim, then the handlers inside its transaction with the done marker. */
@@ -22,6 +22,8 @@ export async function dispatchInTransaction(
   const scope = attempt.scope
   const position = claimPosition(state.ordering, event, attempt.answered)
   if (position !== undefined) attempt.onOrderingKey?.(position.key)
+  const here = runningHere(state, event, attempt, position)
+  if (here !== undefined) return here
   let claim: ClaimResult
   const claimedAt = Date.now()
   try {
