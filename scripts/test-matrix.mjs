@@ -99,7 +99,7 @@ export function runPass({ label, node, env = {}, filters }, files, { buffered = 
   if (chosen.length === 0) return Promise.resolve(undefined)
   if (!existsSync(node)) {
     console.error(`${label}: ${node} is missing (scripts/runtime-deps.mjs installs it)`)
-    return Promise.resolve({ label, seconds: 0, code: 1, output: '' })
+    return Promise.resolve({ label, failures: [`${node} is missing`], seconds: 0, code: 1, output: '' })
   }
   const versionOut = spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim()
   const fullLabel = /^Node \d+$/.test(label) ? `Node ${versionOut.replace(/^v/, '')}` : label

@@ -204,10 +204,12 @@ if (matrix && givenServers) {
   }
 }
 console.log('\nTest matrix:')
-for (const { label, counts, seconds, failures } of passes) {
+for (const { label, counts, seconds, failures, code } of passes) {
   const result = counts ? `${counts[0]} passed, ${counts[1]} failed, ${counts[2]} skipped` : 'no report written'
   console.log(`  ${label}: ${result} (${Math.round(seconds)} s)`)
   for (const failure of failures) console.log(`    failed: ${failure}`)
+  // vitest also fails a run whose tests all passed on an unhandled error, which its report does not list.
+  if (code !== 0 && failures.length === 0) console.log(`    failed: vitest exited ${code}; see its "Errors" above`)
 }
 const total = [0, 1, 2].map((i) => passes.reduce((sum, { counts }) => sum + (counts?.[i] ?? 0), 0))
 const missing = passes.some(({ counts }) => !counts)
