@@ -126,7 +126,8 @@ export interface DeadLetterStatements {
   list(query: NormalizedDeadLetterQuery): { text: string; values: unknown[] }
   /**
    * The count query (`count` column) and its parameters; with `counted` (the table has migration 010's counts), the
-   * sum of the kept counts when the filter has no time bounds and they are filled.
+   * sum of the kept counts when the filter has no lower time bound and they are filled (less the letters parked
+   * since its upper bound, when it has one).
    */
   count(
     query: DeadLetterFilter & { status: NormalizedDeadLetterQuery['status'] },
@@ -186,10 +187,19 @@ ORDER BY parked_at ${direction}, event_id ${direction} LIMIT $${values.length - 
     },
     count(query, counted = false) {
       const values: unknown[] = []
-      const where = filterOf(query, values)
-      if (counted && query.parkedAfter === undefined && query.parkedBefore === undefined) {
-        return { text: countedSql(table, where), values }
+      // With status 'all' no index leads with parked_at: the letters since the bound would be a scan of the table.
+      if (counted && query.parkedAfter === undefined && (query.parkedBefore === undefined || query.status !== 'all')) {
+        const where = filterOf({ ...query, parkedBefore: undefined }, values)
+        if (query.parkedBefore === undefined) return { text: countedSql(table, where), values }
+        // Bounded above only (a replay-all run is fixed at its start): the kept count less the letters parked since,
+        // the few newest by the parked_at index, in one statement's snapshot. Counting the rows below the bound read
+        // the whole filter (100,000 letters: 230 to 270 ms, against about 1 ms).
+        values.push(query.parkedBefore)
+        const since = `${where === '' ? ' WHERE' : `${where} AND`} parked_at >= $${values.length}`
+        const text = `SELECT ((${countedSql(table, where)}) - (SELECT count(*) FROM ${t}${since}))::float8 AS count`
+        return { text, values }
       }
+      const where = filterOf(query, values)
       return { text: `SELECT count(*)::float8 AS count FROM ${t}${where}`, values }
     },
   }
