@@ -12,6 +12,7 @@ import { postgresDeadLetterStore, postgresStore } from '@payhooks/postgres'
 import { sampleEvent } from '@payhooks/testing'
 import pg from 'pg'
 import { startPostgres } from '../scripts/postgres-server.mjs'
+import { eventId, handleEvents, hex } from './store-events.mjs'
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 100_000)
 const server = process.env.DATABASE_URL ? undefined : await startPostgres()
@@ -22,8 +23,6 @@ const pool = new pg.Pool({
   connectionTimeoutMillis: 30_000,
 })
 const runId = Date.now().toString(36)
-const hex = (n, width) => n.toString(16).padStart(width, '0')
-const eventId = (n) => `evt_${hex(n, 8)}-7c1e-4c2a-9a8e-${hex(n * 7, 12)}`
 const digest = (n) => `${hex(n, 8)}${'x'.repeat(35)}`
 
 /** pg_total_relation_size of `tables` (those that exist), summed. */
@@ -63,24 +62,7 @@ async function events(ordered, fail, perKey) {
     await pool.query(`DELETE FROM ${table}_fences`)
   }
   const before = await sizeOf(tables)
-  let next = 0
-  await Promise.all(
-    Array.from({ length: 16 }, async () => {
-      while (next < EVENTS) {
-        const first = next
-        next += perKey
-        for (let n = first; n < first + perKey; n++) {
-          const position = ordered
-            ? { key: `txn_${hex(first, 32)}`, at: 1_764_230_400_000 + n, eventType: 'transaction_settled' }
-            : undefined
-          const claim = await store.claim(eventId(n), 60_000, digest(n), position)
-          if (claim.status !== 'claimed') throw new Error(`not claimed: ${claim.status}`)
-          if (fail) await store.release(eventId(n), claim.token)
-          else await store.complete(eventId(n), claim.token)
-        }
-      }
-    }),
-  )
+  await handleEvents(store, { events: EVENTS, ordered, fail, perKey, digest })
   const result = await grown(tables, before)
   store.shutdown()
   for (const t of tables) await pool.query(`DROP TABLE IF EXISTS ${t}`)

@@ -11,6 +11,7 @@ import { pathToFileURL } from 'node:url'
 import * as kit from '@payhooks/redis'
 import { Redis } from 'ioredis'
 import { startRedis } from './redis-server.mjs'
+import { handleEvents, hex } from './store-events.mjs'
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 20_000)
 const baselinePath = process.env.BENCH_BASELINE ?? join(import.meta.dirname, '../packages/redis/.baseline/index.js')
@@ -21,31 +22,12 @@ const server = await startRedis()
 process.on('exit', () => server.stop())
 const redis = new Redis(server.url)
 const usedMemory = async () => Number(/used_memory:(\d+)/.exec(await redis.info('memory'))[1])
-const hex = (n, width) => n.toString(16).padStart(width, '0')
 
 async function measure(module, ordered, fail, perKey) {
   await redis.flushall()
   const store = module.redisStore(redis)
   const before = await usedMemory()
-  let next = 0
-  await Promise.all(
-    Array.from({ length: 16 }, async () => {
-      while (next < EVENTS) {
-        const first = next
-        next += perKey
-        // The events of one key one after the other, as their ordering requires.
-        for (let n = first; n < first + perKey; n++) {
-          const eventId = `evt_${hex(n, 8)}-7c1e-4c2a-9a8e-${hex(n * 7, 12)}`
-          const position = ordered
-            ? { key: `txn_${hex(first, 32)}`, at: 1_764_230_400_000 + n, eventType: 'transaction_settled' }
-            : undefined
-          const claim = await store.claim(eventId, 60_000, hex(n * 13, 32), position)
-          if (claim.status !== 'claimed') throw new Error(`${eventId} was ${claim.status}`)
-          await (fail ? store.release(eventId, claim.token) : store.complete(eventId, claim.token))
-        }
-      }
-    }),
-  )
+  await handleEvents(store, { events: EVENTS, ordered, fail, perKey, digest: (n) => hex(n * 13, 32) })
   const grown = (await usedMemory()) - before
   const kinds = {}
   for (const key of (await redis.scan(0, 'COUNT', 2000))[1]) {
