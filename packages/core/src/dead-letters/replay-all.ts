@@ -241,11 +241,12 @@ async function allIds(store: ReplaySource, set: DeadLetterFilter): Promise<strin
     for await (const letter of store.matching(set)) {
       if (!seen.has(letter.eventId)) seen.add(letter.eventId) && letters.push(letter)
     }
-  }
-  for (let offset = 0; !store.matching; offset += 500) {
-    const page = await store.list(deadLetterQuery({ ...set, status: 'parked', limit: 500, offset }, 'replayAll'))
-    for (const letter of page) if (!seen.has(letter.eventId)) seen.add(letter.eventId) && letters.push(letter)
-    if (page.length < 500) break
+  } else {
+    for (let offset = 0; ; offset += 500) {
+      const page = await store.list(deadLetterQuery({ ...set, status: 'parked', limit: 500, offset }, 'replayAll'))
+      for (const letter of page) if (!seen.has(letter.eventId)) seen.add(letter.eventId) && letters.push(letter)
+      if (page.length < 500) break
+    }
   }
   const position = (letter: Pick<DeadLetter, 'eventId' | 'parkedAt'>) => ({
     parkedAt: letter.parkedAt.getTime(),
