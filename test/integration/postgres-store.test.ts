@@ -65,7 +65,9 @@ describe('postgresStore: writes and done marker in one transaction', () => {
 
   it('rolls the writes back and answers 503 when the claim was lost before the commit', async () => {
     const { store: table, ledger } = await tablesOfTest()
-    const { webhooks, errors } = receiver(table, { leaseMs: 900, deadlineMs: 800 })
+    // The loss is found by the first renewal, a third of the lease in; then the commit fails. At a 900 ms lease
+    // (800 ms deadline) a loaded CI machine once answered deadline_exceeded before that: 1.5 s of room now.
+    const { webhooks, errors } = receiver(table, { leaseMs: 2400, deadlineMs: 2300 })
     let aborted: unknown
     const stolen = gate()
     webhooks.on('transaction_settled', async (event, { db, signal }) => {
