@@ -27,8 +27,8 @@ const swaps = {
   'HMAC: createHmac(KeyObject)': [
     ['crypto/node-crypto-provider.js', 'options.pads === false ? undefined :', 'true ? undefined :'],
   ],
-  'schema: v.safeParse': [['verify-and-parse.js', 'if (compileCheck(schema)?.(parsed))', 'if (false)']],
-  'schema: v.is': [['verify-and-parse.js', 'if (compileCheck(schema)?.(parsed))', 'if (v.is(schema, parsed))']],
+  'schema: v.safeParse': [['verify/verify-and-parse.js', 'if (compileCheck(schema)?.(parsed))', 'if (false)']],
+  'schema: v.is': [['verify/verify-and-parse.js', 'if (compileCheck(schema)?.(parsed))', 'if (v.is(schema, parsed))']],
 }
 
 rmSync(copies, { recursive: true, force: true })

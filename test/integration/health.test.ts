@@ -8,7 +8,7 @@ import { redisDeadLetterStore, redisStore } from '@payhooks/redis'
 import { Cluster, Redis } from 'ioredis'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
-import { recorder } from '../../packages/core/src/test-helpers.js'
+import { recorder } from '../../packages/core/src/test-helpers/index.js'
 import { freePort, ownRedis } from '../fixtures/own-redis.js'
 import { databaseUrl, runMigration } from '../fixtures/postgres.js'
 

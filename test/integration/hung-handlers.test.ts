@@ -8,7 +8,7 @@ import { redisStore } from '@payhooks/redis'
 import { sampleEvent, signedDelivery } from '@payhooks/testing'
 import { Cluster, Redis } from 'ioredis'
 import { afterAll, describe, expect, it, vi } from 'vitest'
-import { gate } from '../../packages/core/src/test-helpers.js'
+import { gate } from '../../packages/core/src/test-helpers/index.js'
 import { postgresHarness } from '../fixtures/postgres-harness.js'
 
 const secret = 'whsec_hung_handlers'

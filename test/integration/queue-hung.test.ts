@@ -8,7 +8,7 @@ import { createWebhooks, type WebhookError, type Webhooks } from '@payhooks/core
 import { redisStore } from '@payhooks/redis'
 import { Queue } from 'bullmq'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { gate } from '../../packages/core/src/test-helpers.js'
+import { gate } from '../../packages/core/src/test-helpers/index.js'
 import { connect, deliver, onCleanup, redisUrl, runCleanups, SECRET, sleep } from '../fixtures/queue-mode.js'
 
 afterEach(runCleanups)

@@ -4,7 +4,7 @@ import { redisStore } from '@payhooks/redis'
 import { signedDelivery } from '@payhooks/testing'
 import { Redis, type RedisOptions } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { settledBody } from '../../packages/core/src/test-helpers.js'
+import { settledBody } from '../../packages/core/src/test-helpers/index.js'
 import { type OwnRedis, ownRedis } from '../fixtures/own-redis.js'
 import { monitorRoundTrips } from '../fixtures/redis-monitor.js'
 

@@ -53,7 +53,8 @@ export {
   StoreError,
   WebhookError,
   type WebhookErrorCode,
-} from './errors.js'
+} from './errors/index.js'
+export { TransactionAbortedError } from './errors/transaction-aborted.js'
 export {
   type HealthAnswer,
   type HealthCheck,
@@ -63,6 +64,7 @@ export {
   healthAnswer,
   webHealth,
 } from './health/index.js'
+export { type ProxyArrivalOptions, parseRequestStart } from './http/proxy-arrival.js'
 export {
   cursorOf,
   DEFAULT_JOURNAL_RETENTION_MS,
@@ -85,13 +87,13 @@ export {
   memoryJournal,
   newerFirst,
 } from './journal/index.js'
-export type { LogFields, Logger } from './log.js'
+export type { LogFields, Logger } from './logging/log.js'
 export {
   DEFAULT_RETENTION_MS,
   type MemoryStore,
   type MemoryStoreOptions,
   memoryStore,
-} from './memory-store.js'
+} from './memory/store.js'
 export type {
   HeldKeysOptions,
   HeldOrderingKey,
@@ -102,8 +104,7 @@ export type {
   OrderingRule,
   OrderingRules,
 } from './ordering/index.js'
-export { type ProxyArrivalOptions, parseRequestStart } from './proxy-arrival.js'
-export { type InProcessQueue, type InProcessQueueOptions, inProcessQueue } from './queue.js'
+export { type InProcessQueue, type InProcessQueueOptions, inProcessQueue } from './queue/queue.js'
 export { createWebhooks } from './receiver/create.js'
 export {
   type BuiltInSchemas,
@@ -123,8 +124,7 @@ export {
   transactionReturnedSchema,
   transactionSettledSchema,
   type UnknownEvent,
-} from './schemas.js'
-export type { LabeledSecret, SecretEntry, VerifiedSecret } from './secrets.js'
+} from './schemas/events.js'
 export {
   ANSWER_LIMIT_MS,
   EVENT_TYPES,
@@ -133,7 +133,6 @@ export {
   RETRY_INTERVAL_MS,
   RETRY_WINDOW_MS,
 } from './service-contract.js'
-export { isSignatureShaped, type RawBody, SIGNATURE_HEADER, sign, verify } from './signature.js'
 export {
   DOCTOR_MAX_BODY_BYTES,
   diagnoseSignature,
@@ -155,7 +154,7 @@ export type {
   SecretUsage,
 } from './stats/index.js'
 export type { ClaimResult, TransactionOutcome, WebhookStore } from './store.js'
-export type { DeadLetterOperation, StoreErrorOperation } from './store-operations.js'
+export type { DeadLetterOperation, StoreErrorOperation } from './telemetry/store-operations.js'
 export type {
   HandlerRun,
   StoreOperation,
@@ -165,9 +164,8 @@ export type {
   TelemetryOutcome,
   TelemetryScope,
   TraceCarrier,
-} from './telemetry.js'
-export { parseCreatedAt } from './time.js'
-export { TransactionAbortedError } from './transaction-aborted.js'
+} from './telemetry/telemetry.js'
+export { parseCreatedAt } from './time/parse.js'
 export type {
   AnyEvent,
   CloseOptions,
@@ -187,7 +185,9 @@ export type {
   WebhookResult,
   Webhooks,
 } from './types.js'
-export { isQueuedEvent } from './verify-and-parse.js'
+export type { LabeledSecret, SecretEntry, VerifiedSecret } from './verify/secrets.js'
+export { isSignatureShaped, type RawBody, SIGNATURE_HEADER, sign, verify } from './verify/signature.js'
+export { isQueuedEvent } from './verify/verify-and-parse.js'
 export {
   decodedTextBody,
   readBody,

@@ -1,12 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Readable } from 'node:stream'
-import { InternalError, PayloadTooLargeError, RawBodyUnavailableError } from './errors.js'
+import { InternalError, PayloadTooLargeError, RawBodyUnavailableError } from './errors/index.js'
 import { healthAnswer } from './health/answer.js'
 import type { HealthOptions, HealthReceiver } from './health/index.js'
-import { NodeBody } from './node-body.js'
+import { NodeBody } from './http/node-body.js'
 import { isUnsigned, missingSignature } from './refusals/unsigned.js'
-import type { RawBody } from './signature.js'
 import type { RawDelivery, WebhookResult, Webhooks } from './types.js'
+import type { RawBody } from './verify/signature.js'
 
 /** The part of a `createWebhooks()` receiver a Node adapter uses. */
 export type NodeReceiver = Pick<Webhooks<unknown>, 'receive' | 'reject' | 'maxBodyBytes'> &

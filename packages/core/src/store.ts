@@ -1,6 +1,6 @@
+import type { TransactionAbortedError } from './errors/transaction-aborted.js'
 import type { HealthCheck } from './health/types.js'
 import type { HeldOrderingKey, OrderingMark, OrderingPosition } from './ordering/types.js'
-import type { TransactionAbortedError } from './transaction-aborted.js'
 
 /**
  * Outcome of {@link WebhookStore.claim}. `digest`, on `done` and `processing`, is the body digest the claim that

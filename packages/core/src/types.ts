@@ -1,14 +1,14 @@
 import type * as v from 'valibot'
 import type { RawBody } from './crypto/crypto-provider.js'
 import type { DeadLetterFilter, DeadLetters, ReplayOutcome } from './dead-letters/types.js'
-import type { WebhookError } from './errors.js'
+import type { WebhookError } from './errors/index.js'
 import type { HealthCheck, HealthOptions, HealthReport } from './health/types.js'
 import type { Events } from './journal/types.js'
 import type { HeldKeysOptions, HeldOrderingKey, OnOptions, Ordering } from './ordering/types.js'
-import type { BuiltInSchemas, SchemaMap, SchemaMapOption, UnknownEvent } from './schemas.js'
-import type { SecretEntry, VerifiedSecret } from './secrets.js'
+import type { BuiltInSchemas, SchemaMap, SchemaMapOption, UnknownEvent } from './schemas/events.js'
 import type { ReceiverStats } from './stats/index.js'
-import type { TraceCarrier } from './telemetry.js'
+import type { TraceCarrier } from './telemetry/telemetry.js'
+import type { SecretEntry, VerifiedSecret } from './verify/secrets.js'
 
 /** Looks up a request header by lower-case name. */
 export type HeaderLookup = (name: string) => string | null | undefined

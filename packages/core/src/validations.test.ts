@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { memoryStore } from './memory-store.js'
-import { inProcessQueue } from './queue.js'
+import { memoryStore } from './memory/store.js'
+import { inProcessQueue } from './queue/queue.js'
 import { createWebhooks } from './receiver/create.js'
 import {
   check,

@@ -1,6 +1,11 @@
 import { sampleEvent, signedRequest } from '@payhooks/testing'
 import { describe, expect, it, vi } from 'vitest'
-import { IncompleteBodyError, PayloadTooLargeError, RawBodyUnavailableError, type WebhookError } from './errors.js'
+import {
+  IncompleteBodyError,
+  PayloadTooLargeError,
+  RawBodyUnavailableError,
+  type WebhookError,
+} from './errors/index.js'
 import { createWebhooks } from './receiver/create.js'
 import { receiveWebRequest } from './web.js'
 

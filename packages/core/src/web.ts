@@ -1,7 +1,7 @@
-import { IncompleteBodyError, InternalError, PayloadTooLargeError, RawBodyUnavailableError } from './errors.js'
+import { IncompleteBodyError, InternalError, PayloadTooLargeError, RawBodyUnavailableError } from './errors/index.js'
 import { isUnsigned, missingSignature } from './refusals/unsigned.js'
-import type { RawBody } from './signature.js'
 import type { HeaderLookup, WebhookResult, Webhooks } from './types.js'
+import type { RawBody } from './verify/signature.js'
 
 /** The part of a `createWebhooks()` receiver a fetch-style adapter uses. */
 export type WebReceiver = Pick<Webhooks<unknown>, 'receive' | 'reject' | 'maxBodyBytes'>

@@ -1,11 +1,11 @@
 import type { DeadLetterStore } from './dead-letters/types.js'
+import type { ProxyArrivalOptions } from './http/proxy-arrival.js'
 import type { Journal } from './journal/types.js'
-import type { Logger } from './log.js'
+import type { Logger } from './logging/log.js'
 import type { OrderingRules } from './ordering/types.js'
-import type { ProxyArrivalOptions } from './proxy-arrival.js'
-import type { SchemaMapOption } from './schemas.js'
+import type { SchemaMapOption } from './schemas/events.js'
 import type { WebhookStore } from './store.js'
-import type { Telemetry } from './telemetry.js'
+import type { Telemetry } from './telemetry/telemetry.js'
 import type { EventMap, SecretOption, WebhookQueue } from './types.js'
 
 /** Options of {@link createWebhooks}. `C` is the store's part of the handler context, inferred from `store`. */

@@ -1,11 +1,11 @@
 import * as v from 'valibot'
 import { describe, expectTypeOf, it } from 'vitest'
-import { StoreError } from './errors.js'
-import { memoryStore } from './memory-store.js'
+import { StoreError } from './errors/index.js'
+import { memoryStore } from './memory/store.js'
 import { createWebhooks } from './receiver/create.js'
-import type { UnknownEvent } from './schemas.js'
+import type { UnknownEvent } from './schemas/events.js'
 import type { WebhookStore } from './store.js'
-import type { StoreErrorOperation, StoreOperation } from './store-operations.js'
+import type { StoreErrorOperation, StoreOperation } from './telemetry/store-operations.js'
 import type { EventMap, HandlerContext, Webhooks } from './types.js'
 
 const webhooks = createWebhooks({ secret: 'whsec_types' })

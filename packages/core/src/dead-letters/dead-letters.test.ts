@@ -1,7 +1,7 @@
 import { describe, expect, it, onTestFinished, vi } from 'vitest'
-import { ClosingError, SchemaError, StoreError, type WebhookError } from '../errors.js'
+import { ClosingError, SchemaError, StoreError, type WebhookError } from '../errors/index.js'
 import { createWebhooks, inProcessQueue, memoryDeadLetterStore, SIGNATURE_HEADER } from '../index.js'
-import { sign } from '../signature.js'
+import { sign } from '../verify/signature.js'
 import { deadLetterCursor, deadLetterQuery } from './query.js'
 import type { DeadLetterStore } from './types.js'
 

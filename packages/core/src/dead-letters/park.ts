@@ -1,4 +1,3 @@
-import { errorAnswer, ok } from '../answers.js'
 import {
   EventConflictError,
   type HandlerError,
@@ -6,15 +5,16 @@ import {
   type SchemaError,
   type StaleEventError,
   StoreError,
-} from '../errors.js'
+} from '../errors/index.js'
 import { type EventHandler, report } from '../event-handler/index.js'
+import { errorAnswer, ok } from '../http/answers.js'
 import { LAST_TRIES_AFTER_MS } from '../service-contract.js'
-import { cryptoProvider, type RawBody, SIGNATURE_HEADER } from '../signature.js'
-import type { TelemetryScope } from '../telemetry.js'
-import { isThenable } from '../thenable.js'
-import { parseCreatedAt, signedEventTime } from '../time.js'
+import type { TelemetryScope } from '../telemetry/telemetry.js'
+import { parseCreatedAt, signedEventTime } from '../time/parse.js'
 import type { RawDelivery, VerifiedEvent, WebhookResult } from '../types.js'
+import { isThenable } from '../util/thenable.js'
 import { check } from '../validations.js'
+import { cryptoProvider, type RawBody, SIGNATURE_HEADER } from '../verify/signature.js'
 import { sameBytes } from './memory.js'
 import type { DeadLetter, DeadLetterStore, ParkedEvent } from './types.js'
 

@@ -6,7 +6,7 @@
 // one with another filter is refused. Batches are continued with a cursor this process signed and only it
 // accepts, once: a forged, replayed or stale one is refused.
 import type { SlotState } from '../dispatch/index.js'
-import { sign, verify } from '../signature.js'
+import { sign, verify } from '../verify/signature.js'
 import { compareDeadLetters, type DeadLetterPosition, deadLetterCursor, deadLetterQuery } from './query.js'
 import type {
   DeadLetter,

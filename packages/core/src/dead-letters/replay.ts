@@ -1,10 +1,15 @@
 import { dispatch, dispatchInSlotPromise, observeDispatch, type SlotState } from '../dispatch/index.js'
-import { InternalError, PayloadError, StoreError, WebhookError } from '../errors.js'
+import { InternalError, PayloadError, StoreError, WebhookError } from '../errors/index.js'
 import { report } from '../event-handler/index.js'
-import { cryptoProvider } from '../signature.js'
-import { isThenable } from '../thenable.js'
 import type { VerifiedEvent } from '../types.js'
-import { type VerifiedWithSink, type VerifyState, verifyAndParse, withoutAgeChecks } from '../verify-and-parse.js'
+import { isThenable } from '../util/thenable.js'
+import { cryptoProvider } from '../verify/signature.js'
+import {
+  type VerifiedWithSink,
+  type VerifyState,
+  verifyAndParse,
+  withoutAgeChecks,
+} from '../verify/verify-and-parse.js'
 import { type ParkState, readyDeadLetters } from './park.js'
 import { deadLetterCountQuery, deadLetterQuery } from './query.js'
 import { replayBatch, replayEvery } from './replay-all.js'

@@ -1,4 +1,4 @@
-import type { WebhookError } from '../errors.js'
+import type { WebhookError } from '../errors/index.js'
 import type { HealthCheck } from '../health/types.js'
 
 type MaybePromise<T> = T | Promise<T>

@@ -1,5 +1,5 @@
-import type { VerifiedSecret } from '../secrets.js'
-import type { TelemetryScope } from '../telemetry.js'
+import type { TelemetryScope } from '../telemetry/telemetry.js'
+import type { VerifiedSecret } from '../verify/secrets.js'
 
 /** Whether the answer already went out (deadline overrun), so a later failure says so; and who observes it. */
 export interface Attempt {

@@ -1,4 +1,4 @@
-import { StoreError } from '../errors.js'
+import { StoreError } from '../errors/index.js'
 import { type EventHandler, report, warn } from '../event-handler/index.js'
 import type { WebhookStore } from '../store.js'
 import type { Run } from './claims.js'

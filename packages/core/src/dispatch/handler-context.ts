@@ -1,5 +1,5 @@
 import type { Ordering } from '../ordering/index.js'
-import type { VerifiedSecret } from '../secrets.js'
+import type { VerifiedSecret } from '../verify/secrets.js'
 import type { LazyAbortController } from './lazy-abort.js'
 
 /** Where a store's context object keeps its controller, for the shared `signal` getter. */

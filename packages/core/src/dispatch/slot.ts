@@ -1,5 +1,5 @@
-import { isThenable } from '../thenable.js'
 import type { DispatchOutcome, VerifiedEvent } from '../types.js'
+import { isThenable } from '../util/thenable.js'
 import type { Attempt } from './attempt.js'
 import { dispatch } from './dispatch.js'
 import type { Slots, SlotWaiter } from './slots.js'

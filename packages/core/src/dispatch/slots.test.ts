@@ -2,7 +2,7 @@
 // waiter leaves the list. The clock is faked (Slots reads Date.now()), so these are structural, not timed.
 import { sampleEvent } from '@payhooks/testing'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { BusyError } from '../errors.js'
+import { BusyError } from '../errors/index.js'
 import type { VerifiedEvent } from '../types.js'
 import { Slots, type SlotWaiter } from './slots.js'
 

@@ -1,4 +1,4 @@
-import { BusyError } from '../errors.js'
+import { BusyError } from '../errors/index.js'
 import type { VerifiedEvent } from '../types.js'
 
 /** A dispatch waiting for a slot: granted, refused as `busy`, or withdrawn. */

@@ -1,10 +1,10 @@
-import { StoreError } from '../errors.js'
+import { StoreError } from '../errors/index.js'
 import { type EventHandler, report } from '../event-handler/index.js'
 import type { OrderingTable } from '../ordering/index.js'
 import type { WebhookStore } from '../store.js'
-import type { StoreOperation, TelemetryScope } from '../telemetry.js'
-import { isThenable } from '../thenable.js'
+import type { StoreOperation, TelemetryScope } from '../telemetry/telemetry.js'
 import type { VerifiedEvent } from '../types.js'
+import { isThenable } from '../util/thenable.js'
 import type { Claims, Run } from './claims.js'
 
 /** What dispatch needs from the receiver; `storeReady` and `initialized` track the store's one-time `init`. */

@@ -1,4 +1,4 @@
-import type { StoreErrorOperation } from '../store-operations.js'
+import type { StoreErrorOperation } from '../telemetry/store-operations.js'
 import { WebhookError, type WebhookErrorCode } from './webhook-error.js'
 
 /** 500: a handler threw or rejected. The claim is released so the service's retry runs the handlers again. */

@@ -1,8 +1,8 @@
-import type { WebhookError } from '../errors.js'
-import { errorFields, escapeText, type LogFields, logMessage } from '../log.js'
+import type { WebhookError } from '../errors/index.js'
+import { errorFields, escapeText, type LogFields, logMessage } from '../logging/log.js'
 import { throttledReason } from '../refusals/throttle.js'
-import type { VerifiedSecret } from '../secrets.js'
 import type { VerifiedEvent } from '../types.js'
+import type { VerifiedSecret } from '../verify/secrets.js'
 import type { EventHandler } from './state.js'
 
 /** `503 store_unavailable`, or `store_unavailable (answered 422 schema_mismatch)` when the answer was another's. */

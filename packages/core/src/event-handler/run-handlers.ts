@@ -1,6 +1,6 @@
-import type { TelemetryScope } from '../telemetry.js'
-import { isThenable } from '../thenable.js'
+import type { TelemetryScope } from '../telemetry/telemetry.js'
 import type { Handler, HandlerContext, VerifiedEvent } from '../types.js'
+import { isThenable } from '../util/thenable.js'
 import type { EventHandler } from './state.js'
 
 const NO_ERRORS: unknown[] = []

@@ -1,7 +1,7 @@
-import type { Log } from '../log.js'
+import type { Log } from '../logging/log.js'
 import { Throttle } from '../refusals/throttle.js'
 import { Stats } from '../stats/index.js'
-import type { Telemetry } from '../telemetry.js'
+import type { Telemetry } from '../telemetry/telemetry.js'
 import type { ErrorListener, Handler } from '../types.js'
 
 /** The handlers and error listeners of one receiver, and where its failures and measurements go. */

@@ -1,5 +1,5 @@
 import type { EventHandler } from '../event-handler/state.js'
-import { escapeText } from '../log.js'
+import { escapeText } from '../logging/log.js'
 import type { HealthCheck, HealthReport } from './types.js'
 
 /** The line logged for a failed check at start: what is wrong, then the fix. */

@@ -3,7 +3,7 @@
 import { hostname } from 'node:os'
 import { sampleEvent, signedDelivery } from '@payhooks/testing'
 import { describe, expect, it } from 'vitest'
-import type { LogFields } from '../log.js'
+import type { LogFields } from '../logging/log.js'
 import { createWebhooks } from '../receiver/create.js'
 import type { RawDelivery } from '../types.js'
 import { memoryJournal } from './memory.js'

@@ -1,6 +1,6 @@
-import type { WebhookError } from '../errors.js'
-import type { Log } from '../log.js'
-import type { VerifiedSecret } from '../secrets.js'
+import type { WebhookError } from '../errors/index.js'
+import type { Log } from '../logging/log.js'
+import type { VerifiedSecret } from '../verify/secrets.js'
 import type { Journal, JournalRecord } from './types.js'
 
 /** Buffered answers are written at least this often. */

@@ -1,4 +1,4 @@
-import { HandlerError } from '../errors.js'
+import { HandlerError } from '../errors/index.js'
 import type { VerifiedEvent } from '../types.js'
 import { type OrderingTable, positionOf } from './position.js'
 import type { OrderingPosition } from './types.js'

@@ -1,4 +1,4 @@
-import { StoreError } from '../errors.js'
+import { StoreError } from '../errors/index.js'
 import type { WebhookStore } from '../store.js'
 import { check, nonNegativeNumber, positiveInteger } from '../validations.js'
 import type { HeldKeysOptions, HeldOrderingKey } from './types.js'

@@ -1,4 +1,4 @@
-import { parseCreatedAt } from '../time.js'
+import { parseCreatedAt } from '../time/parse.js'
 import type { VerifiedEvent } from '../types.js'
 import { compareMarks, markOf } from './marks.js'
 import type { Ordering, OrderingMark, OrderingPosition, OrderingRule } from './types.js'

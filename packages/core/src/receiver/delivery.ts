@@ -1,9 +1,9 @@
-import type { Pending } from '../deadline.js'
 import type { SlotAttempt, SlotWaiter } from '../dispatch/index.js'
-import type { WebhookError } from '../errors.js'
-import type { VerifiedSecret } from '../secrets.js'
-import type { TelemetryScope } from '../telemetry.js'
+import type { WebhookError } from '../errors/index.js'
+import type { Pending } from '../http/deadline.js'
+import type { TelemetryScope } from '../telemetry/telemetry.js'
 import type { RawDelivery, VerifiedEvent, WebhookResult } from '../types.js'
+import type { VerifiedSecret } from '../verify/secrets.js'
 
 /**
  * Where a delivery stands. `reading`: its body is still arriving. `processing`: verify, then queue or dispatch.

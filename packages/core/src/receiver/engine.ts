@@ -1,10 +1,10 @@
 import type { ParkState } from '../dead-letters/index.js'
-import type { Deadlines } from '../deadline.js'
 import type { SlotState } from '../dispatch/index.js'
+import type { Deadlines } from '../http/deadline.js'
+import type { ProxyArrival } from '../http/proxy-arrival.js'
 import type { JournalRecorder } from '../journal/index.js'
-import type { ProxyArrival } from '../proxy-arrival.js'
 import type { WebhookQueue } from '../types.js'
-import type { VerifyState } from '../verify-and-parse.js'
+import type { VerifyState } from '../verify/verify-and-parse.js'
 import type { IncomingDelivery } from './delivery.js'
 
 /**

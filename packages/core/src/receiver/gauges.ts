@@ -2,7 +2,7 @@ import type { DeadLetters } from '../dead-letters/index.js'
 import type { HealthReport } from '../health/index.js'
 import { listHeldKeys, MAX_HELD_KEYS } from '../ordering/index.js'
 import type { WebhookStore } from '../store.js'
-import type { TelemetryGauges } from '../telemetry.js'
+import type { TelemetryGauges } from '../telemetry/telemetry.js'
 import type { Engine } from './engine.js'
 
 /** Longest a gauge read from a store (held keys, parked letters) waits, so a collection never hangs on it. */

@@ -1,5 +1,5 @@
-import { DEFAULT_RETENTION_MS, memoryStore } from '../memory-store.js'
-import type { SchemaMapOption } from '../schemas.js'
+import { DEFAULT_RETENTION_MS, memoryStore } from '../memory/store.js'
+import type { SchemaMapOption } from '../schemas/events.js'
 import { ANSWER_LIMIT_MS, RETRY_WINDOW_MS } from '../service-contract.js'
 import type { WebhookStore } from '../store.js'
 import { check, inRange, positiveInteger } from '../validations.js'

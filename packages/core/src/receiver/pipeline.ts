@@ -1,4 +1,3 @@
-import { inProgress, ok } from '../answers.js'
 import { onLastTries, park } from '../dead-letters/index.js'
 import { dispatchInSlot } from '../dispatch/index.js'
 import {
@@ -10,13 +9,14 @@ import {
   StaleEventError,
   StoreError,
   WebhookError,
-} from '../errors.js'
+} from '../errors/index.js'
 import { logVerifiedWith } from '../event-handler/index.js'
-import { cryptoProvider, type RawBody } from '../signature.js'
-import { staleAnswer } from '../stale.js'
-import { isThenable } from '../thenable.js'
+import { inProgress, ok } from '../http/answers.js'
 import type { DispatchOutcome, VerifiedEvent, WebhookQueue, WebhookResult } from '../types.js'
-import { verifyAndParse } from '../verify-and-parse.js'
+import { isThenable } from '../util/thenable.js'
+import { cryptoProvider, type RawBody } from '../verify/signature.js'
+import { staleAnswer } from '../verify/stale.js'
+import { verifyAndParse } from '../verify/verify-and-parse.js'
 import { reportedAnswer } from './answer.js'
 import type { IncomingDelivery } from './delivery.js'
 import type { Engine } from './engine.js'

@@ -1,5 +1,5 @@
 import { releaseClaim } from '../dispatch/index.js'
-import { ClosingError, StoreError } from '../errors.js'
+import { ClosingError, StoreError } from '../errors/index.js'
 import { report } from '../event-handler/index.js'
 import type { Engine } from './engine.js'
 

@@ -1,5 +1,5 @@
-import type { WebhookError } from '../errors.js'
-import type { Log, LogFields } from '../log.js'
+import type { WebhookError } from '../errors/index.js'
+import type { Log, LogFields } from '../logging/log.js'
 
 /** One line per reason per window; the rest are counted and told in one line at the window's end. */
 const WINDOW_MS = 1000

@@ -1,4 +1,4 @@
-import { SignatureError } from '../errors.js'
+import { SignatureError } from '../errors/index.js'
 import { SIGNATURE_HEADER } from '../service-contract.js'
 import type { HeaderLookup } from '../types.js'
 

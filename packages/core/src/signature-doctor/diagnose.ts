@@ -1,5 +1,5 @@
 import type { CryptoProvider, RawBody } from '../crypto/crypto-provider.js'
-import { cryptoProvider, isSignatureShaped } from '../signature.js'
+import { cryptoProvider, isSignatureShaped } from '../verify/signature.js'
 import { byteCandidates } from './candidates.js'
 import { HINTS, otherSecretHint, type SignatureHint } from './hints.js'
 import { jsonForms } from './json-forms.js'

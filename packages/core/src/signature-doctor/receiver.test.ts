@@ -2,10 +2,10 @@
 // runs only after a failed check, within its budget of time.
 import { sampleEvent, signedDelivery } from '@payhooks/testing'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { SignatureError, type WebhookError } from '../errors.js'
+import { SignatureError, type WebhookError } from '../errors/index.js'
 import { createWebhooks } from '../receiver/create.js'
-import { cryptoProvider, sign } from '../signature.js'
 import type { RawDelivery } from '../types.js'
+import { cryptoProvider, sign } from '../verify/signature.js'
 import type { WebhooksOptions } from '../webhooks-options.js'
 import { DOCTOR_BURST_MS, DOCTOR_MS_PER_SECOND } from './budget.js'
 import { HINTS } from './hints.js'

@@ -1,4 +1,4 @@
-import { parseCreatedAt, signedEventTime } from '../time.js'
+import { parseCreatedAt, signedEventTime } from '../time/parse.js'
 import type { RetryingEvent, RetryingEvents } from './types.js'
 
 /** The most events kept in detail; past it, the one first seen longest ago loses its detail (still counted). */

@@ -1,4 +1,4 @@
-import type { VerifiedSecret } from '../secrets.js'
+import type { VerifiedSecret } from '../verify/secrets.js'
 import { clearSlots, periodOf } from './ring.js'
 import type { SecretStats, SecretUsage } from './types.js'
 

@@ -1,5 +1,5 @@
-import type { WebhookError } from '../errors.js'
-import type { VerifiedSecret } from '../secrets.js'
+import type { WebhookError } from '../errors/index.js'
+import type { VerifiedSecret } from '../verify/secrets.js'
 import { BUCKETS, bucketOf, quantile } from './latency.js'
 import { Retrying } from './retrying.js'
 import { clearSlots, periodOf, sumSlots } from './ring.js'
