@@ -6,8 +6,8 @@
 // one with another filter is refused. Batches are continued with a cursor this process signed and only it
 // accepts, once: a forged, replayed or stale one is refused.
 import type { SlotState } from '../dispatch/index.js'
-import { sign, verify } from '../verify/signature.js'
 import { compareDeadLetters, type DeadLetterPosition, deadLetterCursor, deadLetterQuery } from './query.js'
+import { ReplayRunError, randomId, readCursor, signCursor } from './replay-cursor.js'
 import type {
   DeadLetter,
   DeadLetterFilter,
@@ -19,6 +19,8 @@ import type {
   ReplayOutcome,
   ReplayReport,
 } from './types.js'
+
+export { ReplayRunError }
 
 /** Letters replayed at once by default. */
 export const REPLAY_CONCURRENCY = 4
@@ -40,21 +42,6 @@ const GIVE_WAY_MS = 5
  */
 const IN_PROGRESS_PATIENCE_MS = 10_000
 const POLL_MS = 100
-
-/**
- * Why a batch was refused: `busy` (a run of another filter holds the store), `changed` (the run's count is not the
- * one confirmed: `count` says what it is), or a cursor `forged` or `stale`.
- */
-export class ReplayRunError extends Error {
-  constructor(
-    readonly reason: 'busy' | 'changed' | 'forged' | 'stale',
-    message: string,
-    readonly count?: number,
-  ) {
-    super(message)
-    this.name = 'ReplayRunError'
-  }
-}
 
 const changed = (count: number | undefined) =>
   new ReplayRunError('changed', 'replayAll: the count changed: confirm again', count)
@@ -118,44 +105,6 @@ export interface ReplaySource {
 }
 
 const runsByStore = new WeakMap<ReplaySource, Map<string, Run>>()
-let key: string | undefined
-
-function cursorKey(): string {
-  if (key === undefined) {
-    const bytes = new Uint8Array(32)
-    globalThis.crypto.getRandomValues(bytes)
-    key = Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('')
-  }
-  return key
-}
-
-const randomId = () => {
-  const bytes = new Uint8Array(12)
-  globalThis.crypto.getRandomValues(bytes)
-  return Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('')
-}
-
-async function signCursor(run: Run, caller: string, step: number): Promise<string> {
-  const payload = JSON.stringify([run.id, caller, step])
-  const signature = await sign(cursorKey(), payload)
-  return `${encodeURIComponent(payload)}.${signature.replace(/^sha256=/, '')}`
-}
-
-async function readCursor(cursor: unknown): Promise<[string, string, number]> {
-  const forged = () => new ReplayRunError('forged', 'replayAll: the cursor is not one this process answered')
-  if (typeof cursor !== 'string' || cursor.length > 500) throw forged()
-  const dot = cursor.lastIndexOf('.')
-  let payload: string
-  try {
-    payload = decodeURIComponent(cursor.slice(0, dot))
-  } catch {
-    throw forged()
-  }
-  if (dot < 0 || !(await verify(cursorKey(), payload, cursor.slice(dot + 1)))) throw forged()
-  const [runId, caller, step] = JSON.parse(payload) as [string, string, number]
-  return [runId, caller, step]
-}
-
 function runsOf(store: ReplaySource): Map<string, Run> {
   let runs = runsByStore.get(store)
   if (!runs) {
@@ -384,7 +333,7 @@ export async function replayBatch(
   return {
     outcomes,
     ...report(run, me),
-    cursor: more ? await signCursor(run, caller, me.step) : null,
+    cursor: more ? await signCursor(run.id, caller, me.step) : null,
   }
 }
 
