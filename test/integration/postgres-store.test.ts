@@ -86,7 +86,7 @@ describe('postgresStore: writes and done marker in one transaction', () => {
     expect(await stateOf(table, 'evt_stolen')).toEqual({ token: 'other-delivery' })
     expect(errors.map((e) => e.message)).toEqual([
       'store extend failed for evt_stolen: claim lost: its lease ran out and another delivery took it',
-      "store complete failed for evt_stolen: claim lost before commit (its lease ran out, as for a process frozen past it, and another delivery may have taken its event or ordering key; or close() released it); the handlers' writes were rolled back and a retry runs them again",
+      "store complete failed for evt_stolen: claim lost before commit (its lease ran out, as for a process frozen past it, and another delivery may have taken its event or ordering key); the handlers' writes were rolled back and a retry runs them again",
     ])
   })
 

@@ -36,6 +36,7 @@ export {
   ClosingError,
   DeadlineError,
   EventConflictError,
+  EventHeldError,
   FutureEventError,
   HandlerError,
   HandlerTimeoutError,

@@ -120,8 +120,9 @@ export interface WebhooksOptions<S extends SchemaMapOption = {}, C extends objec
   /**
    * Where signed events that cannot be handled are parked instead of disappearing once the service stops
    * retrying: one whose schema refuses it, one whose handlers fail (or overrun `maxRunMs`) when it was signed over
-   * 71 hours ago (the service's last tries), and, with `ordering`, one then held back by its key (another event's
-   * claim holds it: a `KeyHeldError`, kept as a `handler_failed` letter). With a durable store (`redisDeadLetterStore` from `@payhooks/redis`) the event is
+   * 71 hours ago (the service's last tries), one then still run by another delivery (a hung handler: an
+   * `EventHeldError`), and, with `ordering`, one then held back by its key (another event's claim holds it: a
+   * `KeyHeldError`); both kept as `handler_failed` letters. With a durable store (`redisDeadLetterStore` from `@payhooks/redis`) the event is
    * answered 200 `parked` once stored; with `memoryDeadLetterStore()` it is kept for inspection but answered as
    * before (422, 500, 409), since a restart loses it. Either way the failure is reported to `onError`. Replay with
    * {@link Webhooks.replay}.

@@ -1,7 +1,7 @@
 import { StoreError } from '../errors/index.js'
 import { type EventHandler, report, warn } from '../event-handler/index.js'
 import type { WebhookStore } from '../store.js'
-import type { Run } from './claims.js'
+import type { Claims, Run } from './claims.js'
 
 /**
  * Waits before each background retry of a done marker that failed after the handlers succeeded: bounded (three
@@ -24,13 +24,16 @@ function failure(run: Run, cause: unknown, what: string): StoreError {
  * failure is reported as such, and the marker is written again in the background, up to
  * {@link DONE_MARKER_RETRY_DELAYS_MS} times, never holding the request. Until one succeeds the claim's lease holds
  * the event; if none does, a retry of the service after the lease may run its handlers again, and that is reported.
+ * The retries are the receiver's background work: `close` waits for them (within its `timeoutMs`), and shuts the
+ * store down only after the last.
  */
 export function retryDoneMarker(
-  state: { readonly store: WebhookStore<object>; readonly eventHandler: EventHandler },
+  state: { readonly store: WebhookStore<object>; readonly eventHandler: EventHandler; readonly claims: Claims },
   run: Run,
   cause: unknown,
 ): void {
   const tries = DONE_MARKER_RETRY_DELAYS_MS.length
+  const finished = state.claims.background()
   report(
     state.eventHandler,
     failure(
@@ -44,6 +47,7 @@ export function retryDoneMarker(
     if (delay === undefined) {
       const what = `the done marker was not written after ${tries} retries: a retry of the service once the claim's lease ends may run the handlers again`
       report(state.eventHandler, failure(run, last, what))
+      finished()
       return
     }
     const timer = setTimeout(async () => {
@@ -70,6 +74,7 @@ export function retryDoneMarker(
         const lost = new Error('claim lost before the done marker was written (its lease ended)')
         report(state.eventHandler, failure(run, lost, 'a retry of the service may run the handlers again'))
       }
+      finished()
     }, delay)
     ;(timer as { unref?: () => void }).unref?.()
   }

@@ -210,7 +210,7 @@ describe('lease renewal', () => {
     expect(aborted).toBe(true)
     expect(errors.map((e) => e.message)).toEqual([
       'store extend failed for evt_legacy: lease of 60 ms ran out and the store has no extend() to renew it',
-      'store complete failed for evt_legacy: claim lost before completion (its renewal failed, or close() released it); a retry may run the handlers again',
+      'store complete failed for evt_legacy: claim lost before completion (its renewal failed); a retry may run the handlers again',
     ])
   })
 })
@@ -341,7 +341,7 @@ describe('stores with transaction', () => {
     expect((await deliver(webhooks, 'evt_lost')).status).toBe(503)
     expect(released).toEqual([])
     expect(errors[0]?.message).toBe(
-      "store complete failed for evt_lost: claim lost before commit (its lease ran out, as for a process frozen past it, and another delivery may have taken its event or ordering key; or close() released it); the handlers' writes were rolled back and a retry runs them again",
+      "store complete failed for evt_lost: claim lost before commit (its lease ran out, as for a process frozen past it, and another delivery may have taken its event or ordering key); the handlers' writes were rolled back and a retry runs them again",
     )
   })
 
@@ -387,7 +387,7 @@ describe('stores with transaction', () => {
 })
 
 describe('close() and running handlers', () => {
-  it('aborts the signals of handlers still running at its timeout and releases their claims for the retry', async () => {
+  it('aborts the signals of handlers still running at its timeout, and keeps the claim of a run still going until it settles', async () => {
     const store = memoryStore()
     const shutdown = vi.fn()
     const { webhooks, errors } = setup({ store: { ...store, shutdown }, deadlineMs: 20 })
@@ -401,19 +401,26 @@ describe('close() and running handlers', () => {
           })
         }),
     )
-    webhooks.onAny(() => new Promise(() => {})) // ignores its signal
+    const stuck = gate()
+    webhooks.onAny(() => stuck.promise) // ignores its signal
     expect((await deliver(webhooks, 'evt_stuck')).status).toBe(503)
     await webhooks.close({ timeoutMs: 30 })
     expect(reason).toMatchObject({ code: 'closing' })
-    expect(shutdown).toHaveBeenCalledOnce()
-    expect(errors.map((e) => e.code)).toEqual(['deadline_exceeded'])
+    expect(shutdown).not.toHaveBeenCalled()
 
-    // The claim is free: the service's retry, reaching another receiver on the same store, runs the event.
+    // The claim is still held: the service's retry, reaching another receiver on the same store, is answered 409.
     const { webhooks: next } = setup({ store })
     const handled: string[] = []
     next.onAny((event: VerifiedEvent) => {
       handled.push(event.event_id)
     })
+    expect((await deliver(next, 'evt_stuck')).status).toBe(409)
+    expect(handled).toEqual([])
+
+    // Settled, in failure (one handler stopped on its signal): the claim released, then the store shut down.
+    stuck.open()
+    await vi.waitFor(() => expect(shutdown).toHaveBeenCalledOnce())
+    expect(errors.map((e) => e.code)).toEqual(['deadline_exceeded', 'handler_failed'])
     expect((await deliver(next, 'evt_stuck')).status).toBe(200)
     expect(handled).toEqual(['evt_stuck'])
   })

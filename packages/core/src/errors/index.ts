@@ -11,6 +11,7 @@ export {
   BusyError,
   ClosingError,
   DeadlineError,
+  EventHeldError,
   HandlerError,
   HandlerTimeoutError,
   InternalError,

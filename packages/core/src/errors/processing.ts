@@ -28,8 +28,10 @@ export class HandlerError extends WebhookError {
  * The event's handlers were still running `maxRunMs` after its claim (a handler that ignores its signal: a `fetch`
  * without one on a hung connection, a driver call with no timeout). Their `context.signal` was aborted with this
  * error and it was reported to `onError`; the run counts as hung until it settles. Its claim, ordering key and
- * event slot stay held, renewed, meanwhile: a handler still running is never run again beside itself, so the service's retries are answered 409 `in_progress` until it settles or
- * the process ends (its lease then runs out). A `HandlerError` with its own code (status 500).
+ * event slot stay held, renewed, meanwhile (`close()` too leaves them held): a handler still running is never run
+ * again beside itself, so the service's retries are answered 409 `in_progress` (parked as an {@link EventHeldError}
+ * on the service's last tries) until it settles or the process ends (its lease then runs out). A `HandlerError`
+ * with its own code (status 500).
  */
 export class HandlerTimeoutError extends HandlerError {
   override name = 'HandlerTimeoutError'
@@ -161,6 +163,27 @@ export class KeyHeldError extends WebhookError {
       'key_held',
       409,
       `ordering key ${JSON.stringify(orderingKey)} of ${eventType} ${eventId} held by another delivery${since} on the service's last tries`,
+      eventId,
+      eventType,
+    )
+  }
+}
+
+/**
+ * 409: an event came on the service's last tries (signed over 71 hours ago) while its handlers still ran in another
+ * delivery (past its deadline, or hung past `maxRunMs`; in this process or another instance): a 409 then could be
+ * the last answer the service gets. Reported when it is parked in `deadLetters` (as a `handler_failed` dead letter,
+ * this error's message as its reason). The run goes on holding the event: a replay meanwhile is answered
+ * `in_progress`; once it succeeded, the replay finds its done marker (a duplicate); once it failed, the replay runs
+ * the event.
+ */
+export class EventHeldError extends WebhookError {
+  override name = 'EventHeldError'
+  constructor(eventId: string, eventType: string) {
+    super(
+      'event_held',
+      409,
+      `handlers of ${eventType} ${eventId} still running in another delivery on the service's last tries`,
       eventId,
       eventType,
     )

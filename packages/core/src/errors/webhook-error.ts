@@ -12,6 +12,7 @@ export type WebhookErrorCode =
   | 'handler_failed'
   | 'handler_timeout'
   | 'key_held'
+  | 'event_held'
   | 'deadline_exceeded'
   | 'store_unavailable'
   | 'raw_body_unavailable'

@@ -23,6 +23,7 @@ const ANSWER_MESSAGES: Record<WebhookErrorCode, string> = {
   handler_failed: 'a handler failed; retry later',
   handler_timeout: 'handlers did not finish within the longest run allowed; retry later',
   key_held: 'ordering key held by another event; retry later',
+  event_held: 'event being handled by another delivery; retry later',
   deadline_exceeded: 'not finished within the deadline; still running, retry later',
   store_unavailable: 'store unavailable; retry later',
   raw_body_unavailable: 'request body already consumed before payhooks saw it',

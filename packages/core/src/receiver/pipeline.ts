@@ -1,6 +1,7 @@
 import { onLastTries, park } from '../dead-letters/index.js'
 import { dispatchInSlot } from '../dispatch/index.js'
 import {
+  EventHeldError,
   FutureEventError,
   HandlerError,
   InternalError,
@@ -145,15 +146,15 @@ function answerOutcome(
 ): WebhookResult | Promise<WebhookResult> {
   delivery.outcome = outcome.status
   if (outcome.status !== 'in_progress') return ok(event.event_id, outcome.status)
-  if (outcome.orderingKey !== undefined && engine.deadLetters && onLastTries(event)) {
-    return parkHeld(engine, body, delivery, event, outcome)
-  }
+  if (engine.deadLetters && onLastTries(event)) return parkHeld(engine, body, delivery, event, outcome)
   return inProgress(event.event_id, outcome.retryAfterMs, outcome)
 }
 
 /**
- * An ordered event held back (its key, or itself, claimed by another delivery) on the service's last tries: a 409
- * now would be the last answer it gets, so it is parked; 200 `parked` once a durable store holds it, else the 409.
+ * An event held back on the service's last tries (its handlers still running in another delivery, or, ordered, its
+ * key claimed by another event's): a 409 now could be the last answer it gets, so it is parked; 200 `parked` once a
+ * durable store holds it, else the 409. The run holding it goes on: a replay of the letter meanwhile is answered
+ * `in_progress`, and after it finds the run's done marker (a duplicate) or, the run having failed, runs it.
  */
 async function parkHeld(
   engine: Engine,
@@ -163,7 +164,10 @@ async function parkHeld(
   outcome: DispatchOutcome & { status: 'in_progress' },
 ): Promise<WebhookResult> {
   const { event_id: eventId, event_type: eventType } = event
-  const error = new KeyHeldError(outcome.orderingKey as string, outcome.keyHeldSince, eventId, eventType)
+  const error =
+    outcome.orderingKey === undefined
+      ? new EventHeldError(eventId, eventType)
+      : new KeyHeldError(outcome.orderingKey, outcome.keyHeldSince, eventId, eventType)
   const parked = await park(engine, { body, getHeader: delivery.raw.getHeader }, error, event, delivery.scope)
   if (parked.outcome === undefined) return inProgress(eventId, outcome.retryAfterMs, outcome)
   delivery.outcome = parked.outcome
