@@ -8,7 +8,6 @@ import type { Cluster, Redis } from 'ioredis'
 // keys of the claim itself, about as large as before (the marker replaces the claim's token, the fence's mark its
 // lock), so the memory they take past `maxmemory` is bounded by the claims in flight.
 
-
 /**
  * A server that cannot read script flags: Redis 6 compiles the shebang as Lua and fails on `#`; a server that knows
  * shebangs but not this flag says so.

@@ -155,7 +155,8 @@ export function redisStore(
   const cluster = (client as { isCluster?: boolean }).isCluster === true
   const fenceKeys = cluster ? 4 : 5
   client.defineCommand('payhooksClaim', { numberOfKeys: 1, lua: CLAIM_SCRIPT })
-  if (cluster) client.defineCommand('payhooksFenceTake', { numberOfKeys: 4, lua: CLUSTER_CLAIM_SCRIPTS.payhooksFenceTake })
+  if (cluster)
+    client.defineCommand('payhooksFenceTake', { numberOfKeys: 4, lua: CLUSTER_CLAIM_SCRIPTS.payhooksFenceTake })
   else client.defineCommand('payhooksOrderedClaim', { numberOfKeys: 5, lua: ORDERED_CLAIM_SCRIPT })
   const holderScripts: Record<string, ScriptDefinition> = {
     payhooksExtend: { numberOfKeys: 1, lua: EXTEND_SCRIPT },
@@ -192,9 +193,7 @@ export function redisStore(
         client
           .set(key, token, 'PX', lease, 'NX')
           // After giving up (the caller has its error already) nothing more is sent.
-          .then((set) =>
-            set === 'OK' ? 'claimed' : abandoned ? NEVER_READ : claims.payhooksClaim(key, token, lease),
-          ),
+          .then((set) => (set === 'OK' ? 'claimed' : abandoned ? NEVER_READ : claims.payhooksClaim(key, token, lease))),
       'claim got no reply from Redis',
       // A command may still run once Redis answers again: drop the lease it would leave behind (sent after
       // it on the same connection), and send no second command once given up.
