@@ -136,7 +136,9 @@ function processing([ttl, digest]: [number, string | null]): ClaimResult {
  * `release` only succeed for the claim's owner, and a crashed owner's claim expires with its lease.
  * Takes any `ioredis` client (standalone, Sentinel or Cluster) and never
  * closes it. Calls reject within `commandTimeoutMs` when Redis is down or slow, so the receiver
- * answers 503; the client's own reconnection brings the store back.
+ * answers 503; the client's own reconnection brings the store back. A full Redis (`maxmemory`, `noeviction`)
+ * refuses new claims (503 too), while the renewal, done marker and release of claims taken still run: their
+ * scripts carry Redis 7's `allow-oom` flag (a server before Redis 7 gets them unflagged).
  *
  * @example
  * import { Redis } from 'ioredis'
