@@ -36,6 +36,7 @@ const REDIS_QUEUE_HONO = [
   'packages/bullmq/src/',
   'test/integration/redis-store.test.ts',
   'test/integration/redis-cluster.test.ts',
+  'test/integration/redis-full.test.ts',
   'test/integration/queue',
   'test/integration/lease-renewal.test.ts',
   'test/integration/store-contract.test.ts',
