@@ -67,22 +67,25 @@ export async function postgresHealth(pool: Pool, options: PostgresHealthOptions)
       )
       if (stale) problem = `${relation}'s check on code does not allow ${migration.constraintIncludes}`
     }
+    let indexOnly = false
     for (const statement of problem === undefined ? (migration.indexes?.(table) ?? []) : []) {
       const index = indexOf(statement)
       const { rows } = await pool.query<{ valid: boolean }>(INDEX, [index.regclass])
       if (rows[0]?.valid === true) continue
       problem = `index ${index.name} on ${index.table} is ${rows.length === 0 ? 'missing' : 'INVALID (an interrupted CONCURRENTLY build)'}`
+      indexOnly = true
       break
     }
     const check: HealthCheck = { name: `${name}_migration_${migration.number}`, ok: problem === undefined }
-    if (migration.severity) check.severity = migration.severity
+    // An index missing slows what reads it, never refuses a delivery: a warning, whatever the migration's severity.
+    if (migration.severity || indexOnly) check.severity = 'warning'
     if (problem === undefined) {
       check.detail = migration.file
     } else if (createTable) {
       check.ok = true
       check.detail = `${problem}: init() applies ${migration.file} at the first delivery (createTable)`
     } else {
-      check.detail = `${problem}: ${migration.without}`
+      check.detail = `${problem}: ${indexOnly ? (migration.indexesWithout ?? migration.without) : migration.without}`
       check.fix = `apply sql/${migration.file} of @payhooks/postgres${table === defaultTable(store) ? '' : ` (for table ${table})`}${migration.indexes ? ', or run payhooks migrate --postgres URL (it builds indexes CONCURRENTLY)' : ''}`
     }
     checks.push(check)

@@ -49,6 +49,8 @@ export interface Migration {
    * `table`: `migrate()` builds each `CONCURRENTLY`, and `health()` checks each exists and is valid.
    */
   indexes?: (table: string) => readonly string[]
+  /** What is slow while only its indexes are missing. @default without */
+  indexesWithout?: string
   /** A text every one of the table's check constraints naming `handler_failed` contains once applied. */
   constraintIncludes?: string
   /** What breaks without it; a migration needed only by an option is a warning. */
@@ -82,6 +84,8 @@ export const MIGRATIONS: readonly Migration[] = [
       'status',
       'replayed_at',
     ],
+    indexes: (table) => statementsOf(createDeadLetterTableSql(table)).slice(1),
+    indexesWithout: 'each page of letters reads the whole table',
     without: 'no event can be parked, so events that need parking are refused',
   },
   {
@@ -125,6 +129,7 @@ export const MIGRATIONS: readonly Migration[] = [
     suffix: '_fences',
     columns: ['held_since', 'holder_event_id', 'holder_event_type'],
     indexes: (table) => (fenceTableOf(table) === undefined ? [] : statementsOf(heldKeysSql(table)).slice(1)),
+    indexesWithout: 'webhooks.heldKeys() reads every fence',
     without: 'webhooks.heldKeys() cannot list the ordering keys held (it rejects, naming this migration)',
     severity: 'warning',
   },
@@ -155,7 +160,8 @@ export const MIGRATIONS: readonly Migration[] = [
       'secret_label',
     ],
     indexes: (table) => statementsOf(createJournalTableSql(table)).slice(1),
-    without: "the journal's writes fail or its lists read the whole table (deliveries are unaffected)",
+    indexesWithout: "the journal's lists read the whole table",
+    without: "the journal's writes fail: webhooks.events misses the answers (deliveries are unaffected)",
     severity: 'warning',
   },
   {
@@ -165,7 +171,8 @@ export const MIGRATIONS: readonly Migration[] = [
     suffix: '_counts',
     columns: ['status', 'code', 'event_type', 'shard', 'n'],
     indexes: (table) => [deadLetterSweepIndexSql(table)],
-    without: 'count() reads the letters it counts (slower as the backlog grows), and the sweep reads the table',
+    indexesWithout: 'each batch of the sweep of replayed letters reads the whole table',
+    without: 'count() reads the letters it counts (slower as the backlog grows)',
     severity: 'warning',
   },
   {
@@ -248,8 +255,11 @@ async function hasColumn(pool: Pool, relation: string, column: string): Promise<
  * its table). Each
  * `ALTER TABLE` runs under a short `lock_timeout` and is tried again with backoff while a long transaction holds the
  * table, so deliveries are never queued behind it; indexes are built `CONCURRENTLY`, outside a transaction (a
- * leftover INVALID index of an interrupted build is dropped and built again). Safe to run again, and from several
- * places at once. The CLI runs it as `payhooks migrate --postgres URL`.
+ * leftover INVALID index of an interrupted build is dropped and built again); while a build waits for a long
+ * transaction, `logger` is told which (pid, state, since when), once a second and then every 10 s. Safe to run again,
+ * and from several places at once: a run works on one connection of `pool` holding a turn on each table it changes
+ * (a session advisory lock, taken all or none), so runs take turns, the later finding it all applied. The CLI runs
+ * it as `payhooks migrate --postgres URL`.
  *
  * @example
  * import { migrate } from '@payhooks/postgres'
@@ -332,6 +342,7 @@ async function applyMissing(session: MigrateSession, run: Run): Promise<MigrateR
   for (const statement of indexesOf('012', table)) await index('012', statement)
   if (letters !== undefined) {
     if (!(await exists(db, letters))) await alter('002', letters, createDeadLetterTableSql(letters))
+    for (const statement of indexesOf('002', letters)) await index('002', statement)
     await alterWithin(db, '003', letters, widenDeadLetterCodeSql(letters), lockTimeoutMs)
     for (const statement of indexesOf('008', letters)) await index('008', statement)
     if (!(await hasCounts(db, letters))) await alter('010', letters, createDeadLetterCountsSql(letters))
