@@ -1,6 +1,7 @@
 import { type Journal, type JournalRecord, journalRetention } from '@payhooks/core'
 import { nonNegativeNumber, positiveInteger } from '@payhooks/core/validations'
 import type { Pool } from 'pg'
+import { postgresHealth } from './health.js'
 import { createJournalTableSql, journalStatements } from './journal-sql.js'
 import { createOnce, startSweeper } from './maintenance.js'
 import { checkTable } from './sql.js'
@@ -126,6 +127,8 @@ export function postgresJournal(
         .filter((row) => row.minute + 60_000 > oldest)
     },
     sweep,
+    // Its table, columns and indexes (migration 009), as warnings: the journal is off the delivery path.
+    health: () => postgresHealth(pool, { name: 'journal_postgres', store: 'journal', table, createTable }),
     async shutdown() {
       sweeper?.stop()
       sweeper = undefined
