@@ -1,7 +1,7 @@
 // openTelemetry()'s metrics on the real SDK, through InMemoryMetricExporter.
 import { memoryDeadLetterStore, memoryStore, type WebhookStore } from '@payhooks/core'
 import { sampleEvent } from '@payhooks/testing'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { deliver, globalSdk, receiver, secret } from './test-helpers.js'
 
 const { spans, only, points, count } = globalSdk()
@@ -116,29 +116,28 @@ describe('openTelemetry(): what an operator alerts on', () => {
   })
 
   it('counts lease renewals, and the ones that found the claim lost', async () => {
-    const base = memoryStore()
-    let calls = 0
-    let secondRenewal = () => {}
-    const renewedTwice = new Promise<void>((resolve) => {
-      secondRenewal = resolve
-    })
-    const store: WebhookStore = {
-      ...base,
-      extend: (id, token, ms) => {
-        if (++calls !== 2) return base.extend(id, token, ms)
-        secondRenewal()
-        return false
-      },
-    }
-    const webhooks = receiver({ store, deadlineMs: 100, leaseMs: 150 })
-    // The handler runs until the second renewal was answered lost, however late a loaded machine's timers fire.
-    webhooks.on('transaction_settled', () => renewedTwice.then(() => new Promise((resolve) => setTimeout(resolve, 20))))
     const renewed = await count('payhooks.lease.renewals', { 'payhooks.lease.lost': false })
     const lost = await count('payhooks.lease.renewals', { 'payhooks.lease.lost': true })
-    await deliver(webhooks, sampleEvent('transaction_settled'))
-    await renewedTwice
-    await new Promise((resolve) => setTimeout(resolve, 50))
-    expect(await count('payhooks.lease.renewals', { 'payhooks.lease.lost': false })).toBeGreaterThan(renewed)
+    // On a clock the test drives: the renewal at 50 ms finds the 150 ms lease still running, the one at 100 ms
+    // finds it lost; however late a loaded machine's timers fire, the handler outlives both.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] })
+    try {
+      const base = memoryStore()
+      let calls = 0
+      const store: WebhookStore = {
+        ...base,
+        extend: (id, token, ms) => (++calls === 2 ? false : base.extend(id, token, ms)),
+      }
+      const webhooks = receiver({ store, deadlineMs: 100, leaseMs: 150 })
+      webhooks.on('transaction_settled', () => new Promise((resolve) => setTimeout(resolve, 120)))
+      const delivered = deliver(webhooks, sampleEvent('transaction_settled'))
+      await vi.advanceTimersByTimeAsync(120)
+      expect((await delivered).status).toBe(503)
+      expect(calls).toBe(2)
+    } finally {
+      vi.useRealTimers()
+    }
+    expect(await count('payhooks.lease.renewals', { 'payhooks.lease.lost': false })).toBe(renewed + 1)
     expect(await count('payhooks.lease.renewals', { 'payhooks.lease.lost': true })).toBe(lost + 1)
   })
 })

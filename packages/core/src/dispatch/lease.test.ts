@@ -2,6 +2,7 @@ import { describe, expect, it, vi } from 'vitest'
 import { HandlerError, StoreError } from '../errors/index.js'
 import { memoryStore } from '../memory/store.js'
 import type { WebhookStore } from '../store.js'
+import { driveClock } from '../test-helpers/clock.js'
 import { deliverSettled, gate } from '../test-helpers/index.js'
 import { recordingReceiver, sleep } from '../test-helpers/receiver.js'
 import type { HandlerContext } from '../types.js'
@@ -42,53 +43,58 @@ describe('handler context', () => {
   })
 })
 
+// These run on a clock the test drives (test-helpers/clock.ts): a renewal is due every third of the lease, and no
+// loaded machine's late timer can let a lease lapse between renewals or end a handler before one.
 describe('lease renewal', () => {
   it('keeps the claim of a handler running three times its lease: retries meanwhile get 409, it runs once', async () => {
+    driveClock()
     const store = memoryStore()
     const extend = vi.spyOn(store, 'extend')
-    // Leases long enough that a busy machine's late timer does not let the claim lapse between renewals.
     const { webhooks, errors } = setup({ store, leaseMs: 600, deadlineMs: 100 })
     let runs = 0
     let signal: AbortSignal | undefined
-    let startedAt = Number.POSITIVE_INFINITY
+    const started = gate()
     const release = gate()
     const finished = gate()
     webhooks.on('transaction_settled', async (_event, context) => {
       runs++
-      startedAt = Date.now()
       signal = context.signal
+      started.open()
       await release.promise
       finished.open()
     })
     const first = deliver(webhooks, 'evt_slow')
     const answers: number[] = []
-    await vi.waitFor(() => expect(runs).toBe(1))
-    // Retries for three leases, all while the handler still runs.
-    while (Date.now() < startedAt + 1800) {
-      await sleep(150)
+    await started.promise
+    // Retries every 150 ms for three leases, all while the handler still runs.
+    for (let elapsed = 0; elapsed < 1800; elapsed += 150) {
+      await vi.advanceTimersByTimeAsync(150)
       answers.push((await deliver(webhooks, 'evt_slow')).status)
     }
     release.open()
     expect((await first).status).toBe(503) // its deadline passed; the handler kept running
-    expect(answers.length).toBeGreaterThan(3)
+    expect(answers).toHaveLength(12)
     expect(new Set(answers)).toEqual(new Set([409]))
     await finished.promise
     await vi.waitFor(async () => expect((await deliver(webhooks, 'evt_slow')).status).toBe(200))
     expect(runs).toBe(1)
     expect(signal?.aborted).toBe(false)
-    expect(extend.mock.calls.length).toBeGreaterThanOrEqual(2)
+    expect(extend.mock.calls.length).toBe(9) // every 200 ms over 1800
     expect(errors.map((e) => e.code)).toEqual(['deadline_exceeded'])
   })
 
   it('stops renewing once the handlers finish', async () => {
+    driveClock()
     const store = memoryStore()
     const extend = vi.spyOn(store, 'extend')
     const { webhooks } = setup({ store, leaseMs: 90, deadlineMs: 30 })
     webhooks.onAny(() => sleep(100))
-    expect((await webhooks.dispatch({ event_type: 'test_event', event_id: 'evt_short' })).status).toBe('processed')
+    const dispatched = webhooks.dispatch({ event_type: 'test_event', event_id: 'evt_short' })
+    await vi.advanceTimersByTimeAsync(100)
+    expect((await dispatched).status).toBe('processed')
     const calls = extend.mock.calls.length
-    expect(calls).toBeGreaterThanOrEqual(1)
-    await sleep(200)
+    expect(calls).toBe(3) // at 30, 60 and 90 ms
+    await vi.advanceTimersByTimeAsync(200)
     expect(extend.mock.calls.length).toBe(calls)
   })
 
@@ -117,25 +123,30 @@ describe('lease renewal', () => {
   })
 
   it('keeps the signal live through a passing store failure, and aborts it before the lease runs out otherwise', async () => {
+    driveClock()
     const inner = memoryStore()
     let failures = 1
     let renewals = 0
+    const renewedTwice = gate()
     const store: WebhookStore = {
       ...inner,
       claim: (id, lease) => inner.claim(id, lease),
       extend: async (id, token, lease) => {
         if (failures-- > 0) throw new Error('connection reset')
-        renewals++
+        if (++renewals === 2) renewedTwice.open()
         return inner.extend(id, token, lease)
       },
     }
+    // Renewals at 100 (fails: the lease still runs at the next), 200 and 300 ms.
     const { webhooks, errors } = setup({ store, leaseMs: 300, deadlineMs: 30 })
     let signal: AbortSignal | undefined
     webhooks.onAny(async (_event, context) => {
       signal = context.signal
-      await vi.waitFor(() => expect(renewals).toBe(2), { timeout: 5000, interval: 10 })
+      await renewedTwice.promise
     })
-    expect((await webhooks.dispatch({ event_type: 'test_event', event_id: 'evt_blip' })).status).toBe('processed')
+    const blip = webhooks.dispatch({ event_type: 'test_event', event_id: 'evt_blip' })
+    await vi.advanceTimersByTimeAsync(300)
+    expect((await blip).status).toBe('processed')
     expect(signal?.aborted).toBe(false)
     expect(errors.map((e) => e.message)).toEqual(['store extend failed for evt_blip: connection reset'])
 
@@ -147,7 +158,10 @@ describe('lease renewal', () => {
       await new Promise((resolve) => context.signal.addEventListener('abort', resolve))
       claimWhenAborted = inner.claim('evt_down', 1).status
     })
-    expect((await down.webhooks.dispatch({ event_type: 'test_event', event_id: 'evt_down' })).status).toBe('processed')
+    // Renewals at 200 (fails, reported) and 400 ms (fails with no try left before the lease ends at 600).
+    const dispatched = down.webhooks.dispatch({ event_type: 'test_event', event_id: 'evt_down' })
+    await vi.advanceTimersByTimeAsync(600)
+    expect((await dispatched).status).toBe('processed')
     // Told to stop while the claim still held: the next renewal would have come too late.
     expect(claimWhenAborted).toBe('processing')
     expect(down.errors.map((e) => e.message)).toEqual([
@@ -157,6 +171,7 @@ describe('lease renewal', () => {
   })
 
   it('aborts the signal before the lease runs out when a renewal never answers', async () => {
+    driveClock()
     const inner = memoryStore()
     const store: WebhookStore = {
       ...inner,
@@ -169,7 +184,10 @@ describe('lease renewal', () => {
       await new Promise((resolve) => signal.addEventListener('abort', resolve))
       claimWhenAborted = inner.claim('evt_hung', 1).status
     })
-    expect((await webhooks.dispatch({ event_type: 'test_event', event_id: 'evt_hung' })).status).toBe('processed')
+    // The renewal at 200 ms never answers; the watchdog tells the handlers at 500, before the lease ends at 600.
+    const dispatched = webhooks.dispatch({ event_type: 'test_event', event_id: 'evt_hung' })
+    await vi.advanceTimersByTimeAsync(600)
+    expect((await dispatched).status).toBe('processed')
     expect(claimWhenAborted).toBe('processing')
     expect(errors.map((e) => e.message)).toEqual([
       'store extend failed for evt_hung: renewal got no answer before the lease was nearly over',
@@ -177,6 +195,7 @@ describe('lease renewal', () => {
   })
 
   it('warns once per store without extend, and aborts the signal when its lease runs out', async () => {
+    driveClock()
     const inner = memoryStore()
     const legacy: WebhookStore = {
       claim: (id, lease) => inner.claim(id, lease),
@@ -195,7 +214,9 @@ describe('lease renewal', () => {
       await sleep(120)
       aborted = signal.aborted
     })
-    expect((await webhooks.dispatch({ event_type: 'test_event', event_id: 'evt_legacy' })).status).toBe('processed')
+    const dispatched = webhooks.dispatch({ event_type: 'test_event', event_id: 'evt_legacy' })
+    await vi.advanceTimersByTimeAsync(120)
+    expect((await dispatched).status).toBe('processed')
     expect(aborted).toBe(true)
     expect(errors.map((e) => e.message)).toEqual([
       'store extend failed for evt_legacy: lease of 60 ms ran out and the store has no extend() to renew it',

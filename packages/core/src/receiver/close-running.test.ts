@@ -67,7 +67,9 @@ describe('close() and running handlers', () => {
         return inner.claim(id, lease)
       },
     }
-    const { webhooks } = setup({ store, deadlineMs: 200 })
+    // A deadline far past close(): the answer must be close()'s (at 200 ms, a loaded machine's timers could let the
+    // deadline answer first).
+    const { webhooks } = setup({ store, deadlineMs: 5000 })
     const handler = vi.fn()
     webhooks.onAny(handler)
     const delivery = deliver(webhooks, 'evt_late_claim')
