@@ -35,9 +35,10 @@ describe('queue mode and a hung handler', () => {
         secret: SECRET,
         store: redisStore(redis, { keyPrefix: `payhooks-test-store:${id}:` }),
         queue,
-        deadlineMs: 100,
+        // The delivery's enqueue gets 2 s (at 100 ms, a loaded machine's Redis answered it 503 deadline_exceeded).
+        deadlineMs: 2000,
         leaseMs: 3000,
-        maxRunMs: 300,
+        maxRunMs: 2500,
       })
       webhooks.onError((error) => void errors.push(error))
       webhooks.onAny(async () => {
@@ -64,7 +65,7 @@ describe('queue mode and a hung handler', () => {
     try {
       const eventId = `evt_hung_${id}`
       expect((await deliver(workers[0]?.webhooks as Webhooks<unknown>, eventId)).status).toBe(200) // queued
-      await vi.waitFor(() => expect(errors.map((e) => e.code)).toContain('handler_timeout'), { timeout: 5000 })
+      await vi.waitFor(() => expect(errors.map((e) => e.code)).toContain('handler_timeout'), { timeout: 10_000 })
       // Past the lock duration and the two stalled checks that would find a lock let lapse, with the job's retries
       // ready to run at once.
       await sleep(startedAt + LOCK_MS + 2 * STALLED_CHECK_MS + 200 - Date.now())
