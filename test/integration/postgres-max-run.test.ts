@@ -32,8 +32,9 @@ describe('postgresStore and maxRunMs', () => {
       secret,
       store: postgresStore(newPool(), { table }),
       ordering: { transaction_settled: byTransaction },
-      deadlineMs: 1000,
-      maxRunMs: 1200,
+      // Each delivery's claim query gets 2 s, however loaded the machine (at 1 s, about 5x a loaded round trip).
+      deadlineMs: 2000,
+      maxRunMs: 2400,
     })
     const errors: WebhookError[] = []
     webhooks.onError((error) => void errors.push(error))

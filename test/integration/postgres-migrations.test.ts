@@ -166,10 +166,17 @@ it('migrate() applies 007 on the previous release, rebuilding the index an inter
         `CREATE INDEX CONCURRENTLY ${fences}_held ON ${fences} (held_since, ordering_key) WHERE holder IS NOT NULL`,
       )
       .catch((error: { code?: string }) => error.code)
-    await sleep(300)
-    await admin.query(
-      `SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE 'CREATE INDEX CONCURRENTLY ${fences}_held%'`,
-    )
+    // Cancelled once it waits for the open snapshot (its INVALID index made by then): asked until PostgreSQL shows
+    // it waiting, however late that comes on a loaded machine (a fixed 300 ms could come first).
+    for (let asked = 0; ; asked++) {
+      const { rows } = await admin.query<{ cancelled: boolean }>(
+        `SELECT pg_cancel_backend(pid) AS cancelled FROM pg_stat_activity
+         WHERE query LIKE 'CREATE INDEX CONCURRENTLY ${fences}_held%' AND wait_event_type = 'Lock'`,
+      )
+      if (rows.some((row) => row.cancelled)) break
+      if (asked > 500) throw new Error('the concurrent index build never waited for the open snapshot')
+      await sleep(20)
+    }
     expect(await build).toBe('57014') // query_canceled
     await other.query('COMMIT')
     const valid = async () =>

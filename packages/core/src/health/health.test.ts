@@ -2,7 +2,7 @@
 // time and free of secrets; the start-up check that logs what fails; the readiness answer.
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, onTestFinished, vi } from 'vitest'
 import { memoryStore } from '../memory/store.js'
 import { nodeHealth } from '../node.js'
 import { createWebhooks } from '../receiver/create.js'
@@ -106,6 +106,16 @@ describe('webhooks.health()', () => {
 })
 
 describe('shared health checks', () => {
+  /** Freezes the clock the shared result's age is read from: only the test moves it (vi.setSystemTime). */
+  function frozenClock() {
+    vi.useFakeTimers({ toFake: ['Date'] })
+    onTestFinished(() => {
+      vi.useRealTimers()
+    })
+    const start = Date.now()
+    return (ms: number) => vi.setSystemTime(start + ms)
+  }
+
   /** A store whose health() counts its calls and answers `ok` after `ms`. */
   function countingStore(ms = 20) {
     const state = { calls: 0, ok: true }
@@ -118,15 +128,17 @@ describe('shared health checks', () => {
   }
 
   it('lets concurrent calls wait for one check of the stores, and reuses its result for maxAgeMs', async () => {
+    const at = frozenClock()
     const { store, state } = countingStore()
     const webhooks = createWebhooks({ secret, store, checkAtStart: false })
     const reports = await Promise.all(Array.from({ length: 100 }, () => webhooks.health({ maxAgeMs: 300 })))
     expect(state.calls).toBe(1)
     expect(reports.every((report) => report.ready)).toBe(true)
+    at(299)
     await webhooks.health({ maxAgeMs: 300 })
     expect(state.calls).toBe(1)
     state.ok = false
-    await new Promise((resolve) => setTimeout(resolve, 320))
+    at(300)
     const after = await webhooks.health({ maxAgeMs: 300 })
     expect(state.calls).toBe(2)
     expect(after.ready).toBe(false)
@@ -135,13 +147,14 @@ describe('shared health checks', () => {
   })
 
   it('reuses a result for 1 s by default, never past it', async () => {
+    const at = frozenClock()
     const { store, state } = countingStore(0)
     const webhooks = createWebhooks({ secret, store, checkAtStart: false })
     await webhooks.health()
-    await new Promise((resolve) => setTimeout(resolve, 500))
+    at(999)
     await webhooks.health()
     expect(state.calls).toBe(1)
-    await new Promise((resolve) => setTimeout(resolve, 550))
+    at(1000)
     await webhooks.health()
     expect(state.calls).toBe(2)
   })
