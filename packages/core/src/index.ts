@@ -1,3 +1,4 @@
+export type { BulkheadOptions } from './bulkheads/options.js'
 export {
   compareDeadLetters,
   type DeadLetter,
@@ -45,6 +46,7 @@ export {
   MethodNotAllowedError,
   PayloadError,
   PayloadTooLargeError,
+  QuarantinedError,
   RawBodyUnavailableError,
   SchemaError,
   type SchemaIssue,
@@ -146,6 +148,9 @@ export type {
   DeliveryCounts,
   HungRun,
   HungRuns,
+  OverrunningRun,
+  OverrunningRuns,
+  QuarantinedType,
   ReceiverStats,
   RefusedRequests,
   RetryingEvent,

@@ -15,6 +15,7 @@ export {
   HandlerTimeoutError,
   InternalError,
   KeyHeldError,
+  QuarantinedError,
   StoreError,
 } from './processing.js'
 export {

@@ -10,6 +10,7 @@ import type { Engine } from './engine.js'
 export async function shutDown(engine: Engine, timeoutMs: number): Promise<void> {
   await engine.claims.idle(timeoutMs)
   engine.slots?.stop(new ClosingError())
+  engine.bulkheads.stop(new ClosingError())
   await engine.claims.cancelAll(new ClosingError(), (run) => releaseClaim(engine, run))
   await engine.journal?.flush()
   try {
