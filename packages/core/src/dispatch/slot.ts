@@ -34,7 +34,11 @@ export function dispatchInSlot(
 ): DispatchOutcome | Promise<DispatchOutcome> {
   const bulkheads = state.bulkheads
   const lane = bulkheads === undefined ? undefined : bulkheads.lane(event.event_type)
-  if (lane !== undefined && lane.quarantinedSince !== 0) throw (bulkheads as Bulkheads).refusal(lane, event)
+  if (lane !== undefined && lane.quarantinedSince !== 0) {
+    // A copy of an event still running here is answered 409 in_progress, as without the quarantine: it takes no slot.
+    if (state.claims.runOf(event.event_id) !== undefined) return dispatch(state, event, attempt)
+    throw (bulkheads as Bulkheads).refusal(lane, event)
+  }
   const slots = state.slots
   if (slots === undefined) return dispatch(state, event, attempt)
   const share = lane?.slots
