@@ -2,14 +2,15 @@
 // documentation's maxConcurrentEvents: 8, and one event type whose handler hangs, ignoring its signal. Without
 // bulkheads its hung runs took every slot of every instance and every other delivery was answered 503 busy. Here the
 // other types' deliveries are answered 2XX throughout, the operator is told (stats, health, onError) within seconds
-// of the first hang, the poison type is quarantined on every instance (answered 503, never 2XX), and no event runs
-// twice, the service's retries of the refused deliveries included.
+// of the first hang, the poison type is quarantined on every instance (answered 503, never 2XX), a restarted instance
+// gives it no more than its share from its first delivery, and no event runs twice, the service's retries of the
+// refused deliveries included.
 import { randomUUID } from 'node:crypto'
 import { createWebhooks, type WebhookError } from '@payhooks/core'
 import { redisStore } from '@payhooks/redis'
 import { sampleEvent, signedDelivery } from '@payhooks/testing'
 import { Redis } from 'ioredis'
-import { afterAll, expect, it } from 'vitest'
+import { afterAll, expect, it, vi } from 'vitest'
 
 const secret = 'whsec_bulkheads_fleet'
 const POISON = 'transaction_returned'
@@ -53,7 +54,7 @@ it('keeps the other types flowing on three receivers while one type hangs, and t
   })
   let firstHangAt: number | undefined
   const reported: { instance: number; error: WebhookError; at: number }[] = []
-  const receivers = Array.from({ length: INSTANCES }, (_, instance) => {
+  const start = (instance: number) => {
     const client = new Redis(process.env.REDIS_URL as string)
     client.on('error', () => {})
     clients.push(client)
@@ -76,7 +77,9 @@ it('keeps the other types flowing on three receivers while one type hangs, and t
       } else await sleep(2)
     })
     return webhooks
-  })
+  }
+  const receivers = Array.from({ length: INSTANCES }, (_, instance) => start(instance))
+  const messages = new Map<string, { event_id: string; event_type: string }>()
 
   const answers: Answer[] = []
   const pending: Promise<void>[] = []
@@ -105,7 +108,11 @@ it('keeps the other types flowing on three receivers while one type hangs, and t
       })(),
     )
   }
-  const event = (type: string) => sampleEvent(type, {}) as { event_id: string; event_type: string }
+  const event = (type: string) => {
+    const message = sampleEvent(type, {}) as { event_id: string; event_type: string }
+    messages.set(message.event_id, message)
+    return message
+  }
 
   // The stores' first calls (scripts loaded) out of the way.
   for (const webhooks of receivers) {
@@ -180,6 +187,36 @@ it('keeps the other types flowing on three receivers while one type hangs, and t
       expect(hanging.has(answer.eventId), answer.eventId).toBe(false)
       expect(runs.get(answer.eventId)).toBe(1)
     }
+
+    // A restarted instance (a fresh receiver on the same store) gives the poison type no more than its share from
+    // its first delivery. The service's retries of the events hung elsewhere reach it first: the store answers 409.
+    const restarted = start(INSTANCES)
+    receivers.push(restarted)
+    const from = answers.length
+    const heldElsewhere = [...runs.keys()].filter((id) => hanging.has(id)).slice(0, 6)
+    for (const id of heldElsewhere) send(messages.get(id) as { event_id: string; event_type: string }, 3, INSTANCES)
+    for (let tick = 0; tick < 60; tick++) {
+      if (tick < 12) {
+        const poison = event(POISON)
+        hanging.add(poison.event_id)
+        send(poison, 3, INSTANCES)
+      }
+      send(event(OTHERS[tick % OTHERS.length] as string), 3, INSTANCES)
+      await sleep(TICK_MS)
+    }
+    while (pending.length > 0) await Promise.all(pending.splice(0))
+    const afterRestart = answers.slice(from)
+    const retried = afterRestart.filter((answer) => heldElsewhere.includes(answer.eventId))
+    expect(retried.map((answer) => `${answer.status} ${answer.error}`)).toEqual(
+      heldElsewhere.map(() => '409 in_progress'),
+    )
+    const othersThere = afterRestart.filter((answer) => answer.type !== POISON)
+    expect(ok(othersThere) / othersThere.length).toBeGreaterThanOrEqual(0.95)
+    await vi.waitFor(() => expect(restarted.stats().quarantined.map((type) => type.eventType)).toEqual([POISON]), {
+      timeout: 10 * DEADLINE_MS,
+    })
+    expect(restarted.stats().overrunning.count).toBe(SLOTS / 2)
+
     // No event ran twice, retries included.
     expect([...runs].filter(([, count]) => count > 1)).toEqual([])
   } finally {
