@@ -163,6 +163,8 @@ describe('bulkheads: quarantine', () => {
     expect(Date.now() - refusedAt).toBeLessThan(100) // at once, not at the deadline
     expect(runs.has('evt_q3')).toBe(false)
     expect(errors.at(-1)).toMatchObject({ code: 'quarantined', eventId: 'evt_q3', started: false })
+    // A copy of an event still running here is in progress, not refused as its type.
+    expect(await deliver(webhooks, 'transaction_settled', 'evt_q1')).toEqual({ status: 409, error: 'in_progress' })
     await expect(
       webhooks.dispatch(sampleEvent('transaction_settled', { eventId: 'evt_q4' }) as never),
     ).rejects.toMatchObject({ code: 'quarantined' })
