@@ -81,6 +81,8 @@ describe.each(stores)('a hung handler on %s', (_name, makeStore) => {
       leaseMs,
       maxRunMs,
       maxConcurrentEvents: 2,
+      // One type's hung runs filling every slot: what bulkheads (bulkheads-fleet.test.ts) keep from happening.
+      bulkheads: false,
     })
     const errors: WebhookError[] = []
     webhooks.onError((error) => void errors.push(error))

@@ -1,3 +1,4 @@
+export type { BulkheadOptions } from './bulkheads/options.js'
 export {
   compareDeadLetters,
   type DeadLetter,
@@ -46,6 +47,7 @@ export {
   MethodNotAllowedError,
   PayloadError,
   PayloadTooLargeError,
+  QuarantinedError,
   RawBodyUnavailableError,
   SchemaError,
   type SchemaIssue,
@@ -147,6 +149,9 @@ export type {
   DeliveryCounts,
   HungRun,
   HungRuns,
+  OverrunningRun,
+  OverrunningRuns,
+  QuarantinedType,
   ReceiverStats,
   RefusedRequests,
   RetryingEvent,

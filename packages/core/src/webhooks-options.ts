@@ -1,3 +1,4 @@
+import type { BulkheadOptions } from './bulkheads/options.js'
 import type { DeadLetterStore } from './dead-letters/types.js'
 import type { ProxyArrivalOptions } from './http/proxy-arrival.js'
 import type { Journal } from './journal/types.js'
@@ -111,6 +112,29 @@ export interface WebhooksOptions<S extends SchemaMapOption = {}, C extends objec
    * @default the store's `maxConcurrentEvents` (`postgresStore`: its pool's `max - 1`), else `Infinity`
    */
   maxConcurrentEvents?: number
+  /**
+   * Bulkheads between event types, so one type whose handlers hang cannot take every slot of
+   * `maxConcurrentEvents` (on every instance) while the others are answered 503 `busy`. Each type may hold at most
+   * its share of the slots (half by default, at least 1); a delivery of a type holding its share waits for one of
+   * its own slots, claiming nothing, or is answered 503 `busy`, while the others' deliveries go on. A run whose
+   * handlers still run `deadlineMs` after the claim counts as overrunning at once (`stats().overrunning`, the
+   * `overrunning_handlers` health check, `payhooks.handlers.overrunning`); once `quarantineAfter` of a type's runs
+   * overrun (by default its whole share) the type is quarantined: reported to `onError` (`QuarantinedError`), its
+   * deliveries answered 503 `quarantined` at once (parked on the service's last tries with a durable `deadLetters`),
+   * until one of those runs settles. With `maxConcurrentEvents` unbounded there are no slots to share, and only a
+   * `quarantineAfter` given here applies. `false` turns them off. See "Bulkheads" in docs/guide/production.md.
+   *
+   * @example
+   * // 8 slots: any one type at most 4 of them, transaction_settled (most of the traffic) 6.
+   * const webhooks = createWebhooks({
+   *   secret,
+   *   store: postgresStore(pool),
+   *   maxConcurrentEvents: 8,
+   *   bulkheads: { perType: { transaction_settled: 6 } },
+   * })
+   * @default `{ share: 0.5 }`: each type at most half the slots (at least 1), quarantined once its share overruns
+   */
+  bulkheads?: BulkheadOptions | false
   /**
    * Queue mode: once verified and parsed, an event is handed to this queue and answered 200 at once;
    * a worker later runs the handlers through {@link Webhooks.dispatch}. Without it, handlers run

@@ -81,6 +81,7 @@ const OUTCOMES = [
   'store_unavailable',
   'deadline_exceeded',
   'busy',
+  'quarantined',
   'key_held',
   'event_conflict',
   'closing',

@@ -30,6 +30,8 @@ interface Instance {
   inFlight: number
   waiting: number
   hung: { count: number; oldest: { eventId: string; eventType: string; since: string } | null } | null
+  overrunning: { count: number; oldest: { eventId: string; eventType: string; since: string } | null } | null
+  quarantined: { eventType: string; since: string; overrunning: number; slots: number | null }[] | null
   conflicts: number
   retrying: {
     count: number
@@ -148,6 +150,12 @@ function instancePanel(instance: Instance | null, journal: boolean): HTMLElement
       card(String(instance.inFlight), 'in flight now (this instance)'),
       card(String(instance.waiting), 'waiting for a slot (this instance)'),
       ...(instance.hung ? [card(String(instance.hung.count), hungLabel(instance.hung.oldest))] : []),
+      ...(instance.overrunning
+        ? [card(String(instance.overrunning.count), overrunningLabel(instance.overrunning.oldest), 'overrunning')]
+        : []),
+      ...(instance.quarantined
+        ? [card(String(instance.quarantined.length), quarantinedLabel(instance.quarantined), 'quarantined')]
+        : []),
       card(String(instance.conflicts), 'conflicts (this instance)'),
     ),
     ...(journal ? [] : answeredHere(instance, answered)),
@@ -274,4 +282,18 @@ function answeredHere(instance: Instance, answered: number): HTMLElement[] {
 function hungLabel(oldest: { eventId: string; eventType: string; since: string } | null): string {
   const base = 'handlers hung past maxRunMs (this instance)'
   return oldest ? `${base}; oldest ${oldest.eventType} ${oldest.eventId} since ${oldest.since}` : base
+}
+
+/** The overrunning figure's label: the oldest run past deadlineMs, when there is one. */
+function overrunningLabel(oldest: { eventId: string; eventType: string; since: string } | null): string {
+  const base = 'handlers running past deadlineMs (this instance)'
+  return oldest ? `${base}; oldest ${oldest.eventType} ${oldest.eventId} since ${oldest.since}` : base
+}
+
+/** The quarantined figure's label: which event types, since when (their deliveries are answered 503). */
+function quarantinedLabel(types: { eventType: string; since: string }[]): string {
+  const base = 'event types quarantined, answered 503 (this instance)'
+  return types.length === 0
+    ? base
+    : `${base}: ${types.map((type) => `${type.eventType} since ${type.since}`).join(', ')}`
 }

@@ -48,7 +48,8 @@ describe('maxConcurrentEvents', () => {
   })
 
   it('runs waiting deliveries in arrival order as slots free, all handled', async () => {
-    const { webhooks, errors } = setup({ maxConcurrentEvents: 2, deadlineMs: 2000 })
+    // One event type taking both slots: no bulkhead between types.
+    const { webhooks, errors } = setup({ maxConcurrentEvents: 2, deadlineMs: 2000, bulkheads: false })
     let running = 0
     let most = 0
     const order: string[] = []

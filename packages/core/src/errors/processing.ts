@@ -131,11 +131,53 @@ export class BusyError extends WebhookError {
     readonly maxConcurrentEvents: number,
     eventId?: string,
     eventType?: string,
+    /**
+     * The slots of the event's type (its `bulkheads` share), when it waited for one of those: its type held them
+     * all, whatever the other slots did.
+     */
+    readonly share?: number,
   ) {
+    const among =
+      share === undefined
+        ? `maxConcurrentEvents (${maxConcurrentEvents})`
+        : `the ${share} of maxConcurrentEvents (${maxConcurrentEvents}) its type may hold (bulkheads)`
     super(
       'busy',
       503,
-      `no free slot among maxConcurrentEvents (${maxConcurrentEvents}) before the deadline${eventId ? ` for ${eventType} ${eventId}` : ''}; nothing claimed or run`,
+      `no free slot among ${among} before the deadline${eventId ? ` for ${eventType} ${eventId}` : ''}; nothing claimed or run`,
+      eventId,
+      eventType,
+    )
+  }
+}
+
+/**
+ * 503: the event's type is quarantined (`bulkheads`): `quarantineAfter` of its runs (by default its whole share of
+ * the slots) still run past `deadlineMs`, their handlers ignoring their signal or waiting on something that never
+ * answers. Reported once when the type is quarantined, naming the run that tipped it (`started`), then for each
+ * delivery refused: nothing claimed or run, the service retries later (on its last tries the event is parked with a
+ * durable `deadLetters`). The quarantine lifts as soon as one of those runs settles.
+ */
+export class QuarantinedError extends WebhookError {
+  override name = 'QuarantinedError'
+  constructor(
+    /** How many runs of the type were running past `deadlineMs`. */
+    readonly overrunning: number,
+    /** Since when the type is quarantined. */
+    readonly since: Date,
+    /** The receiver's `deadlineMs`. */
+    readonly deadlineMs: number,
+    eventId: string | undefined,
+    eventType: string,
+    /** True on the report that the type was just quarantined (`eventId` is then its run that tipped it). */
+    readonly started = false,
+  ) {
+    super(
+      'quarantined',
+      503,
+      started
+        ? `event type ${eventType} quarantined: ${overrunning} of its runs (the last ${eventId}) still running past deadlineMs (${deadlineMs} ms); its deliveries are answered 503 until one settles`
+        : `event type ${eventType} quarantined since ${since.toISOString()} (${overrunning} of its runs still running past deadlineMs, ${deadlineMs} ms)${eventId ? `; ${eventId}` : ''} not claimed or run`,
       eventId,
       eventType,
     )

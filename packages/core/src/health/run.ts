@@ -1,3 +1,4 @@
+import { bulkheadChecks } from '../bulkheads/health.js'
 import { asWarnings, journalCheck } from '../journal/health.js'
 import type { Engine } from '../receiver/engine.js'
 import { nonNegativeNumber } from '../validations.js'
@@ -61,7 +62,9 @@ function ownChecks(engine: Engine): HealthCheck[] {
   }
   const slots = engine.slots
   if (slots) {
-    const { max, running, waiting } = slots.usage()
+    const { max, running } = slots.usage()
+    // Those waiting for their type's share of the slots too (bulkheads).
+    const waiting = slots.waiting + engine.bulkheads.waiting
     const saturated = running >= max && waiting > 0
     const check: HealthCheck = {
       name: 'event_slots',
@@ -74,6 +77,7 @@ function ownChecks(engine: Engine): HealthCheck[] {
   }
   const hung = hungCheck(engine)
   if (hung) checks.push(hung)
+  checks.push(...bulkheadChecks(engine.bulkheads))
   if (engine.journal) checks.push(journalCheck(engine.journal))
   return checks
 }

@@ -1,3 +1,5 @@
+import { Bulkheads } from '../bulkheads/bulkheads.js'
+import { checkBulkheads } from '../bulkheads/options.js'
 import { checkDeadLetterStore, deadLetterView } from '../dead-letters/index.js'
 import { Claims, dispatchInSlotPromise, observeDispatch, Slots } from '../dispatch/index.js'
 import { ClosingError } from '../errors/index.js'
@@ -18,7 +20,7 @@ import { receiveWebRequest } from '../web.js'
 import type { WebhooksOptions } from '../webhooks-options.js'
 import { refusedAnswer } from './answer.js'
 import type { Engine } from './engine.js'
-import { gaugesOf } from './gauges.js'
+import { gaugesOf, waitingOf } from './gauges.js'
 import { checkOptions } from './options.js'
 import { expire, receive, respond } from './receive.js'
 import { shutDown } from './shutdown.js'
@@ -56,6 +58,12 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
   const secrets = typeof secretOption === 'function' ? undefined : checkSecrets(secretOption)
   const { journal } = options
   const instance = instanceOf(options.instance)
+  const bulkheads = new Bulkheads(
+    checkBulkheads(options.bulkheads, maxConcurrentEvents),
+    maxConcurrentEvents,
+    deadlineMs,
+    eventHandler,
+  )
   const engine: Engine = {
     maxBodyBytes,
     secrets,
@@ -70,6 +78,7 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
     maxRunMs,
     eventHandler,
     slots: maxConcurrentEvents === Number.POSITIVE_INFINITY ? undefined : new Slots(maxConcurrentEvents),
+    bulkheads,
     storeReady: undefined,
     initialized: !store.init,
     queue: options.queue,
@@ -79,7 +88,7 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
     proxyArrival,
     closing: undefined,
     draining: false,
-    claims: new Claims(),
+    claims: new Claims(bulkheads),
     deadlines: new Deadlines((delivery) => expire(engine, delivery)),
     ordering,
     journal: journal && new JournalRecorder(journal, instance, eventHandler.log),
@@ -98,9 +107,11 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
   )
 
   const gauges = {
-    inFlight: () => engine.claims.running - (engine.slots?.usage().waiting ?? 0),
-    waiting: () => engine.slots?.usage().waiting ?? 0,
+    inFlight: () => engine.claims.running - waitingOf(engine),
+    waiting: () => waitingOf(engine),
     hung: () => engine.claims.hung(),
+    overrunning: () => bulkheads.overrunning(),
+    quarantined: () => bulkheads.quarantined(),
   }
 
   const health = sharedHealth(engine)

@@ -6,6 +6,7 @@ import {
   HandlerError,
   InternalError,
   KeyHeldError,
+  QuarantinedError,
   SchemaError,
   StaleEventError,
   StoreError,
@@ -209,7 +210,10 @@ async function enqueue(queue: WebhookQueue, event: VerifiedEvent, delivery: Inco
   return ok(event.event_id, 'queued')
 }
 
-/** A handler failure on an event signed over 71 hours ago (the service's last tries) is parked; the rest rethrown. */
+/**
+ * A handler failure, or a refusal of its quarantined type, on an event signed over 71 hours ago (the service's last
+ * tries) is parked; the rest rethrown.
+ */
 function dispatchFailed(
   engine: Engine,
   body: RawBody,
@@ -217,7 +221,8 @@ function dispatchFailed(
   event: VerifiedEvent,
   error: unknown,
 ): Promise<WebhookResult> {
-  if (engine.deadLetters && error instanceof HandlerError && onLastTries(event)) {
+  const parkable = error instanceof HandlerError || error instanceof QuarantinedError
+  if (engine.deadLetters && parkable && onLastTries(event)) {
     delivery.error = error
     return parkAnswer(engine, body, delivery, error, event)
   }
@@ -229,7 +234,7 @@ async function parkAnswer(
   engine: Engine,
   body: RawBody,
   delivery: IncomingDelivery,
-  error: SchemaError | HandlerError,
+  error: SchemaError | HandlerError | QuarantinedError,
   event: VerifiedEvent | undefined,
 ): Promise<WebhookResult> {
   const { result, outcome } = await park(

@@ -16,6 +16,7 @@ export async function shutDown(engine: Engine, timeoutMs: number): Promise<void>
   const claims = engine.claims
   await claims.idle(timeoutMs)
   engine.slots?.stop(new ClosingError())
+  engine.bulkheads.stop(new ClosingError())
   claims.stop(new ClosingError())
   await claims.idle(Math.min(timeoutMs, CLOSE_ABORT_GRACE_MS))
   if (claims.busy) {

@@ -18,13 +18,15 @@ interface Reason {
 
 /**
  * The reason a failure's log line may be held back for, or `undefined` to write every one: requests refused for
- * their signature (a sender without the secret, a scanner, a flood: logged at `warn`), and store failures that
- * repeat the same operation and cause (a store down fails every delivery alike).
+ * their signature (a sender without the secret, a scanner, a flood: logged at `warn`), deliveries of a quarantined
+ * event type, and store failures that repeat the same operation and cause (a store down fails every delivery alike).
  */
 export function throttledReason(error: WebhookError): string | undefined {
   const code = error.code
   // The signature doctor's hint is left out: under a flood its budget runs out, and the hint with it.
   if (code === 'missing_signature' || code === 'invalid_signature') return code
+  // A quarantined type's deliveries, refused alike; the report that it was quarantined is always written.
+  if (code === 'quarantined') return (error as { started?: boolean }).started ? undefined : `${code}:${error.eventType}`
   if (code !== 'store_unavailable') return undefined
   const cause = error.cause
   const detail = cause instanceof Error ? cause.message : String(cause)
