@@ -77,7 +77,7 @@ describe('journal', () => {
     ])
   })
 
-  it('a journal that fails is logged once, and deliveries are answered as before', async () => {
+  it('a journal that fails is logged once a minute, its answers kept to be written again, deliveries answered as before', async () => {
     const { journal } = batches(true)
     const warnings: LogFields[] = []
     const logger = { error() {}, warn: (fields: LogFields) => warnings.push(fields), info() {} }
@@ -87,7 +87,7 @@ describe('journal', () => {
     await webhooks.events.flush()
     await deliver(webhooks, sampleEvent('transaction_settled'))
     await webhooks.events.flush()
-    expect(warnings).toEqual([{ code: 'journal_write_failed', dropped: 3 }])
+    expect(warnings).toEqual([{ code: 'journal_write_failed', waiting: 3 }])
   })
 
   it('refuses an empty instance name', () => {

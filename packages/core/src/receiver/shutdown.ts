@@ -11,7 +11,7 @@ export async function shutDown(engine: Engine, timeoutMs: number): Promise<void>
   await engine.claims.idle(timeoutMs)
   engine.slots?.stop(new ClosingError())
   await engine.claims.cancelAll(new ClosingError(), (run) => releaseClaim(engine, run))
-  await engine.journal?.flush()
+  await engine.journal?.close()
   try {
     await engine.journal?.journal.shutdown?.()
   } catch (cause) {
