@@ -158,7 +158,13 @@ describe('answers given while the journal could not be written', () => {
 describe('20,000 replays of one captured delivery', () => {
   /** A real event answered 500 then 200, then one captured delivery 20,001 times; read back from another instance. */
   async function flood(journals: () => Journal) {
-    const web = createWebhooks({ secret: SECRET, store: memoryStore(), journal: journals(), instance: 'web-1', logger: quiet })
+    const web = createWebhooks({
+      secret: SECRET,
+      store: memoryStore(),
+      journal: journals(),
+      instance: 'web-1',
+      logger: quiet,
+    })
     closing.push(() => web.close())
     let fail = true
     web.on('transaction_settled', () => {
@@ -197,7 +203,9 @@ describe('20,000 replays of one captured delivery', () => {
     const keys = await client.keys(`${prefix}*`)
     let bytes = 0
     for (const key of keys) bytes += Number(await client.memory('USAGE', key))
-    console.log(`redisJournal after 20,000 replays: ${records} records of the copy, ${keys.length} keys, ${bytes} bytes`)
+    console.log(
+      `redisJournal after 20,000 replays: ${records} records of the copy, ${keys.length} keys, ${bytes} bytes`,
+    )
     // The first run, 3 copies and a count, twice if a minute turned.
     expect(records).toBeLessThanOrEqual(1 + 4 * 2)
     // Event lists, hour indexes, the failures', counts and hour lists: a handful of keys, whatever the replays.
@@ -214,7 +222,9 @@ describe('20,000 replays of one captured delivery', () => {
     })
     const journal = postgresJournal(pool, { table, sweepIntervalMs: 0 })
     await flood(() => journal)
-    const { rows } = await pool.query(`SELECT count(*)::integer AS n, sum(coalesce(copies, 1))::integer AS answers FROM ${table}`)
+    const { rows } = await pool.query(
+      `SELECT count(*)::integer AS n, sum(coalesce(copies, 1))::integer AS answers FROM ${table}`,
+    )
     console.log(`postgresJournal after 20,000 replays: ${rows[0].n} rows for ${rows[0].answers} answers`)
     expect(rows[0]).toEqual({ n: expect.any(Number), answers: 20_003 })
     expect(rows[0].n).toBeLessThanOrEqual(2 + 1 + 4 * 2)

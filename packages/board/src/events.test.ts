@@ -85,9 +85,23 @@ describe('the Events API', () => {
     await journal.write([
       { ...base, id: 'gap1', at, eventId: '', eventType: '', outcome: 'journal_gap', durationMs: 20_000, copies: 40 },
       { ...base, id: 'lost1', at: at + 5, eventId: 'evt_lost', outcome: 'journal_dropped', durationMs: 0, copies: 2 },
-      { ...base, id: 'dup1', at: at + 6, eventId: settled, status: 200, outcome: 'duplicate', durationMs: 1, copies: 9 },
+      {
+        ...base,
+        id: 'dup1',
+        at: at + 6,
+        eventId: settled,
+        status: 200,
+        outcome: 'duplicate',
+        durationMs: 1,
+        copies: 9,
+      },
     ])
-    const gap = { from: new Date(at).toISOString(), to: new Date(at + 20_000).toISOString(), instance: 'web-2', dropped: 40 }
+    const gap = {
+      from: new Date(at).toISOString(),
+      to: new Date(at + 20_000).toISOString(),
+      instance: 'web-2',
+      dropped: 40,
+    }
     const missing = json(await get(board, '/api/events/evt_never'))
     expect(missing).toMatchObject({ timeline: null, gaps: [gap] })
     const lost = json(await get(board, '/api/events/evt_lost'))

@@ -1,12 +1,6 @@
 // The Events page's API: the journal's answers (`webhooks.events`) as the page shows them: an event's timeline with
 // its dead letter, answers filtered and keyset-paged, or that the journal is off. The journal holds no body.
-import {
-  type EventListQuery,
-  type Events,
-  type JournalAnswer,
-  type JournalGap,
-  journalListQuery,
-} from '@payhooks/core'
+import { type EventListQuery, type Events, type JournalAnswer, type JournalGap, journalListQuery } from '@payhooks/core'
 import type { Answer } from './api.js'
 import { BadQuery, date } from './letters.js'
 import type { BoardWebhooks } from './types.js'

@@ -47,7 +47,10 @@ export interface ReadContext {
 export function journalReads({ client, keys: k, retentionMs, shards, call, batch }: ReadContext) {
   return {
     async answers(eventId: string): Promise<JournalRecord[]> {
-      const texts = await call(() => client.lrange(k.eventKey(eventId), 0, -1), 'a journal read got no reply from Redis')
+      const texts = await call(
+        () => client.lrange(k.eventKey(eventId), 0, -1),
+        'a journal read got no reply from Redis',
+      )
       const oldest = Date.now() - retentionMs
       return texts
         .map(decode)

@@ -228,9 +228,7 @@ export function journalContract(name: string, makeJournal: JournalFactory): void
       await journal.write(batch)
       await journal.write([batch[1] as JournalRecord])
       expect(await journal.answers('evt_again')).toEqual(batch.slice(0, 3))
-      expect((await journal.list({ limit: 10 })).map((r) => r.id)).toEqual(
-        [...batch].reverse().map((r) => r.id),
-      )
+      expect((await journal.list({ limit: 10 })).map((r) => r.id)).toEqual([...batch].reverse().map((r) => r.id))
       expect(await journal.list({ limit: 10, outcome: 'journal_gap' })).toEqual([batch[3]])
       const minute = (at: number) => at - (at % MINUTE)
       const counts = await journal.counts(minute(now - 2000), minute(now) + MINUTE)

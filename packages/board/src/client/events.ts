@@ -221,7 +221,12 @@ const span = (gap: Gap) =>
 /** The spans in which answers were dropped, or nothing. */
 const gapsNote = (gaps: readonly Gap[] | undefined, lead: string) =>
   gaps && gaps.length > 0
-    ? el('div', { class: 'note', id: 'journal-gaps' }, el('p', {}, lead), el('ul', {}, ...gaps.map((gap) => el('li', {}, span(gap)))))
+    ? el(
+        'div',
+        { class: 'note', id: 'journal-gaps' },
+        el('p', {}, lead),
+        el('ul', {}, ...gaps.map((gap) => el('li', {}, span(gap)))),
+      )
     : null
 const outcomeBadge = (outcome: string) => el('span', { class: `badge outcome outcome-${outcome}` }, outcome)
 const keptLine = (hours: number) => `kept ${Number.isInteger(hours) ? hours : hours.toFixed(1)} hours`
@@ -342,11 +347,7 @@ export async function showEvent(view: HTMLElement, session: Session, eventId: st
       { class: 'facts' },
       ...fact('Event type', timeline.eventType),
       ...fact('Created (signed)', when(timeline.createdAt)),
-      ...fact(
-        'Handled',
-        handled ? `${when(handled.at)} by ${handled.instance}` : notYet,
-        'handled-at',
-      ),
+      ...fact('Handled', handled ? `${when(handled.at)} by ${handled.instance}` : notYet, 'handled-at'),
       ...fact('Answers', String(timeline.answers.length)),
     ),
     el('h3', {}, 'Every answer, oldest first'),
@@ -358,7 +359,10 @@ export async function showEvent(view: HTMLElement, session: Session, eventId: st
           `${dropped} answer${dropped === 1 ? '' : 's'} of this event could not be kept by the journal (journal_dropped).`,
         )
       : null,
-    gapsNote(data.gaps, 'Answers of any event were dropped in these spans since it was created: some of its may be missing.'),
+    gapsNote(
+      data.gaps,
+      'Answers of any event were dropped in these spans since it was created: some of its may be missing.',
+    ),
     letterLine,
     result,
   )

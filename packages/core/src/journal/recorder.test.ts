@@ -27,7 +27,9 @@ function switched(inner = memoryJournal()) {
   const journal: Journal = {
     ...inner,
     write: (records) =>
-      state.down ? Promise.reject(new Error('OOM command not allowed when used memory > maxmemory')) : inner.write(records),
+      state.down
+        ? Promise.reject(new Error('OOM command not allowed when used memory > maxmemory'))
+        : inner.write(records),
   }
   return { journal, inner, state }
 }
@@ -75,7 +77,11 @@ describe('the journal through an incident', () => {
     const recorder = new JournalRecorder(journal, 'web-1', { ...log.logger, info() {} } as never)
     const answer = (eventId: string, outcome: string, status = 200) =>
       recorder.answered(
-        { event: { event_id: eventId, event_type: 'transaction_settled' }, error: undefined, verifiedWith: { index: 0 } },
+        {
+          event: { event_id: eventId, event_type: 'transaction_settled' },
+          error: undefined,
+          verifiedWith: { index: 0 },
+        },
         outcome,
         status,
         Date.now(),

@@ -1,7 +1,7 @@
 import type { WebhookError } from '../errors/index.js'
 import type { Log } from '../logging/log.js'
 import type { VerifiedSecret } from '../verify/secrets.js'
-import { type Counter, Copies } from './copies.js'
+import { Copies, type Counter } from './copies.js'
 import { dropClass, Losses } from './losses.js'
 import type { Journal, JournalRecord } from './types.js'
 
@@ -203,7 +203,10 @@ export class JournalRecorder {
       }
     }
     const kept: JournalRecord[] = []
-    this.queue.forEach((record, i) => (dropped[i] ? this.losses.drop(record) : kept.push(record)))
+    this.queue.forEach((record, i) => {
+      if (dropped[i]) this.losses.drop(record)
+      else kept.push(record)
+    })
     this.queue = kept
     this.warnDropped()
   }
