@@ -90,6 +90,26 @@ describe('journal', () => {
     expect(warnings).toEqual([{ code: 'journal_write_failed', waiting: 3 }])
   })
 
+  it('gives the signed created_at as sent (createdAt) and as a Date (createdAtDate), as deadLetters.get gives it', async () => {
+    const webhooks = createWebhooks({ secret: SECRET, journal: memoryJournal(), checkAtStart: false })
+    webhooks.on('transaction_settled', () => {})
+    webhooks.on('transaction_returned', () => {})
+    const settled = sampleEvent('transaction_settled')
+    const returned = sampleEvent('transaction_returned')
+    await deliver(webhooks, settled)
+    await deliver(webhooks, returned)
+    const timeline = await webhooks.events.get(settled.event_id as string)
+    expect(timeline?.createdAt).toBe(settled.created_at)
+    expect(timeline?.createdAtDate).toEqual(new Date(settled.created_at as string))
+    expect((await webhooks.events.get(returned.event_id as string))?.createdAtDate).toBeNull()
+    const { answers } = await webhooks.events.list()
+    expect(answers.map((a) => [a.createdAt, a.createdAtDate])).toEqual([
+      [null, null],
+      [settled.created_at, new Date(settled.created_at as string)],
+    ])
+    await webhooks.close()
+  })
+
   it('refuses an empty instance name', () => {
     expect(() => createWebhooks({ secret: SECRET, instance: '' })).toThrow(
       'createWebhooks: instance must be a non-empty string',
