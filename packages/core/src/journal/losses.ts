@@ -1,4 +1,4 @@
-import type { Counter } from './copies.js'
+import { type Counter, counterOf } from './copies.js'
 import type { JournalRecord } from './types.js'
 
 const MINUTE = 60_000
@@ -57,21 +57,19 @@ export class Losses {
   }
 
   private markEvent(record: JournalRecord, copies: number): void {
-    const marker = this.byEvent.get(record.eventId)
-    if (marker) {
-      marker.copies = (marker.copies ?? 1) + copies
+    const known = this.byEvent.get(record.eventId)
+    if (known) {
+      known.copies = (known.copies ?? 1) + copies
       return
     }
     if (this.byEvent.size >= MAX_DROP_MARKERS) return
-    this.byEvent.set(record.eventId, {
-      ...record,
-      id: this.nextId(),
-      status: 0,
-      outcome: 'journal_dropped',
-      instance: this.instance,
-      durationMs: 0,
-      copies,
-    })
+    const marker = counterOf(record, copies)
+    marker.id = this.nextId()
+    marker.status = 0
+    marker.outcome = 'journal_dropped'
+    marker.instance = this.instance
+    marker.durationMs = 0
+    this.byEvent.set(record.eventId, marker)
   }
 
   private markGap(record: JournalRecord, copies: number): void {

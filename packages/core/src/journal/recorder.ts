@@ -123,9 +123,16 @@ export class JournalRecorder {
     if (!secret) return
     const event = eventOf(delivery)
     if (!event) return
-    const record = this.record(event, secret, outcome, status, arrivedAt)
     // `processed` and `queued` are the event's own run (and the hot path's): never counted as copies.
-    if (outcome === 'processed' || outcome === 'queued' || !this.copies.counted(record)) this.push(record)
+    if (outcome === 'processed' || outcome === 'queued') {
+      this.push(this.record(event, secret, outcome, status, arrivedAt))
+      return
+    }
+    const verdict = this.copies.admit(event.id, outcome, Date.now())
+    if (verdict === 'counted') return
+    const record = this.record(event, secret, outcome, status, arrivedAt)
+    if (verdict === 'keep') this.push(record)
+    else this.copies.start(record)
   }
 
   /** The work of a delivery answered at the deadline settled after it: `<outcome>_late`, status 0. */
