@@ -311,6 +311,7 @@ export function journalContract(name: string, makeJournal: JournalFactory): void
         const { one, two, board } = await receivers()
         const real = sampleEvent('transaction_settled')
         expect((await deliver(one, real)).status).toBe(500)
+        await sleep(2)
         expect((await deliver(two, real)).status).toBe(200)
         const captured = sampleEvent('transaction_settled')
         const { body, headers } = await signedDelivery(captured, SECRET)
