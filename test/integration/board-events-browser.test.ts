@@ -100,6 +100,22 @@ beforeAll(async () => {
       })
       // close() writes each receiver's buffered answers.
       await Promise.all(receivers.map((webhooks) => webhooks.close()))
+      // What an instance writes once its journal takes writes again after its buffer was full: 12 answers dropped.
+      await redisJournal(redis, { keyPrefix: `${PREFIX}journal:` }).write([
+        {
+          id: 'gap00000001',
+          at: Date.now() - 60_000,
+          eventId: '',
+          eventType: '',
+          createdAt: null,
+          status: 0,
+          outcome: 'journal_gap',
+          instance: 'web-1',
+          durationMs: 30_000,
+          secretIndex: 0,
+          copies: 12,
+        },
+      ])
     })(),
   ])
   boardUrl = url
@@ -173,6 +189,11 @@ describe('the Events page of a board-only process sharing the Redis journal', ()
     expect(await page.locator('#not-found').textContent()).toBe(
       'No answer recorded for evt_never_sent (kept 168 hours).',
     )
+    // Not "the service did not reach you" alone: answers were dropped then, and it may be one of them.
+    expect(await page.locator('#journal-gaps').textContent()).toContain('may have been answered in one of these spans')
+    expect(await page.locator('#journal-gaps li').allTextContents()).toEqual([
+      expect.stringMatching(/^12 answers dropped by web-1 between /),
+    ])
     expect(errors).toEqual([])
   })
 
@@ -201,6 +222,10 @@ describe('the Events page of a board-only process sharing the Redis journal', ()
     expect(await page.locator('#result').textContent()).toContain('Processed')
     expect(await redis.get(`${PREFIX}runs:${parkedId}`)).toBe('1')
     expect(await page.locator('#dead-letter .status-replayed').count()).toBe(1)
+    // The replay is in its timeline, and handled it: by the board's own process.
+    expect(await cells(page, '#answers', 3)).toEqual(['handler_failed', 'replay_processed'])
+    expect(await cells(page, '#answers', 2)).toEqual(['500', '—'])
+    expect(await page.locator('#handled-at').textContent()).toMatch(/ by board$/)
     await page.locator('#dead-letter-link').click()
     await page.locator(`#letter[data-event-id="${parkedId}"]`).waitFor(WAIT)
     // And back: the letter links the event's answers.

@@ -10,6 +10,7 @@ import {
   createDeadLetterCountIndexesSql,
   createDeadLetterTableSql,
   createFenceTableSql,
+  createJournalTableSql,
   createTableSql,
   fenceTokenColumnSql,
   migrate,
@@ -228,6 +229,25 @@ it('`payhooks migrate --postgres URL` applies what is missing (the journal table
     expect((await entries.answers(record.eventId)).map((r) => r.outcome)).toEqual(['processed'])
   } finally {
     await dropFences(fences)
+    await admin.query(`DROP TABLE IF EXISTS ${journal}`)
+  }
+})
+
+it("migrate() adds the journal's copies column (013) to a table 009 made, once", async () => {
+  const { store } = await tablesOfTest()
+  const journal = `${store}_journal`
+  try {
+    await admin.query(createJournalTableSql(journal).replace('  copies integer,\n', ''))
+    const pool = newPool(2)
+    const options = { table: store, deadLetterTable: false as const, journalTable: journal }
+    expect((await migrate(pool, options)).applied).toContain('013')
+    expect((await migrate(pool, options)).applied).not.toContain('013')
+    const entries = postgresJournal(pool, { table: journal, createTable: false, sweepIntervalMs: 0 })
+    await entries.init?.()
+    await entries.write([{ ...record, copies: 9 }])
+    expect((await entries.answers(record.eventId)).map((r) => r.copies)).toEqual([9])
+  } finally {
+    await dropFences(`${store}_fences`)
     await admin.query(`DROP TABLE IF EXISTS ${journal}`)
   }
 })

@@ -76,6 +76,7 @@ td.chart { width: 45%; min-width: 220px; }
 .search input[type="search"] { flex: 1 1 420px; max-width: 560px; font-size: 14px; padding: 7px 10px; }
 .http-ok { background: var(--ok-bg); color: var(--ok); }
 .http-fail { background: var(--fail-bg); color: var(--fail); }
+.http-none { background: var(--bg); color: var(--muted); }
 .outcome { background: var(--line); color: var(--ink); font-weight: 500; }
 .outcome-processed { background: var(--ok-bg); color: var(--ok); }
 .outcome-handler_failed, .outcome-handler_timeout, .outcome-store_unavailable, .outcome-deadline_exceeded { background: var(--fail-bg); color: var(--fail); }

@@ -78,6 +78,7 @@ export {
   type FleetCounts,
   type Journal,
   type JournalAnswer,
+  type JournalGap,
   type JournalListedAnswer,
   type JournalListQuery,
   type JournalMinute,

@@ -207,9 +207,11 @@ export interface WebhooksOptions<S extends SchemaMapOption = {}, C extends objec
    * Where every answer to a signed delivery is journaled (its time, status, outcome, instance, duration, which
    * secret verified it, and the event's id, type and `created_at`; never the body or a secret), so any instance
    * sharing it, a board-only process too, can answer "did we get evt_X, and what did we answer?" through
-   * `webhooks.events`. Unsigned and wrongly signed requests write nothing. Written in batches off the hot path
-   * (every 250 ms): an answer still buffered when the process dies is lost; the journal is an account, not the
-   * source of truth. `memoryJournal()` here, `redisJournal` in `@payhooks/redis`, `postgresJournal` in
+   * `webhooks.events`. Unsigned and wrongly signed requests write nothing; copies of one event past the first 3 in a
+   * minute are counted, not kept one by one. Written in batches off the hot path (every 250 ms), a refused write
+   * tried again with backoff: an answer still buffered when the process dies is lost, and a full buffer (10 000)
+   * drops the oldest copies first and records how many it dropped; the journal is an account, not the source of
+   * truth. `memoryJournal()` here, `redisJournal` in `@payhooks/redis`, `postgresJournal` in
    * `@payhooks/postgres`.
    *
    * @example

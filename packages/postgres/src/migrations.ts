@@ -14,7 +14,7 @@ import {
   fenceTokenColumnSql,
   heldKeysSql,
 } from './fence-sql.js'
-import { createJournalTableSql } from './journal-sql.js'
+import { createJournalTableSql, journalCopiesColumnSql } from './journal-sql.js'
 import type { Logger } from './maintenance.js'
 import { type MigrateSession, openSession } from './migrate-session.js'
 import {
@@ -187,6 +187,14 @@ export const MIGRATIONS: readonly Migration[] = [
     without: 'each batch of the hourly sweep reads the whole table (and the fences)',
     severity: 'warning',
   },
+  {
+    number: '013',
+    file: '013_payhooks_journal_copies.sql',
+    store: 'journal',
+    columns: ['copies'],
+    without: 'copies of one delivery past the first few in a minute are kept as one row without their count',
+    severity: 'warning',
+  },
 ]
 
 /** The statements of a multi-statement text, one each. */
@@ -213,7 +221,7 @@ export interface MigrateOptions {
   deadLetterTable?: string | false
   /**
    * The journal's table, as given to `postgresJournal` (`table`): made (migration 009) ahead of a release that turns
-   * the journal on, or its indexes completed; `false` leaves it alone.
+   * the journal on, or its indexes completed and its `copies` column added (013); `false` leaves it alone.
    * @default 'payhooks_journal'
    */
   journalTable?: string | false
@@ -252,7 +260,7 @@ async function hasColumn(pool: Pool, relation: string, column: string): Promise<
  * rolls out: the store's table and its fences (001, 004 to 007, and 012: the sweep's indexes), the dead letters'
  * (002, 003, 008, and 010: the counts' triggers, then the counts filled from one snapshot while letters go on being
  * written), then the journal's (009: made even before the journal is turned on, so the release that turns it on has
- * its table). Each
+ * its table; 013: its `copies` column). Each
  * `ALTER TABLE` runs under a short `lock_timeout` and is tried again with backoff while a long transaction holds the
  * table, so deliveries are never queued behind it; indexes are built `CONCURRENTLY`, outside a transaction (a
  * leftover INVALID index of an interrupted build is dropped and built again); while a build waits for a long
@@ -352,7 +360,10 @@ async function applyMissing(session: MigrateSession, run: Run): Promise<MigrateR
   if (entries !== undefined) {
     // A new table is empty: its indexes come at once; an existing one gets a missing index built CONCURRENTLY.
     if (!(await exists(db, entries))) await alter('009', entries, createJournalTableSql(entries))
-    else for (const statement of indexesOf('009', entries)) await index('009', statement)
+    else {
+      for (const statement of indexesOf('009', entries)) await index('009', statement)
+      if (!(await hasColumn(db, entries, 'copies'))) await alter('013', entries, journalCopiesColumnSql(entries))
+    }
   }
   return { applied }
 }

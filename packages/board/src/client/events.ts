@@ -12,6 +12,16 @@ interface Answer {
   instance: string
   durationMs: number
   verifiedWith: { index: number; label: string | null }
+  /** How many answers alike the row stands for (copies counted past the first few, answers dropped). */
+  copies: number
+}
+
+/** A span in which an instance dropped answers of any event. */
+interface Gap {
+  from: string
+  to: string
+  instance: string
+  dropped: number
 }
 
 type Off = { enabled: false }
@@ -27,6 +37,7 @@ interface Page extends Kept {
 
 interface Timeline extends Kept {
   eventId: string
+  gaps: Gap[]
   timeline: { eventType: string; createdAt: string | null; handledAt: string | null; answers: Answer[] } | null
   deadLetter: { status: string; code: string; parkedAt: string } | { unavailable: true } | null
 }
@@ -46,13 +57,16 @@ function answersTable(id: string, answers: readonly Answer[] | readonly Listed[]
             el(
               'td',
               {},
-              el('a', { href: eventHref((answer as Listed).eventId), class: 'id' }, (answer as Listed).eventId),
+              // A gap's row is no event's: it counts the answers of any event an instance dropped.
+              (answer as Listed).eventId === ''
+                ? 'any event'
+                : el('a', { href: eventHref((answer as Listed).eventId), class: 'id' }, (answer as Listed).eventId),
             ),
             el('td', {}, (answer as Listed).eventType),
           ]
         : []),
       el('td', {}, statusBadge(answer.status)),
-      el('td', {}, outcomeBadge(answer.outcome)),
+      el('td', {}, outcomeBadge(answer.outcome), (answer.copies ?? 1) > 1 ? ` ×${answer.copies}` : ''),
       el('td', { class: 'id' }, answer.instance),
       el('td', {}, ms(answer.durationMs)),
       el('td', {}, secret(answer)),
@@ -85,6 +99,11 @@ const OUTCOMES = [
   'key_held',
   'event_conflict',
   'closing',
+  'processed_late',
+  'replay_processed',
+  'replay_failed',
+  'journal_dropped',
+  'journal_gap',
 ]
 
 const eventHref = (eventId: string) => `#/event/${encodeURIComponent(eventId)}`
@@ -193,8 +212,23 @@ const secret = (answer: Answer) =>
   answer.verifiedWith.label === null
     ? `secret #${answer.verifiedWith.index}`
     : `${answer.verifiedWith.label} (#${answer.verifiedWith.index})`
+/** Status 0: an account of the receiver's own (work settled after the deadline, a replay, answers dropped). */
 const statusBadge = (status: number) =>
-  el('span', { class: `badge http-${status >= 200 && status < 300 ? 'ok' : 'fail'}` }, String(status))
+  status === 0
+    ? el('span', { class: 'badge http-none', title: 'no HTTP answer: an account of the receiver' }, '—')
+    : el('span', { class: `badge http-${status >= 200 && status < 300 ? 'ok' : 'fail'}` }, String(status))
+const span = (gap: Gap) =>
+  `${gap.dropped} answer${gap.dropped === 1 ? '' : 's'} dropped by ${gap.instance} between ${precise(gap.from)} and ${precise(gap.to)}`
+/** The spans in which answers were dropped, or nothing. */
+const gapsNote = (gaps: readonly Gap[] | undefined, lead: string) =>
+  gaps && gaps.length > 0
+    ? el(
+        'div',
+        { class: 'note', id: 'journal-gaps' },
+        el('p', {}, lead),
+        el('ul', {}, ...gaps.map((gap) => el('li', {}, span(gap)))),
+      )
+    : null
 const outcomeBadge = (outcome: string) => el('span', { class: `badge outcome outcome-${outcome}` }, outcome)
 const keptLine = (hours: number) => `kept ${Number.isInteger(hours) ? hours : hours.toFixed(1)} hours`
 
@@ -285,11 +319,16 @@ export async function showEvent(view: HTMLElement, session: Session, eventId: st
         { class: 'empty', id: 'not-found' },
         `No answer recorded for ${eventId} (${keptLine(data.retentionHours)}).`,
       ),
-      el(
-        'p',
-        { class: 'note' },
-        'Not answered by any instance sharing the journal within that time: the service did not reach you, the request was not signed with your secret, or the id differs.',
-      ),
+      data.gaps?.length
+        ? gapsNote(
+            data.gaps,
+            'The journal could not keep every answer then (an instance could not write it long enough to fill its buffer): this event may have been answered in one of these spans. Otherwise the service did not reach you, the request was not signed with your secret, or the id differs.',
+          )
+        : el(
+            'p',
+            { class: 'note' },
+            'Not answered by any instance sharing the journal within that time: the service did not reach you, the request was not signed with your secret, or the id differs.',
+          ),
       letterLine,
       result,
     )
@@ -297,6 +336,11 @@ export async function showEvent(view: HTMLElement, session: Session, eventId: st
   }
   const fact = (term: string, value: string, id?: string) => [el('dt', {}, term), el('dd', { id }, value)]
   const handled = timeline.handledAt ? timeline.answers.find((answer) => answer.at === timeline.handledAt) : undefined
+  const dropped = timeline.answers.filter((a) => a.outcome === 'journal_dropped').reduce((n, a) => n + a.copies, 0)
+  const notYet =
+    dropped > 0 || data.gaps?.length
+      ? 'not recorded: answers of this event may be missing (see below)'
+      : 'not yet: no answer processed it'
   show(
     el('h2', { class: 'id' }, eventId),
     el(
@@ -304,15 +348,22 @@ export async function showEvent(view: HTMLElement, session: Session, eventId: st
       { class: 'facts' },
       ...fact('Event type', timeline.eventType),
       ...fact('Created (signed)', when(timeline.createdAt)),
-      ...fact(
-        'Handled',
-        handled ? `${when(handled.at)} by ${handled.instance}` : 'not yet: no answer processed it',
-        'handled-at',
-      ),
+      ...fact('Handled', handled ? `${when(handled.at)} by ${handled.instance}` : notYet, 'handled-at'),
       ...fact('Answers', String(timeline.answers.length)),
     ),
     el('h3', {}, 'Every answer, oldest first'),
     answersTable('answers', timeline.answers, false),
+    dropped > 0
+      ? el(
+          'p',
+          { class: 'note', id: 'journal-dropped' },
+          `${dropped} answer${dropped === 1 ? '' : 's'} of this event could not be kept by the journal (journal_dropped).`,
+        )
+      : null,
+    gapsNote(
+      data.gaps,
+      'Answers of any event were dropped in these spans since it was created: some of its may be missing.',
+    ),
     letterLine,
     result,
   )

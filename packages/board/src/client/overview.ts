@@ -58,8 +58,12 @@ interface Fleet {
 /** Outcomes answered 2XX: the event is handled, or durably handed on (queued, parked), or was already. */
 const ANSWERED_OK = new Set(['processed', 'duplicate', 'queued', 'parked'])
 
+/** The journal's own accounts (work settled late, replays, answers dropped): listed by outcome, not summed as answers. */
+const isAccount = (outcome: string) =>
+  outcome.endsWith('_late') || outcome.startsWith('replay_') || outcome.startsWith('journal_')
+
 const sum = (counts: Record<string, number>, keep: (outcome: string) => boolean = () => true) =>
-  Object.entries(counts).reduce((total, [outcome, n]) => total + (keep(outcome) ? n : 0), 0)
+  Object.entries(counts).reduce((total, [outcome, n]) => total + (keep(outcome) && !isAccount(outcome) ? n : 0), 0)
 
 /** The fleet's answers over the last 15 and 60 minutes, by outcome, from the journal every instance writes. */
 function fleetPanel(fleet: Fleet): HTMLElement {

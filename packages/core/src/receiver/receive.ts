@@ -145,6 +145,8 @@ function settle(engine: Engine, delivery: IncomingDelivery, result: WebhookResul
   if (phase === 'timed_out') return
   if (phase === 'expired') {
     engine.claims.finish()
+    // Answered at the deadline: the journal says how its work ended (`processed_late`: handled after all).
+    engine.journal?.late(delivery, delivery.due - engine.deadlineMs)
     return
   }
   engine.deadlines.remove(delivery)

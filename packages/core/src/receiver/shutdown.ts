@@ -28,7 +28,7 @@ export async function shutDown(engine: Engine, timeoutMs: number): Promise<void>
 
 /** Flushes the journal, then shuts down the journal, the store and the dead-letter store; failures are reported. */
 async function closeStores(engine: Engine): Promise<void> {
-  await engine.journal?.flush()
+  await engine.journal?.close()
   try {
     await engine.journal?.journal.shutdown?.()
   } catch (cause) {
