@@ -57,6 +57,8 @@ export const SIDE_FILES = [
   'test/consumers/consumers.test.ts',
   'test/integration/docs-site.test.ts',
   'test/integration/sandbox-cli.test.ts',
+  'test/integration/sandbox-cli-emit.test.ts',
+  'test/integration/sandbox-cli-start.test.ts',
   'test/integration/readme-snippets.test.ts',
 ]
 
