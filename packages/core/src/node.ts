@@ -255,7 +255,7 @@ function nodeDelivery(
 
 /**
  * A readiness route for node:http (and Express, whose request handlers take the same arguments): 200
- * `{"ready":true,...}` when `webhooks.health()` is ready, 503 with the failed check names otherwise. Point the load
+ * `{"ready":true}` when `webhooks.health()` is ready, 503 `{"ready":false}` otherwise (nothing else). Point the load
  * balancer's or Kubernetes' readiness probe at it; `webhooks.drain()` turns it 503 for a shutdown.
  *
  * @example
