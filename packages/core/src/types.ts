@@ -286,7 +286,10 @@ export interface Webhooks<E, C extends object = {}> {
   /**
    * Shuts the receiver down: from now on deliveries are answered 503 `closing` (with `retry-after`, so the
    * service retries later) and `dispatch` rejects with {@link ClosingError}. Waits for the deliveries and
-   * dispatches already running, at most `timeoutMs`; handlers still running then have their
+   * dispatches already running, and for the stores' health checks under way (the start-up check, a probe: told to
+   * stop through their signal; `health()` starts none once closing), at most `timeoutMs`, so that nothing of the
+   * receiver sends a store command once it resolved (a Redis client quit after it sees no write); handlers still
+   * running then have their
    * `context.signal` aborted and their claims released (so the service's retry runs those events), and
    * the store's `shutdown()` is called. Calling it again returns the same promise. It rejects only when
    * `timeoutMs` is not a finite number `>= 0` (a `RangeError`, `close: timeoutMs must be >= 0`), and then the

@@ -211,6 +211,58 @@ describe('the start-up check', () => {
   })
 })
 
+describe('health checks and close()', () => {
+  it('close() waits for the start-up check of the stores under way, which gets its signal aborted; nothing runs after', async () => {
+    const steps: string[] = []
+    let aborted = false
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+    // A check of several commands, one after the other, as redisStore's is (PING, INFO, CONFIG GET...).
+    const store = storeWith(async (signal) => {
+      signal.addEventListener('abort', () => {
+        aborted = true
+      })
+      for (const command of ['ping', 'info', 'config']) {
+        steps.push(command)
+        await sleep(40)
+      }
+      return [{ name: 'redis', ok: true }]
+    })
+    const webhooks = createWebhooks({ secret, store, logger: recorder().logger })
+    await sleep(20) // the start-up check is under way
+    expect(steps).toEqual(['ping'])
+    await webhooks.close()
+    expect(aborted).toBe(true)
+    const atClose = [...steps]
+    expect(atClose).toEqual(['ping', 'info', 'config'])
+    await sleep(200)
+    expect(steps).toEqual(atClose)
+  })
+
+  it('starts no check of the stores once closing: health() then reports the receiver closing', async () => {
+    let checked = 0
+    const webhooks = createWebhooks({
+      secret,
+      store: storeWith(async () => [{ name: 'redis', ok: true, latencyMs: (checked++, 1) }]),
+      checkAtStart: false,
+    })
+    const closed = webhooks.close()
+    const report = await webhooks.health({ maxAgeMs: 0 })
+    await closed
+    expect(await webhooks.health({ maxAgeMs: 0 })).toEqual(report)
+    expect(report).toMatchObject({ ready: false, checks: [{ name: 'closing', ok: false }] })
+    expect(names(report.checks)).toEqual(['closing'])
+    expect(checked).toBe(0)
+  })
+
+  it("close() waits for a store's check at most its timeoutMs", async () => {
+    const webhooks = createWebhooks({ secret, store: storeWith(() => new Promise(() => {})), checkAtStart: false })
+    void webhooks.health({ timeoutMs: 60_000 })
+    const started = Date.now()
+    await webhooks.close({ timeoutMs: 100 })
+    expect(Date.now() - started).toBeLessThan(1000)
+  })
+})
+
 describe('readiness answers', () => {
   it('answer 200 when ready and 503 when not, and nothing else: no check name, store kind or latency', async () => {
     const ready = await healthAnswer(createWebhooks({ secret, store: memoryStore(), checkAtStart: false }))

@@ -140,13 +140,13 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
       if (engine.closing) return engine.closing
       try {
         const timeoutMs = nonNegativeNumber(closeOptions.timeoutMs ?? 10_000, 'close', 'timeoutMs')
-        engine.closing = shutDown(engine, timeoutMs)
+        engine.closing = shutDown(engine, timeoutMs, health.settle)
       } catch (error) {
         return Promise.reject(error)
       }
       return engine.closing
     },
-    health,
+    health: (options) => health(options),
     heldKeys: (heldOptions) => listHeldKeys(store, heldOptions),
     drain() {
       engine.draining = true

@@ -4,11 +4,16 @@ import { report } from '../event-handler/index.js'
 import type { Engine } from './engine.js'
 
 /**
- * Waits for running work, at most `timeoutMs`; then aborts the signals of handlers still running and releases
- * their claims, so the service's retry runs those events; then shuts the store down.
+ * Waits for running work and the stores' health checks under way (told to stop), at most `timeoutMs`; then aborts
+ * the signals of handlers still running and releases their claims, so the service's retry runs those events; then
+ * shuts the stores down. Nothing of the receiver's own touches a store after.
  */
-export async function shutDown(engine: Engine, timeoutMs: number): Promise<void> {
-  await engine.claims.idle(timeoutMs)
+export async function shutDown(
+  engine: Engine,
+  timeoutMs: number,
+  settleHealth: (timeoutMs: number) => Promise<void>,
+): Promise<void> {
+  await Promise.all([engine.claims.idle(timeoutMs), settleHealth(timeoutMs)])
   engine.slots?.stop(new ClosingError())
   await engine.claims.cancelAll(new ClosingError(), (run) => releaseClaim(engine, run))
   await engine.journal?.flush()
