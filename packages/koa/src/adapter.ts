@@ -72,6 +72,13 @@ export function koaWebhooks<C extends KoaWebhookContext = KoaWebhookContext>(
   const pickBody = options.rawBody
   return async function payhooksKoa(ctx) {
     const body = pickBody?.(ctx) ?? keptBody(ctx)
-    send(ctx, await receiveNodeRequest(webhooks, ctx.req, { body, fix: FIX, remoteAddress: () => ctx.ip ?? ctx.req.socket?.remoteAddress }))
+    send(
+      ctx,
+      await receiveNodeRequest(webhooks, ctx.req, {
+        body,
+        fix: FIX,
+        remoteAddress: () => ctx.ip ?? ctx.req.socket?.remoteAddress,
+      }),
+    )
   }
 }
