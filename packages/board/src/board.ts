@@ -52,20 +52,28 @@ function idOf(segment: string): string | undefined {
  * An operator console over `webhooks.deadLetters`: a page and a JSON API listing dead letters with filters and
  * pages, showing one whole, replaying (one, the selected, or all matching a filter after confirming the count)
  * and deleting; with a journal (`createWebhooks({ journal })`), an Events page: an event's every answer, searched by
- * its id, and the fleet's answers filtered and paged. Every request goes through your `authorize`; replays and deletes need a same-origin `Origin` and
- * the page's CSRF token, and are reported to `onAudit` and the logger. Serve it with a mount:
+ * its id, and the fleet's answers filtered and paged. Every request goes through your `authorize`; replays and deletes need
+ * an `Origin` the board was configured with (`origin`, `allowedOrigins`; or the address it is reached by, such as
+ * `http://127.0.0.1:3000`) and the page's CSRF token, and are reported to `onAudit` and the logger. Serve it with a mount:
  * `expressBoard` (`@payhooks/board/express`), `nodeBoard`, `honoBoard`, `koaBoard` or `fastifyBoard`.
  *
  * @example
  * import { createBoard } from '@payhooks/board'
  * import { expressBoard } from '@payhooks/board/express'
  *
- * const board = createBoard({ webhooks, authorize: (req: express.Request) => req.session?.role === 'ops' })
+ * const board = createBoard({
+ *   webhooks,
+ *   authorize: (req: express.Request) => req.session?.role === 'ops',
+ *   origin: 'https://admin.example.com', // where operators open it
+ * })
  * app.use('/admin/payhooks', expressBoard(board))
  */
 export function createBoard<Request = unknown>(options: BoardOptions<Request>): Board<Request> {
   const { webhooks, authorize, readOnly = false, actor, onAudit, replayBatchSize = 50 } = options
-  const allowedOrigins = checkAllowedOrigins(options.allowedOrigins ?? [])
+  const allowedOrigins = [
+    ...checkAllowedOrigins(options.origin === undefined ? [] : [options.origin], 'origin'),
+    ...checkAllowedOrigins(options.allowedOrigins ?? []),
+  ]
   const logger = options.logger ?? console
   if (!webhooks?.deadLetters) throw new TypeError('createBoard: webhooks must be a receiver from createWebhooks')
   if (!Number.isSafeInteger(replayBatchSize) || replayBatchSize < 1 || replayBatchSize > 500) {
