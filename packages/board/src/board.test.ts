@@ -153,7 +153,37 @@ describe('createBoard', () => {
       outcomes: [{ eventId: 'evt_replay', status: 'processed' }],
     })
     expect(audits[0]?.at).toBeInstanceOf(Date)
-    expect(logs).toContain('payhooks board: replay of 1 dead letter(s) by ops')
+    expect(logs).toContain('payhooks board: replay of 1 dead letter(s) by ops: 1 processed')
+  })
+
+  it('logs each audit on one line: counts, the first and last id, never the list; console gets the message alone', async () => {
+    const fields: Record<string, unknown>[] = []
+    const { board, store, audits } = await setUp({ logger: { warn() {}, info: (f) => void fields.push(f) } })
+    const ids = Array.from({ length: 50 }, (_, i) => `evt_line_${String(i).padStart(2, '0')}`)
+    for (const id of ids) await park(store, id)
+    await board.handle(request(change('/api/dead-letters/replay', { eventIds: ids })))
+    expect(audits[0]?.outcomes).toHaveLength(50)
+    expect(fields).toEqual([
+      {
+        code: 'board_replay',
+        actor: 'ops',
+        count: 50,
+        processed: 50,
+        first_event_id: 'evt_line_00',
+        last_event_id: 'evt_line_49',
+      },
+    ])
+    const info = vi.spyOn(console, 'info').mockImplementation(() => {})
+    try {
+      const { webhooks } = await setUp()
+      const onConsole = createBoard({ webhooks, authorize: () => true, origin: `https://${HOST}`, actor: () => 'a\nb' })
+      await onConsole.handle(request(change('/api/dead-letters/delete', { eventIds: ['evt_gone'] })))
+      expect(info.mock.calls).toEqual([
+        ['payhooks board: delete of 1 dead letter(s) by a\\u000ab: 0 deleted, 1 not found'],
+      ])
+    } finally {
+      info.mockRestore()
+    }
   })
 
   it('refuses a state change without a same-origin Origin, JSON, or the CSRF token, and changes nothing', async () => {

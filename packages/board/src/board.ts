@@ -1,4 +1,5 @@
 import { type Answer, countParked, deleteSelected, listLetters, oneLetter, problem, replaySelected } from './api.js'
+import { auditLine } from './audit-line.js'
 import { eventTimeline, journalOf, listEvents } from './events.js'
 import { heldKeys, instanceStats, secretUsage } from './instance.js'
 import { BadQuery, filterFrom } from './letters.js'
@@ -17,6 +18,7 @@ import {
 import {
   type Board,
   type BoardAuditEntry,
+  type BoardLogger,
   type BoardOptions,
   type BoardRequest,
   type BoardResponse,
@@ -35,6 +37,12 @@ const text = (status: number, body: string, headers: Record<string, string> = {}
   headers: { ...SECURITY_HEADERS, 'content-type': 'text/plain; charset=utf-8', ...headers },
   body,
 })
+
+/** The default logger: one line each on the console, the message alone (it says everything the fields do). */
+const CONSOLE_LINES: BoardLogger = {
+  warn: (_fields, message) => console.warn(message),
+  info: (_fields, message) => console.info(message),
+}
 
 const LETTER = /^\/api\/dead-letters\/([^/]+)$/
 const EVENT = /^\/api\/events\/([^/]+)$/
@@ -74,7 +82,7 @@ export function createBoard<Request = unknown>(options: BoardOptions<Request>): 
     ...checkAllowedOrigins(options.origin === undefined ? [] : [options.origin], 'origin'),
     ...checkAllowedOrigins(options.allowedOrigins ?? []),
   ]
-  const logger = options.logger ?? console
+  const logger = options.logger ?? CONSOLE_LINES
   if (!webhooks?.deadLetters) throw new TypeError('createBoard: webhooks must be a receiver from createWebhooks')
   if (!Number.isSafeInteger(replayBatchSize) || replayBatchSize < 1 || replayBatchSize > 500) {
     throw new RangeError('createBoard: replayBatchSize must be a whole number from 1 to 500')
@@ -99,9 +107,7 @@ export function createBoard<Request = unknown>(options: BoardOptions<Request>): 
 
   async function audit(request: BoardRequest<Request>, entry: Omit<BoardAuditEntry, 'actor' | 'at'>) {
     const full: BoardAuditEntry = { ...entry, actor: actor ? await actor(request.native) : undefined, at: new Date() }
-    const ids = full.outcomes?.map((o) => o.eventId) ?? full.deleted ?? []
-    const fields = { code: `board_${full.action}`, actor: full.actor, event_ids: ids.join(','), count: ids.length }
-    const message = `payhooks board: ${full.action.replace('_', ' ')} of ${ids.length} dead letter(s) by ${full.actor ?? 'unknown'}`
+    const { fields, message } = auditLine(full)
     if (logger.info) logger.info(fields, message)
     else logger.warn(fields, message)
     try {

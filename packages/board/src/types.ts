@@ -24,7 +24,10 @@ export interface BoardAuditEntry {
   /** Who did it: what {@link BoardOptions.actor} returned, or undefined. */
   actor: string | undefined
   at: Date
-  /** The filter of a `replay_all`. */
+  /**
+   * The filter of a `replay_all`: the run's, as it started (its `parkedBefore` the moment it did), the same for
+   * every batch of the run whatever a request continuing it sends.
+   */
   filter?: DeadLetterFilter
   /** What each replay did (`replay`, `replay_all`). */
   outcomes?: { eventId: string; status: ReplayOutcome['status'] }[]
@@ -64,8 +67,9 @@ export interface BoardOptions<Request = unknown> {
   /** Called after every replay and delete made from the board. An error it throws is logged, not answered. */
   onAudit?: (entry: BoardAuditEntry) => void | Promise<void>
   /**
-   * Where replays, deletes and the no-authorization warning are logged.
-   * @default console
+   * Where replays, deletes and the no-authorization warning are logged: one line each, with counts (by outcome),
+   * the first and last id and a replay-all run's filter as fields; every id goes to `onAudit`.
+   * @default console, the message alone, one line
    */
   logger?: BoardLogger
   /**

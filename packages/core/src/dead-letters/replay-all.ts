@@ -385,6 +385,7 @@ export async function replayBatch(
     outcomes,
     ...report(run, me),
     cursor: more ? await signCursor(run, caller, me.step) : null,
+    filter: { ...run.filter },
   }
 }
 
