@@ -24,6 +24,8 @@ interface Kept {
 interface Page extends Kept {
   answers: Listed[]
   cursor: string | null
+  /** Set when a list by event type stopped searching: answers before it are not searched yet. */
+  searchedFrom?: string | null
 }
 
 interface Timeline extends Kept {
@@ -204,8 +206,17 @@ export async function showEvents(view: HTMLElement, params: URLSearchParams): Pr
     ),
     filterForm(params),
     page.answers.length === 0
-      ? el('p', { class: 'empty', id: 'no-events' }, 'No answer matches.')
+      ? el(
+          'p',
+          { class: 'empty', id: 'no-events' },
+          page.searchedFrom
+            ? `No answer matches since ${when(page.searchedFrom)}: older answers are searched on with “older →”.`
+            : 'No answer matches.',
+        )
       : answersTable('events', page.answers, true),
+    page.answers.length > 0 && page.searchedFrom
+      ? el('p', { class: 'note', id: 'searched-from' }, `Searched back to ${when(page.searchedFrom)}.`)
+      : '',
     el(
       'div',
       { class: 'pager' },
