@@ -156,36 +156,6 @@ describe('createBoard', () => {
     expect(logs).toContain('payhooks board: replay of 1 dead letter(s) by ops: 1 processed')
   })
 
-  it('logs each audit on one line: counts, the first and last id, never the list; console gets the message alone', async () => {
-    const fields: Record<string, unknown>[] = []
-    const { board, store, audits } = await setUp({ logger: { warn() {}, info: (f) => void fields.push(f) } })
-    const ids = Array.from({ length: 50 }, (_, i) => `evt_line_${String(i).padStart(2, '0')}`)
-    for (const id of ids) await park(store, id)
-    await board.handle(request(change('/api/dead-letters/replay', { eventIds: ids })))
-    expect(audits[0]?.outcomes).toHaveLength(50)
-    expect(fields).toEqual([
-      {
-        code: 'board_replay',
-        actor: 'ops',
-        count: 50,
-        processed: 50,
-        first_event_id: 'evt_line_00',
-        last_event_id: 'evt_line_49',
-      },
-    ])
-    const info = vi.spyOn(console, 'info').mockImplementation(() => {})
-    try {
-      const { webhooks } = await setUp()
-      const onConsole = createBoard({ webhooks, authorize: () => true, origin: `https://${HOST}`, actor: () => 'a\nb' })
-      await onConsole.handle(request(change('/api/dead-letters/delete', { eventIds: ['evt_gone'] })))
-      expect(info.mock.calls).toEqual([
-        ['payhooks board: delete of 1 dead letter(s) by a\\u000ab: 0 deleted, 1 not found'],
-      ])
-    } finally {
-      info.mockRestore()
-    }
-  })
-
   it('refuses a state change without a same-origin Origin, JSON, or the CSRF token, and changes nothing', async () => {
     const { board, store, runs } = await setUp()
     await park(store, 'evt_guarded')
@@ -230,42 +200,6 @@ describe('createBoard', () => {
         /allowedOrigins must be origins/,
       )
     }
-  })
-
-  it("takes its own origin from its configuration, never from a request's Host: a rebound name is refused", async () => {
-    const { webhooks } = await setUp()
-    const unconfigured = createBoard({ webhooks, authorize: () => true })
-    // A page of evil.example whose name now resolves to this server (DNS rebinding): its Origin matches its Host.
-    const rebound = change(
-      '/api/dead-letters/delete',
-      { eventIds: ['evt_rebound'] },
-      { origin: 'https://evil.example' },
-    )
-    const refused = await unconfigured.handle(
-      request({ ...rebound, headers: { ...rebound.headers, host: 'evil.example' } }),
-    )
-    expect(refused.status).toBe(403)
-    expect(json(refused).error).toBe(
-      "origin https://evil.example is not the board's: set createBoard({ origin: 'https://evil.example' }) if operators reach it there",
-    )
-    // Configured, the Host does not matter (a proxy may rewrite it), the Origin does.
-    const configured = createBoard({ webhooks, authorize: () => true, origin: 'https://ops.example.test' })
-    const proxied = change('/api/dead-letters/delete', { eventIds: ['evt_x'] }, { host: 'internal:8080' })
-    expect((await configured.handle(request(proxied))).status).toBe(200)
-    expect(
-      (await configured.handle(request({ ...rebound, headers: { ...rebound.headers, host: 'evil.example' } }))).status,
-    ).toBe(403)
-    // Reached by an address, which no other site can rebind: that address is its origin, its scheme compared too.
-    const local = (headers: Record<string, string>) =>
-      unconfigured.handle(
-        request(change('/api/dead-letters/delete', { eventIds: ['evt_x'] }, { host: '127.0.0.1:3000', ...headers })),
-      )
-    expect((await local({ origin: 'https://127.0.0.1:3000' })).status).toBe(200)
-    expect((await local({ origin: 'http://127.0.0.1:3000', 'x-forwarded-proto': 'https' })).status).toBe(403)
-    expect((await local({ origin: 'https://localhost:3000' })).status).toBe(403)
-    expect(() => createBoard({ webhooks, authorize: () => true, origin: 'admin.example' })).toThrow(
-      /origin must be an origin/,
-    )
   })
 
   it('answers a body over MAX_BODY_BYTES 413, with its security headers, only after the checks', async () => {
