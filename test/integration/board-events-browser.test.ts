@@ -95,6 +95,9 @@ beforeAll(async () => {
       expect(await deliver(one, answered)).toBe(200)
       expect(await deliver(one, parked)).toBe(500)
       expect(await deliver(two, other)).toBe(200)
+      // Refused by its schema and parked: answered 200, but a failure waiting for a replay.
+      const mismatched = sampleEvent('transaction_settled', { data: { settlement_amount: 'twelve' } })
+      expect(await deliver(two, mismatched)).toBe(200)
       await parkSigned(redisDeadLetterStore(redis, { keyPrefix: `${PREFIX}letters:` }), parkedId, {
         reason: 'ledger down',
       })
@@ -249,7 +252,13 @@ describe('the Events page of a board-only process sharing the Redis journal', ()
         ['duplicate', '1', '1'],
       ]),
     )
-    expect(await page.locator('#fleet-cards .value').first().textContent()).toBe('5')
+    expect(rows).toContainEqual(['parked', '1', '1'])
+    expect(await page.locator('#fleet-cards .value').first().textContent()).toBe('6')
+    // The failures' headline counts the parked answer with the two handler failures: 200 to the service, but a failure.
+    expect(await page.locator('#fleet-failing-15 .value').textContent()).toBe('3')
+    expect(await page.locator('#fleet-failing-60 .label').textContent()).toBe(
+      'failed, refused or parked, last 60 min (all instances)',
+    )
     // This process answered nothing: its panel keeps only what it alone knows.
     expect(await page.locator('#instance h3').first().textContent()).toBe('This instance now')
     expect(await page.locator('#outcomes').count()).toBe(0)

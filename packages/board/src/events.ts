@@ -85,6 +85,8 @@ export async function listEvents(webhooks: JournaledWebhooks, params: URLSearchP
         eventType: answer.eventType,
       })),
       cursor: page.cursor ?? null,
+      // A list by event type stops searching after a bound: answers before this time were not searched yet.
+      searchedFrom: page.searchedFrom?.toISOString() ?? null,
     },
   }
 }

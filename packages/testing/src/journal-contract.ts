@@ -237,6 +237,31 @@ export function journalContract(name: string, makeJournal: JournalFactory): void
       expect(total).toEqual({ handler_failed: 1, processed: 1, duplicate: 41, journal_gap: 7 })
     })
 
+    it("lists by event type through a receiver's events, hours apart, a page at a time, none skipped or repeated", async () => {
+      const journal = await fleet()()
+      const webhooks = createWebhooks({ secret: SECRET, journal, logger: { error() {} }, checkAtStart: false })
+      closing.push(() => webhooks.close())
+      const now = Date.now()
+      // Answers of a rare type 1, 5 and 30 hours ago (two at the same millisecond), among common ones.
+      const rare = [1, 5, 5, 30].map((hours) =>
+        record({ eventId: `evt_rare_${hours}`, at: now - hours * 3_600_000, eventType: 'transaction_returned' }),
+      )
+      const common = Array.from({ length: 40 }, (_, i) => record({ eventId: `evt_c_${i}`, at: now - i * 3_000_000 }))
+      await journal.write([...common, ...rare])
+      const seen: string[] = []
+      let cursor: string | undefined
+      for (let page = 0; page < 100; page++) {
+        const found = await webhooks.events.list({ eventType: 'transaction_returned', limit: 1, cursor })
+        seen.push(...found.answers.map((answer) => answer.eventId))
+        cursor = found.cursor
+        if (!cursor) break
+      }
+      expect(seen.sort()).toEqual(rare.map((r) => r.eventId).sort())
+      expect(seen).toHaveLength(4)
+      const nothing = await webhooks.events.list({ eventType: 'no_such_type' })
+      expect(nothing.answers).toEqual([])
+    })
+
     it('returns nothing past its retention', async () => {
       const journal = await fleet()()
       const old = Date.now() - journal.retentionMs - MINUTE

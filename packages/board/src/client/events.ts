@@ -4,6 +4,7 @@
 import { get, type Session } from './api.js'
 import { type Child, el, when } from './dom.js'
 import { replayLetter } from './letter.js'
+import { fromInput, inputValue, precise, zoneName } from './time.js'
 
 interface Answer {
   at: string
@@ -33,6 +34,8 @@ interface Kept {
 interface Page extends Kept {
   answers: Listed[]
   cursor: string | null
+  /** Set when a list by event type stopped searching: answers before it are not searched yet. */
+  searchedFrom?: string | null
 }
 
 interface Timeline extends Kept {
@@ -137,24 +140,18 @@ function searchBox(value = ''): HTMLFormElement {
 function filterForm(params: URLSearchParams): HTMLFormElement {
   const input = (name: string, label: string, type = 'search', list?: string) =>
     el('input', { name, type, list, 'aria-label': label, placeholder: label, value: params.get(name) ?? '' })
-  const local = (name: string) => {
-    const value = params.get(name)
-    if (!value) return ''
-    const date = new Date(value)
-    return new Date(date.getTime() - date.getTimezoneOffset() * 60_000).toISOString().slice(0, 16)
-  }
   const from = input('from', 'answered from', 'datetime-local')
   const to = input('to', 'answered before', 'datetime-local')
-  from.value = local('from')
-  to.value = local('to')
+  from.value = inputValue(params.get('from'))
+  to.value = inputValue(params.get('to'))
   const form = el(
     'form',
     { class: 'filters', id: 'event-filters' },
     input('eventType', 'event type'),
     input('outcome', 'any outcome', 'search', 'outcomes'),
     el('datalist', { id: 'outcomes' }, ...OUTCOMES.map((outcome) => el('option', { value: outcome }))),
-    el('label', {}, 'from', from),
-    el('label', {}, 'to', to),
+    el('label', {}, `from (${zoneName()})`, from),
+    el('label', {}, `to (${zoneName()})`, to),
     el('button', { type: 'submit' }, 'Filter'),
   )
   form.addEventListener('submit', (event) => {
@@ -162,7 +159,7 @@ function filterForm(params: URLSearchParams): HTMLFormElement {
     const next = new URLSearchParams()
     for (const name of FILTERS) {
       let value = ((form.elements.namedItem(name) as HTMLInputElement | null)?.value ?? '').trim()
-      if (value && (name === 'from' || name === 'to')) value = new Date(value).toISOString()
+      if (value && (name === 'from' || name === 'to')) value = fromInput(value)
       if (value) next.set(name, value)
     }
     location.hash = `#/events?${next}`
@@ -197,17 +194,6 @@ function journalOff(view: HTMLElement): void {
 }
 
 const ms = (value: number) => `${value} ms`
-/** An answer's time to the millisecond: answers of one event often fall within one second. */
-const precise = (iso: string) =>
-  new Date(iso).toLocaleString(undefined, {
-    year: 'numeric',
-    month: 'short',
-    day: 'numeric',
-    hour: 'numeric',
-    minute: '2-digit',
-    second: '2-digit',
-    fractionalSecondDigits: 3,
-  })
 const secret = (answer: Answer) =>
   answer.verifiedWith.label === null
     ? `secret #${answer.verifiedWith.index}`
@@ -255,8 +241,17 @@ export async function showEvents(view: HTMLElement, params: URLSearchParams): Pr
     ),
     filterForm(params),
     page.answers.length === 0
-      ? el('p', { class: 'empty', id: 'no-events' }, 'No answer matches.')
+      ? el(
+          'p',
+          { class: 'empty', id: 'no-events' },
+          page.searchedFrom
+            ? `No answer matches since ${when(page.searchedFrom)}: older answers are searched on with “older →”.`
+            : 'No answer matches.',
+        )
       : answersTable('events', page.answers, true),
+    page.answers.length > 0 && page.searchedFrom
+      ? el('p', { class: 'note', id: 'searched-from' }, `Searched back to ${when(page.searchedFrom)}.`)
+      : '',
     el(
       'div',
       { class: 'pager' },

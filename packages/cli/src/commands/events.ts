@@ -176,11 +176,14 @@ const list: CommandSpec = {
             ...answerJson(a),
           })),
           cursor: page.cursor ?? null,
+          searched_from: page.searchedFrom?.toISOString() ?? null,
         })
         return 0
       }
       if (page.answers.length === 0) {
-        out(ctx, 'No answers journaled match.')
+        // A list by event type searched back to `searchedFrom` only: the cursor searches on.
+        const since = page.searchedFrom ? ` since ${page.searchedFrom.toISOString()}` : ''
+        out(ctx, `No answers journaled match${since}.${page.cursor ? `\nmore: --cursor ${page.cursor}` : ''}`)
         return 0
       }
       const rows = page.answers.map((a) => [

@@ -37,7 +37,7 @@ describe('maxRunMs', () => {
     const timedOut = errors.find((error) => error.code === 'handler_timeout')
     expect(timedOut).toBe(signal?.reason)
     expect(timedOut?.message).toBe(
-      'handler failed for transaction_settled evt_hung: handlers still running after maxRunMs (200 ms); signal aborted, claim held until they settle',
+      'handler failed for transaction_settled evt_hung: handlers still running after maxRunMs (200 ms): signal aborted; a handler that ignores it keeps the event (claim held) until it settles',
     )
     expect(timedOut).toMatchObject({ status: 500, afterResponse: true, maxRunMs: 200 })
     // Past maxRunMs and several leases: still renewed, still held.
@@ -70,6 +70,11 @@ describe('maxRunMs', () => {
     expect((await deliver(webhooks, 'evt_stops')).status).toBe(503)
     await vi.waitFor(() => expect(errors.map((e) => e.code)).toContain('handler_failed'), { timeout: 2000 })
     expect(errors.map((e) => e.code)).toEqual(['deadline_exceeded', 'handler_timeout', 'handler_failed'])
+    // Neither line says the claim is held: the run stopped, its claim released. The failure's prefix once.
+    for (const error of errors) expect(error.message).not.toMatch(/claim held until they settle/)
+    expect(errors[2]?.message).toBe(
+      'handler failed for transaction_settled evt_stops: stopped on its signal, aborted at maxRunMs (100 ms); claim released for the next retry',
+    )
     expect((await deliver(webhooks, 'evt_stops')).status).toBe(200)
     expect(runs).toBe(2)
   })

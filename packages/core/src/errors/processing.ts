@@ -12,7 +12,7 @@ export class HandlerError extends WebhookError {
     readonly afterResponse = false,
   ) {
     const first = errors[0]
-    const detail = first instanceof Error ? first.message : String(first)
+    const detail = handlerDetail(first)
     super(
       'handler_failed',
       500,
@@ -22,6 +22,20 @@ export class HandlerError extends WebhookError {
       { cause: first },
     )
   }
+}
+
+/**
+ * What a handler's failure says after the prefix. A handler that rethrew its signal's reason (it honoured the
+ * `maxRunMs` abort) stopped, and its claim is released: said so, not the reason's own "still running"; a
+ * `HandlerError` rethrown is told without its own "handler failed for …" prefix.
+ */
+function handlerDetail(first: unknown): string {
+  if (!(first instanceof Error)) return String(first)
+  if (first instanceof HandlerError && first.code === 'handler_timeout') {
+    const { maxRunMs } = first as HandlerTimeoutError
+    return `stopped on its signal, aborted at maxRunMs (${maxRunMs} ms); claim released for the next retry`
+  }
+  return first instanceof HandlerError ? first.message.replace(/^handler failed for \S+ \S+: /, '') : first.message
 }
 
 /**
@@ -48,7 +62,7 @@ export class HandlerTimeoutError extends HandlerError {
       eventType,
       [
         new Error(
-          `handlers still running after maxRunMs (${maxRunMs} ms); signal aborted, claim held until they settle`,
+          `handlers still running after maxRunMs (${maxRunMs} ms): signal aborted; a handler that ignores it keeps the event (claim held) until it settles`,
         ),
       ],
       afterResponse,

@@ -178,6 +178,11 @@ export interface EventListPage {
   readonly answers: readonly JournalListedAnswer[]
   /** Pass it as `cursor` for the next page; absent on the last one. */
   readonly cursor?: string
+  /**
+   * Set on a page filtered by `eventType` that stopped searching before it was full (a type matching few answers, or
+   * none): answers before this time are not searched yet, and `cursor` searches on from it.
+   */
+  readonly searchedFrom?: Date
 }
 
 /** Answers per minute by outcome, every instance sharing the journal together. */
@@ -206,7 +211,10 @@ export interface Events {
    */
   get(eventId: string): Promise<EventTimeline | undefined>
   /**
-   * Answers newest first, filtered, a page at a time (keyset: stable while new answers arrive).
+   * Answers newest first, filtered, a page at a time (keyset: stable while new answers arrive). No journal indexes
+   * event types: a list by `eventType` searches an hour at a time for about half a second at most, then answers what
+   * it found, maybe nothing, with a `cursor` and `searchedFrom` when it stopped short, so a type that matches nothing
+   * never walks the whole retention in one call.
    *
    * @example
    * const { answers, cursor } = await webhooks.events.list({ outcome: 'handler_failed', from: new Date(Date.now() - 3_600_000) })

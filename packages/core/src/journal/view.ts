@@ -12,6 +12,7 @@ import type {
   JournalListedAnswer,
   JournalRecord,
 } from './types.js'
+import { listByHours } from './windows.js'
 
 const MINUTE = 60_000
 /** The longest span `counts` reads: a day of minutes. */
@@ -127,6 +128,15 @@ export function eventsView(recorder: JournalRecorder | undefined): Events {
     },
     async list(query): Promise<EventListPage> {
       const normalized = journalListQuery(query)
+      if (normalized.eventType !== undefined) {
+        // No journal indexes event types: searched an hour at a time, within a bound (a type matching nothing).
+        const { records, cursor, searchedFrom } = await read('list', (ready) => listByHours(ready, normalized))
+        const answers = records.map(listedOf)
+        if (cursor === undefined) return { answers }
+        return searchedFrom === undefined
+          ? { answers, cursor }
+          : { answers, cursor, searchedFrom: new Date(searchedFrom) }
+      }
       const records = await read('list', (ready) => ready.list(normalized))
       const last = records[records.length - 1]
       const answers = records.map(listedOf)

@@ -12,7 +12,7 @@ import { createLog } from '../logging/log.js'
 import { warnAtStart, warnUnknownType, watchSecrets } from '../logging/warnings.js'
 import { listHeldKeys, orderingTable, withOnOptions } from '../ordering/index.js'
 import { eventSchemas, type SchemaMap, type SchemaMapOption } from '../schemas/events.js'
-import { doctorBudget } from '../signature-doctor/index.js'
+import { DoctorBudgets } from '../signature-doctor/index.js'
 import type { CloseOptions, EventMap, Handler, Webhooks } from '../types.js'
 import { check, nonNegativeNumber } from '../validations.js'
 import { checkSecrets } from '../verify/secrets.js'
@@ -72,7 +72,7 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
     maxEventAgeMs,
     maxClockSkewMs,
     onResolvedSecrets: secrets ? undefined : watchSecrets(eventHandler),
-    doctor: doctorBudget(),
+    doctor: new DoctorBudgets(),
     store,
     leaseMs,
     maxRunMs,
@@ -146,18 +146,18 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
     replay: deadLetters.replay,
     replayAll: deadLetters.replayAll,
     report: (error) => report(eventHandler, error),
-    reject: (error) => refusedAnswer(engine, error),
+    reject: (error, remoteAddress) => refusedAnswer(engine, error, remoteAddress),
     close(closeOptions: CloseOptions = {}) {
       if (engine.closing) return engine.closing
       try {
         const timeoutMs = nonNegativeNumber(closeOptions.timeoutMs ?? 10_000, 'close', 'timeoutMs')
-        engine.closing = shutDown(engine, timeoutMs)
+        engine.closing = shutDown(engine, timeoutMs, health.settle)
       } catch (error) {
         return Promise.reject(error)
       }
       return engine.closing
     },
-    health,
+    health: (options) => health(options),
     heldKeys: (heldOptions) => listHeldKeys(store, heldOptions),
     drain() {
       engine.draining = true

@@ -44,7 +44,7 @@ export function processBody(
 /** The answer for a delivery whose processing threw (or rejected). */
 export function failedAnswer(engine: Engine, delivery: IncomingDelivery, error: unknown): WebhookResult {
   delivery.error = error instanceof WebhookError ? error : new InternalError(error, delivery.event)
-  return reportedAnswer(engine, delivery.error)
+  return reportedAnswer(engine, delivery.error, delivery.raw.remoteAddress)
 }
 
 function afterBody(engine: Engine, delivery: IncomingDelivery, body: RawBody): WebhookResult | Promise<WebhookResult> {
@@ -91,7 +91,7 @@ function refused(
   if (error instanceof StaleEventError) return answerStale(engine, body, delivery, error)
   return engine.deadLetters && error instanceof SchemaError
     ? parkAnswer(engine, body, delivery, error, error.event)
-    : reportedAnswer(engine, error)
+    : reportedAnswer(engine, error, delivery.raw.remoteAddress)
 }
 
 function afterVerify(

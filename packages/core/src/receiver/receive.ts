@@ -61,7 +61,7 @@ function start(engine: Engine, raw: RawDelivery, answer: (result: WebhookResult)
     // Nothing it sends can be verified: refused without waiting for the body (`connection: close` drops the rest).
     stopReading(engine, raw)
     body.then(undefined, ignore)
-    return refusedAnswer(engine, missingSignature())
+    return refusedAnswer(engine, missingSignature(), raw.remoteAddress)
   }
   const arrivedAt = engine.proxyArrival
     ? arrivalTime(engine.proxyArrival, raw.getHeader, now, engine.eventHandler)
