@@ -14,6 +14,8 @@ import { type OwnRedis, ownRedis } from '../fixtures/own-redis.js'
 
 const SECRET = 'whsec_redis_full'
 const LEASE_MS = 1500
+/** The lease of the claims a test takes by hand before filling Redis. */
+const HELD_MS = 60_000
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** A Redis to fill: the client the stores use, and its primaries (one, or the Cluster's three). */
@@ -132,11 +134,13 @@ describe.each(subjects)('redisStore on %s filled to maxmemory (noeviction)', (_n
     const prefix = `full-steps:${Math.random()}:`
     const store = redisStore(subject.client, { keyPrefix: prefix })
     const ordered = (key: string) => ({ key: `${prefix}${key}`, at: 1, eventType: 'transaction_settled' })
+    // Claimed for far longer than filling Redis takes on a loaded machine (seconds on a Cluster): this test is about
+    // what a full Redis refuses, not about a lease lapsing meanwhile.
     const taken = await Promise.all([
-      store.claim('evt_a', LEASE_MS),
-      store.claim('evt_b', LEASE_MS, 'digest_b', ordered('b')),
-      store.claim('evt_c', LEASE_MS),
-      store.claim('evt_d', LEASE_MS, undefined, ordered('d')),
+      store.claim('evt_a', HELD_MS),
+      store.claim('evt_b', HELD_MS, 'digest_b', ordered('b')),
+      store.claim('evt_c', HELD_MS),
+      store.claim('evt_d', HELD_MS, undefined, ordered('d')),
     ])
     const [a, b, c, d] = taken.map((claim) => (claim.status === 'claimed' ? claim.token : ''))
     await fill(subject)
@@ -150,8 +154,8 @@ describe.each(subjects)('redisStore on %s filled to maxmemory (noeviction)', (_n
       expect(JSON.parse(refused.body).error).toBe('store_unavailable')
       expect(lines.map((line) => line.message).join('\n')).toMatch(/store claim failed for evt_new_delivery: OOM/)
 
-      expect(await store.extend?.('evt_a', a as string, LEASE_MS)).toBe(true)
-      expect(await store.extend?.('evt_b', b as string, LEASE_MS)).toBe(true)
+      expect(await store.extend?.('evt_a', a as string, HELD_MS)).toBe(true)
+      expect(await store.extend?.('evt_b', b as string, HELD_MS)).toBe(true)
       expect(await store.complete('evt_a', a as string)).toBe(true)
       expect(await store.complete('evt_b', b as string)).toBe(true)
       expect(await store.release('evt_c', c as string)).toBe(true)
