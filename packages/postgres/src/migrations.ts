@@ -3,6 +3,7 @@ import type { Pool } from 'pg'
 import { createDeadLetterCountsSql, fillDeadLetterCounts, hasCounts } from './dead-letter-counts.js'
 import {
   createDeadLetterCountIndexesSql,
+  createDeadLetterCreatedIndexSql,
   createDeadLetterTableSql,
   deadLetterSweepIndexSql,
   widenDeadLetterCodeSql,
@@ -176,8 +177,8 @@ async function hasColumn(pool: Pool, relation: string, column: string): Promise<
  * Applies the migrations of `sql/` missing from the database, the way a release step does before the new version
  * rolls out: the store's table and its fences (001, 004 to 007, and 012: the sweep's indexes), the dead letters'
  * (002, 003, 008, and 010: the counts' triggers, then the counts filled from one snapshot while letters go on being
- * written), then the journal's (009: made even before the journal is turned on, so the release that turns it on has
- * its table). Each
+ * written; 014: the index of the events' `created_at`), then the journal's (009: made even before the journal is
+ * turned on, so the release that turns it on has its table). Each
  * `ALTER TABLE` runs under a short `lock_timeout` and is tried again with backoff while a long transaction holds the
  * table, so deliveries are never queued behind it; indexes are built `CONCURRENTLY`, outside a transaction (a
  * leftover INVALID index of an interrupted build is dropped and built again). Safe to run again, and from several
@@ -245,6 +246,7 @@ export async function migrate(pool: Pool, options: MigrateOptions = {}): Promise
     if (!(await hasCounts(pool, letters))) await alter('010', letters, createDeadLetterCountsSql(letters))
     if ((await fillDeadLetterCounts(pool, letters)) && !applied.includes('010')) applied.push('010')
     await index('010', letters, deadLetterSweepIndexSql(letters))
+    await index('014', letters, createDeadLetterCreatedIndexSql(letters))
   }
   const journal = options.journalTable ?? 'payhooks_journal'
   if (journal !== false) {

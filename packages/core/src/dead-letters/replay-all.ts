@@ -59,7 +59,21 @@ const FIELD: Record<ReplayOutcome['status'], Exclude<keyof Tally, 'tried'>> = {
 }
 
 const tally = (): Tally =>
-  Object.fromEntries([['tried', 0], ...Object.values(FIELD).map((field) => [field, 0])]) as unknown as Tally
+  Object.fromEntries(
+    [['tried', 0], ...Object.values(FIELD).map((field) => [field, 0])].concat([
+      ['duplicateMeanwhile', 0],
+      ['duplicateBefore', 0],
+    ]),
+  ) as unknown as Tally
+
+/** Which share of `duplicate` an outcome adds to: handled after the run started, before it, or unknown. */
+function duplicateWhen(
+  outcome: ReplayOutcome,
+  startedAt: number,
+): 'duplicateMeanwhile' | 'duplicateBefore' | undefined {
+  if (outcome.status !== 'duplicate' || outcome.handledAt === undefined) return undefined
+  return outcome.handledAt.getTime() >= startedAt ? 'duplicateMeanwhile' : 'duplicateBefore'
+}
 
 interface Caller {
   step: number
@@ -73,6 +87,8 @@ interface Run {
   key: string
   filter: DeadLetterFilter
   before: Date
+  /** When the run started (ms): a duplicate handled since was handled meanwhile. */
+  startedAt: number
   total: number | undefined
   position: DeadLetterPosition | undefined
   /** For a store without keyset paging: the ids still to take, read when the run started. */
@@ -121,7 +137,14 @@ function runsOf(store: ReplaySource): Map<string, Run> {
 }
 
 const filterKey = (filter: DeadLetterFilter) =>
-  JSON.stringify([filter.eventType, filter.code, filter.parkedAfter?.getTime(), filter.parkedBefore?.getTime()])
+  JSON.stringify([
+    filter.eventType,
+    filter.code,
+    filter.parkedAfter?.getTime(),
+    filter.parkedBefore?.getTime(),
+    filter.createdAfter?.getTime(),
+    filter.createdBefore?.getTime(),
+  ])
 
 async function startRun(store: ReplaySource, filter: DeadLetterFilter, expected?: number): Promise<Run> {
   const runs = runsOf(store)
@@ -154,6 +177,7 @@ async function startRun(store: ReplaySource, filter: DeadLetterFilter, expected?
     key: wanted,
     filter: set,
     before,
+    startedAt: Date.now(),
     total: undefined,
     position: undefined,
     pending: undefined,
@@ -318,9 +342,11 @@ export async function replayBatch(
           outcome = await replayOne(eventId)
         }
         outcomes[index] = outcome
+        const when = duplicateWhen(outcome, run.startedAt)
         for (const counts of [run.tally, me.tally]) {
           counts.tried++
           counts[FIELD[outcome.status]]++
+          if (when) counts[when]++
         }
       }
     }

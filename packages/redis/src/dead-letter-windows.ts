@@ -1,0 +1,151 @@
+// Counts and pages of dead letters within a window of the events' `created_at`, from the `y:` sets (scored by it)
+// and the `x:` sets (in list order) of one family (status, code, event type). Whatever the windows, a read costs
+// O(log n) plus the fewest members that can answer it:
+// - a count: the `y:` set's ZCOUNT alone without a parked window; with one, the cheapest of reading the created
+//   window's members (kept by their parked time, which the member holds), walking the parked window checking each
+//   member's score, or taking off the created window the letters of the parked window's tails (a replay-all run's
+//   count, bounded by its start, has a tail of the few letters parked since);
+// - a page: a walk in list order (from its keyset position) checking each member's score, which stops after as
+//   many members as the created window holds; then, if the page is not full, the created window's members, sorted.
+//   A page costs at most about twice the created window, and much less when the window's letters lie ahead.
+// Members are compared as Redis does, by their bytes.
+import type { DeadLetterFilter, NormalizedDeadLetterQuery } from '@payhooks/core'
+
+/** What the windows need from the store: its commands, each under the store's deadline. */
+export interface WindowReads {
+  zcount(key: string, min: string, max: string): Promise<number>
+  zlexcount(key: string, min: string, max: string): Promise<number>
+  zrangebyscore(key: string, min: string, max: string): Promise<string[]>
+  walk(
+    lex: string,
+    created: string,
+    args: { min: string; max: string; lo: string; hi: string; newest: boolean; budget: number; wanted: number },
+  ): Promise<{ found: string[]; last: string; scanned: number }>
+}
+
+/** Members a walk step scans at most: bounds the time one script holds Redis. */
+const STEP = 1000
+
+/** ZCOUNT bounds, and the WALK script's (ms, or '' for none), of the filter's created window. */
+export function createdBounds(filter: DeadLetterFilter) {
+  const lo = filter.createdAfter?.getTime()
+  const hi = filter.createdBefore?.getTime()
+  return {
+    min: lo === undefined ? '-inf' : String(lo),
+    max: hi === undefined ? '+inf' : `(${hi}`,
+    lo: lo === undefined ? '' : String(lo),
+    hi: hi === undefined ? '' : String(hi),
+  }
+}
+
+const bytes = (text: string) => Buffer.from(text, 'utf8')
+
+/** Whether `member` lies within the ZRANGEBYLEX bounds `min` and `max`. */
+export function inLex(member: string, min: string, max: string): boolean {
+  const m = bytes(member)
+  if (min !== '-') {
+    const order = Buffer.compare(m, bytes(min.slice(1)))
+    if (order < 0 || (order === 0 && min[0] === '(')) return false
+  }
+  if (max !== '+') {
+    const order = Buffer.compare(m, bytes(max.slice(1)))
+    if (order > 0 || (order === 0 && max[0] === '(')) return false
+  }
+  return true
+}
+
+/** The complement bound: the letters below `[v` end before `(v`, those past `(v` start at `[v`. */
+const flip = (bound: string) => `${bound[0] === '[' ? '(' : '['}${bound.slice(1)}`
+
+/** Walks a lex range in list order, counting (or collecting, up to `wanted`) members within the created window. */
+async function walkRange(
+  reads: WindowReads,
+  sets: { lex: string; created: string },
+  range: { min: string; max: string; newest: boolean },
+  window: { lo: string; hi: string },
+  wanted: number,
+  budget: number,
+): Promise<{ found: string[]; done: boolean }> {
+  let { min, max } = range
+  const found: string[] = []
+  let scannedAll = 0
+  while (found.length < wanted && scannedAll < budget) {
+    const step = Math.min(STEP, budget - scannedAll)
+    const {
+      found: more,
+      last,
+      scanned,
+    } = await reads.walk(sets.lex, sets.created, {
+      min,
+      max,
+      lo: window.lo,
+      hi: window.hi,
+      newest: range.newest,
+      budget: step,
+      wanted: wanted - found.length,
+    })
+    found.push(...more)
+    scannedAll += scanned
+    if (found.length >= wanted) return { found, done: true }
+    if (scanned < step) return { found, done: true }
+    if (range.newest) max = `(${last}`
+    else min = `(${last}`
+  }
+  return { found, done: found.length >= wanted }
+}
+
+/** How many letters of the family `sets` match a created window and the parked bounds `min`/`max` (a count). */
+export async function countCreated(
+  reads: WindowReads,
+  sets: { lex: string; created: string },
+  filter: DeadLetterFilter,
+  min: string,
+  max: string,
+): Promise<number> {
+  const window = createdBounds(filter)
+  const inWindow = await reads.zcount(sets.created, window.min, window.max)
+  if (inWindow === 0 || (min === '-' && max === '+')) return inWindow
+  const [inRange, below, above] = await Promise.all([
+    reads.zlexcount(sets.lex, min, max),
+    min === '-' ? 0 : reads.zlexcount(sets.lex, '-', flip(min)),
+    max === '+' ? 0 : reads.zlexcount(sets.lex, flip(max), '+'),
+  ])
+  const count = async (from: string, to: string) =>
+    (await walkRange(reads, sets, { min: from, max: to, newest: false }, window, Number.MAX_SAFE_INTEGER, Infinity))
+      .found.length
+  const cheapest = Math.min(inWindow, inRange, below + above)
+  if (cheapest === inRange) return inRange === 0 ? 0 : count(min, max)
+  if (cheapest === below + above) {
+    return inWindow - (below ? await count('-', flip(min)) : 0) - (above ? await count(flip(max), '+') : 0)
+  }
+  const members = await reads.zrangebyscore(sets.created, window.min, window.max)
+  return members.filter((member) => inLex(member, min, max)).length
+}
+
+/**
+ * The members of a page (`offset` then `limit`, in the query's order) of the family `sets` within a created window
+ * and the lex bounds `min`/`max` (parked window and keyset position).
+ */
+export async function pageCreated(
+  reads: WindowReads,
+  sets: { lex: string; created: string },
+  query: NormalizedDeadLetterQuery,
+  min: string,
+  max: string,
+): Promise<string[]> {
+  const window = createdBounds(query)
+  const wanted = query.offset + query.limit
+  const inWindow = await reads.zcount(sets.created, window.min, window.max)
+  if (inWindow === 0) return []
+  const newest = query.order !== 'oldest'
+  // A small window is read at once; a larger one is walked in list order, up to as many members as it holds.
+  if (inWindow > wanted) {
+    const walked = await walkRange(reads, sets, { min, max, newest }, window, wanted, inWindow)
+    if (walked.done) return walked.found.slice(query.offset)
+  }
+  const members = (await reads.zrangebyscore(sets.created, window.min, window.max)).filter((member) =>
+    inLex(member, min, max),
+  )
+  members.sort((a, b) => Buffer.compare(bytes(a), bytes(b)) * (newest ? -1 : 1))
+  return members.slice(query.offset, wanted)
+}
