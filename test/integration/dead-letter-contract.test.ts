@@ -92,3 +92,50 @@ describe('bullmqDeadLetters replay all', () => {
     }
   })
 })
+
+// Letters a release before the created_at sets parked (layout 2): init() indexes them, once, keeping each replayed
+// letter's time to go.
+describe('redisDeadLetterStore upgrade to the created_at sets', () => {
+  it("indexes an earlier release's letters by created_at at init, and leaves replayed letters' expiry as it was", async () => {
+    const client = new Redis(REDIS_URL)
+    clients.push(client)
+    const keyPrefix = `${KEY_PREFIX}{upgrade-${Date.now()}}:`
+    const earlier = redisDeadLetterStore(client, { keyPrefix })
+    await earlier.init?.()
+    const created = (minutes: number) => new Date(Date.parse('2026-11-28T02:00:00Z') + minutes * 60_000)
+    for (let i = 0; i < 6; i++) {
+      await earlier.park({
+        eventId: `evt_up_${i}`,
+        eventType: 'transaction_settled',
+        body: new TextEncoder().encode(`{"i":${i}}`),
+        headers: {},
+        code: 'handler_failed',
+        reason: 'r',
+        createdAt: i === 5 ? undefined : created(i * 10),
+        parkedAt: new Date(Date.now() - 1000 + i),
+      })
+    }
+    await earlier.markReplayed('evt_up_0', new Date())
+    const expiry = await client.zscore(`${keyPrefix}expiry`, 'evt_up_0')
+    // As layout 2 left them: no y: sets.
+    const ySets = await client.keys(`${keyPrefix}y:*`)
+    expect(ySets.length).toBeGreaterThan(0)
+    await client.del(...ySets)
+    await client.set(`${keyPrefix}layout`, '2')
+    const window = { createdAfter: created(10), createdBefore: created(40) }
+    expect(await earlier.count?.(window)).toBe(0)
+
+    const upgraded = redisDeadLetterStore(client, { keyPrefix })
+    await upgraded.init?.()
+    expect(await client.get(`${keyPrefix}layout`)).toBe('3')
+    expect(await upgraded.count?.(window)).toBe(3)
+    expect((await upgraded.list({ ...window, order: 'oldest' })).map((l) => l.eventId)).toEqual([
+      'evt_up_1',
+      'evt_up_2',
+      'evt_up_3',
+    ])
+    expect(await upgraded.count?.({ createdAfter: created(0), status: 'replayed' })).toBe(1)
+    expect(await upgraded.count?.({ createdAfter: created(0), status: 'all' })).toBe(5)
+    expect(await client.zscore(`${keyPrefix}expiry`, 'evt_up_0')).toBe(expiry)
+  })
+})

@@ -69,8 +69,11 @@ async function walkRange(
   let { min, max } = range
   const found: string[] = []
   let scannedAll = 0
+  // A page's walk starts with a step of about twice what it wants (dense windows end there), then doubles.
+  let size = Math.min(STEP, Math.max(64, wanted * 2))
   while (found.length < wanted && scannedAll < budget) {
-    const step = Math.min(STEP, budget - scannedAll)
+    const step = Math.min(size, budget - scannedAll)
+    size = Math.min(STEP, size * 2)
     const {
       found: more,
       last,

@@ -50,6 +50,15 @@ function timeValue(ctx: Context, name: string, now: number): Date | undefined {
   return date
 }
 
+const HOUR = 3_600_000
+
+/** How long the journal keeps answers, as the board says it: `kept 168 hours`. */
+function keptLine(events: Events): string {
+  if (events.retentionMs === undefined) return 'kept as long as the journal keeps them'
+  const hours = events.retentionMs / HOUR
+  return `kept ${Number.isInteger(hours) ? hours : hours.toFixed(1)} hours`
+}
+
 const secretOf = ({ verifiedWith }: JournalAnswer) =>
   verifiedWith.label === undefined ? String(verifiedWith.index) : `${verifiedWith.index} (${verifiedWith.label})`
 
@@ -76,7 +85,11 @@ const showCommand: CommandSpec = {
     const eventId = ctx.positionals[0] as string
     return withEvents(ctx, async (events) => {
       const timeline = await events.get(eventId)
-      if (!timeline) throw new CommandFailed(`no answer journaled for ${eventId}`)
+      if (!timeline) {
+        throw new CommandFailed(
+          `no answer journaled for ${eventId} (${keptLine(events)}): the service did not reach you within that time, the request was not signed with your secret, or the id differs (a parked event: payhooks dead-letters show ${eventId})`,
+        )
+      }
       const fields = {
         event_id: timeline.eventId,
         event_type: timeline.eventType,
@@ -150,7 +163,10 @@ const list: CommandSpec = {
         return 0
       }
       if (page.answers.length === 0) {
-        out(ctx, 'No answers journaled match.')
+        const widen = query.cursor
+          ? 'that was the last page'
+          : 'widen --since/--until, or drop --outcome and --event-type (an outcome is a word such as handler_failed, processed, duplicate, parked)'
+        out(ctx, `No answers journaled match (${keptLine(events)}): ${widen}.`)
         return 0
       }
       const rows = page.answers.map((a) => [
@@ -162,6 +178,7 @@ const list: CommandSpec = {
         a.instance,
         String(a.durationMs),
       ])
+      out(ctx, `Every answer of every instance sharing the journal, newest first (${keptLine(events)}).\n`)
       out(ctx, table(['AT', 'EVENT_ID', 'EVENT_TYPE', 'STATUS', 'OUTCOME', 'INSTANCE', 'DURATION_MS'], rows))
       if (page.cursor) out(ctx, `\nmore: --cursor ${page.cursor}`)
       return 0
