@@ -5,17 +5,21 @@
 //   window's members (kept by their parked time, which the member holds), walking the parked window checking each
 //   member's score, or taking off the created window the letters of the parked window's tails (a replay-all run's
 //   count, bounded by its start, has a tail of the few letters parked since);
-// - a page: a walk in list order (from its keyset position) checking each member's score, which stops after as
-//   many members as the created window holds; then, if the page is not full, the created window's members, sorted.
-//   A page costs at most about twice the created window, and much less when the window's letters lie ahead.
-// Members are compared as Redis does, by their bytes.
+// - a page: a walk in list order (from its keyset position) checking each member's score, which stops after half as
+//   many members as the created window holds; then, if the page is not full, the created window read in chunks of
+//   2,000 by score (a chunk ends at a whole score, so no member is skipped or read twice however letters move),
+//   each chunk's members in the page's bounds kept and the page's worth picked here. A page reads at most about the
+//   created window and a half, and much less when the window's letters lie ahead; Redis never holds more than a
+//   chunk's work at once.
+// Members are compared as Redis does, by their bytes (as strings when they are ASCII, as ids almost always are).
 import type { DeadLetterFilter, NormalizedDeadLetterQuery } from '@payhooks/core'
 
 /** What the windows need from the store: its commands, each under the store's deadline. */
 export interface WindowReads {
   zcount(key: string, min: string, max: string): Promise<number>
   zlexcount(key: string, min: string, max: string): Promise<number>
-  zrangebyscore(key: string, min: string, max: string): Promise<string[]>
+  /** ZRANGEBYSCORE key min max WITHSCORES LIMIT 0 limit: member, score, member, score... */
+  byScore(key: string, min: string, max: string, limit: number): Promise<string[]>
   walk(
     lex: string,
     created: string,
@@ -25,6 +29,8 @@ export interface WindowReads {
 
 /** Members a walk step scans at most: bounds the time one script holds Redis. */
 const STEP = 1000
+/** Members of a created window one read takes (more when many share its last score). */
+const SCAN_CHUNK = 2000
 
 /** ZCOUNT bounds, and the WALK script's (ms, or '' for none), of the filter's created window. */
 export function createdBounds(filter: DeadLetterFilter) {
@@ -38,20 +44,61 @@ export function createdBounds(filter: DeadLetterFilter) {
   }
 }
 
-const bytes = (text: string) => Buffer.from(text, 'utf8')
+/** Non-ASCII: where JavaScript's order of strings (UTF-16) and Redis's (UTF-8 bytes) may differ. */
+const NOT_ASCII = /[^ -~]/
+
+/** Orders two members as Redis does: by their UTF-8 bytes. */
+function compareMembers(a: string, b: string): number {
+  if (!NOT_ASCII.test(a) && !NOT_ASCII.test(b)) return a < b ? -1 : a > b ? 1 : 0
+  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'))
+}
 
 /** Whether `member` lies within the ZRANGEBYLEX bounds `min` and `max`. */
-export function inLex(member: string, min: string, max: string): boolean {
-  const m = bytes(member)
+function withinLex(member: string, min: string, max: string): boolean {
   if (min !== '-') {
-    const order = Buffer.compare(m, bytes(min.slice(1)))
+    const order = compareMembers(member, min.slice(1))
     if (order < 0 || (order === 0 && min[0] === '(')) return false
   }
   if (max !== '+') {
-    const order = Buffer.compare(m, bytes(max.slice(1)))
+    const order = compareMembers(member, max.slice(1))
     if (order > 0 || (order === 0 && max[0] === '(')) return false
   }
   return true
+}
+
+/**
+ * Reads the created window `window` a chunk at a time, handing each chunk's members within the lex bounds to
+ * `take`. A full chunk ends before its last score, which the next chunk starts at (or, when the chunk holds only that
+ * score, every member of it is read at once and the next starts past it).
+ */
+async function readWindow(
+  reads: WindowReads,
+  created: string,
+  window: { min: string; max: string },
+  lex: { min: string; max: string },
+  take: (members: string[]) => void,
+): Promise<void> {
+  for (let from = window.min; from !== ''; ) {
+    let got = await reads.byScore(created, from, window.max, SCAN_CHUNK)
+    let end = got.length / 2
+    let next = ''
+    if (end === SCAN_CHUNK) {
+      const last = got[got.length - 1] as string
+      while (end > 0 && got[2 * end - 1] === last) end--
+      if (end === 0) {
+        got = await reads.byScore(created, last, last, Number.MAX_SAFE_INTEGER)
+        end = got.length / 2
+        next = `(${last}`
+      } else next = last
+    }
+    const members: string[] = []
+    for (let i = 0; i < end; i++) {
+      const member = got[2 * i] as string
+      if (withinLex(member, lex.min, lex.max)) members.push(member)
+    }
+    take(members)
+    from = next
+  }
 }
 
 /** The complement bound: the letters below `[v` end before `(v`, those past `(v` start at `[v`. */
@@ -121,8 +168,11 @@ export async function countCreated(
   if (cheapest === below + above) {
     return inWindow - (below ? await count('-', flip(min)) : 0) - (above ? await count(flip(max), '+') : 0)
   }
-  const members = await reads.zrangebyscore(sets.created, window.min, window.max)
-  return members.filter((member) => inLex(member, min, max)).length
+  let found = 0
+  await readWindow(reads, sets.created, window, { min, max }, (members) => {
+    found += members.length
+  })
+  return found
 }
 
 /**
@@ -141,14 +191,18 @@ export async function pageCreated(
   const inWindow = await reads.zcount(sets.created, window.min, window.max)
   if (inWindow === 0) return []
   const newest = query.order !== 'oldest'
-  // A small window is read at once; a larger one is walked in list order, up to as many members as it holds.
+  // A small window is read at once; a larger one is walked in list order, up to half as many members as it holds
+  // (a member walked costs Redis about twice one read from the window), then read at once.
   if (inWindow > wanted) {
-    const walked = await walkRange(reads, sets, { min, max, newest }, window, wanted, inWindow)
+    const walked = await walkRange(reads, sets, { min, max, newest }, window, wanted, Math.ceil(inWindow / 2))
     if (walked.done) return walked.found.slice(query.offset)
   }
-  const members = (await reads.zrangebyscore(sets.created, window.min, window.max)).filter((member) =>
-    inLex(member, min, max),
-  )
-  members.sort((a, b) => Buffer.compare(bytes(a), bytes(b)) * (newest ? -1 : 1))
-  return members.slice(query.offset, wanted)
+  // The window read a chunk at a time, the page's worth of each chunk's members kept, in the page's order.
+  let best: string[] = []
+  const order = (a: string, b: string) => compareMembers(a, b) * (newest ? -1 : 1)
+  await readWindow(reads, sets.created, window, { min, max }, (members) => {
+    best = best.concat(members).sort(order)
+    best.length = Math.min(best.length, wanted)
+  })
+  return best.slice(query.offset)
 }

@@ -144,7 +144,8 @@ export function redisDeadLetterStore(
   const reads: WindowReads = {
     zcount: (key, min, max) => call(() => client.zcount(key, min, max), 'count got no reply from Redis'),
     zlexcount: (key, min, max) => call(() => client.zlexcount(key, min, max), 'count got no reply from Redis'),
-    zrangebyscore: (key, min, max) => call(() => client.zrangebyscore(key, min, max), 'list got no reply from Redis'),
+    byScore: (key, min, max, limit) =>
+      call(() => client.zrangebyscore(key, min, max, 'WITHSCORES', 'LIMIT', 0, limit), 'list got no reply from Redis'),
     async walk(lex, created, { min, max, lo, hi, newest, budget, wanted }) {
       const [found, last, scanned] = await call(
         () => commands.payhooksDeadLetterWalk(lex, created, min, max, lo, hi, newest ? '1' : '0', budget, wanted),

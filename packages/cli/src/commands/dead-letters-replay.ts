@@ -109,14 +109,15 @@ function reportLines(report: ReplayReport): string {
 
 function progressLine(run: ReplayReport): string {
   const of = run.total === undefined ? '' : ` of ${figure(run.total)}`
-  const bad = [
+  const more = [
+    [run.queued, 'queued'],
     [run.failed, 'failed'],
     [run.inProgress, 'in progress elsewhere'],
   ]
     .filter(([n]) => n)
     .map(([n, what]) => `, ${figure(n as number)} ${what}`)
     .join('')
-  return `${figure(run.tried)}${of} tried: ${figure(run.processed)} processed, ${figure(run.duplicate)} duplicate${bad}`
+  return `${figure(run.tried)}${of} tried: ${figure(run.processed)} processed, ${figure(run.duplicate)} duplicate${more}`
 }
 
 /** Replays every letter matching `filter`, batch after batch, telling the progress on stderr (not with --json). */
@@ -142,12 +143,14 @@ async function replayMatching(
       limit: BATCH,
       ...(concurrency ? { concurrency } : {}),
     })
-    if (!cursor && !ctx.json && last.run.total !== undefined) {
+    // Nothing on stderr for a run of nothing: stdout says so.
+    const quiet = ctx.json || last.run.total === 0
+    if (!cursor && !quiet && last.run.total !== undefined) {
       warn(ctx, `replaying ${figure(last.run.total)} letter${last.run.total === 1 ? '' : 's'}, oldest first`)
     }
     outcomes.push(...last.outcomes)
     cursor = last.cursor
-    if (!ctx.json && (cursor === null || Date.now() - told >= PROGRESS_MS)) {
+    if (!quiet && (cursor === null || Date.now() - told >= PROGRESS_MS)) {
       warn(ctx, progressLine(last.run))
       told = Date.now()
     }

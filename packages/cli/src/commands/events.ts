@@ -178,9 +178,9 @@ const list: CommandSpec = {
         a.instance,
         String(a.durationMs),
       ])
-      out(ctx, `Every answer of every instance sharing the journal, newest first (${keptLine(events)}).\n`)
       out(ctx, table(['AT', 'EVENT_ID', 'EVENT_TYPE', 'STATUS', 'OUTCOME', 'INSTANCE', 'DURATION_MS'], rows))
-      if (page.cursor) out(ctx, `\nmore: --cursor ${page.cursor}`)
+      out(ctx, `\nAnswers of every instance sharing the journal, newest first (${keptLine(events)}).`)
+      if (page.cursor) out(ctx, `more: --cursor ${page.cursor}`)
       return 0
     })
   },

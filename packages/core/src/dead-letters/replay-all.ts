@@ -8,6 +8,7 @@
 import type { SlotState } from '../dispatch/index.js'
 import { compareDeadLetters, type DeadLetterPosition, deadLetterCursor, deadLetterQuery } from './query.js'
 import { ReplayRunError, randomId, readCursor, signCursor } from './replay-cursor.js'
+import { count, type Tally, tally } from './replay-tally.js'
 import type {
   DeadLetter,
   DeadLetterFilter,
@@ -15,7 +16,6 @@ import type {
   DeadLetters,
   ReplayBatch,
   ReplayBatchRequest,
-  ReplayCounts,
   ReplayOutcome,
   ReplayReport,
 } from './types.js'
@@ -45,35 +45,6 @@ const POLL_MS = 100
 
 const changed = (count: number | undefined) =>
   new ReplayRunError('changed', 'replayAll: the count changed: confirm again', count)
-
-type Tally = ReplayCounts
-
-/** Which count each outcome adds to (besides `tried`). */
-const FIELD: Record<ReplayOutcome['status'], Exclude<keyof Tally, 'tried'>> = {
-  processed: 'processed',
-  duplicate: 'duplicate',
-  queued: 'queued',
-  in_progress: 'inProgress',
-  failed: 'failed',
-  not_found: 'notFound',
-}
-
-const tally = (): Tally =>
-  Object.fromEntries(
-    [['tried', 0], ...Object.values(FIELD).map((field) => [field, 0])].concat([
-      ['duplicateMeanwhile', 0],
-      ['duplicateBefore', 0],
-    ]),
-  ) as unknown as Tally
-
-/** Which share of `duplicate` an outcome adds to: handled after the run started, before it, or unknown. */
-function duplicateWhen(
-  outcome: ReplayOutcome,
-  startedAt: number,
-): 'duplicateMeanwhile' | 'duplicateBefore' | undefined {
-  if (outcome.status !== 'duplicate' || outcome.handledAt === undefined) return undefined
-  return outcome.handledAt.getTime() >= startedAt ? 'duplicateMeanwhile' : 'duplicateBefore'
-}
 
 interface Caller {
   step: number
@@ -342,12 +313,7 @@ export async function replayBatch(
           outcome = await replayOne(eventId)
         }
         outcomes[index] = outcome
-        const when = duplicateWhen(outcome, run.startedAt)
-        for (const counts of [run.tally, me.tally]) {
-          counts.tried++
-          counts[FIELD[outcome.status]]++
-          if (when) counts[when]++
-        }
+        for (const counts of [run.tally, me.tally]) count(counts, outcome, run.startedAt)
       }
     }
     await Promise.all(Array.from({ length: Math.min(concurrency, ids.length) }, worker))
