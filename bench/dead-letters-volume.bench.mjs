@@ -86,6 +86,12 @@ if (STORES.includes('redis')) {
   await seedRedis(redisStore, LETTERS, start)
   const perLetter = Math.round(((await usedMemory()) - memoryBefore) / LETTERS)
   console.log(`(seeded Redis in ${((Date.now() - seeded) / 1000).toFixed(1)} s, ${perLetter} bytes a letter)`)
+  // What each family of sorted sets costs a letter: x: (list order), y: (by created_at).
+  for (const family of ['x', 'y']) {
+    let bytes = 0
+    for (const key of await redis.keys(`${prefix}${family}:*`)) bytes += Number(await redis.memory('USAGE', key))
+    console.log(`  ${family}: sets, ${Math.round(bytes / LETTERS)} bytes a letter`)
+  }
   await measure('redisDeadLetterStore', redisStore)
   if (process.env.REPLAY === '1') await replayAll('redisDeadLetterStore', redisStore)
   const keys = await redis.keys(`${prefix}*`)

@@ -139,3 +139,46 @@ describe('redisDeadLetterStore upgrade to the created_at sets', () => {
     expect(await client.zscore(`${keyPrefix}expiry`, 'evt_up_0')).toBe(expiry)
   })
 })
+
+// Created windows larger than one read of the window (2,000 members), lying far from where a page's walk starts:
+// the page then reads the window by score in chunks, whose ends must neither skip nor repeat letters sharing a score.
+describe('redisDeadLetterStore: a large created window far from the walk', () => {
+  it('pages and counts a window of 4,500 letters, 2,100 of them created in the same millisecond', async () => {
+    const client = new Redis(REDIS_URL)
+    clients.push(client)
+    const store = redisDeadLetterStore(client, { keyPrefix: `${KEY_PREFIX}{large-${Date.now()}}:` })
+    await store.init?.()
+    const base = Date.parse('2026-11-28T00:00:00Z')
+    const C0 = Date.parse('2026-11-25T00:00:00Z')
+    // Letter i parked at base + i; created at C0 (i < 2100), in threes after it (i < 4500), then much later.
+    const createdOf = (i: number) => (i < 2100 ? C0 : i < 4500 ? C0 + 1 + Math.floor((i - 2100) / 3) : C0 + 86_400_000)
+    const id = (i: number) => `evt_large_${String(i).padStart(4, '0')}`
+    for (let i = 0; i < 6800; i += 400) {
+      await Promise.all(
+        Array.from({ length: 400 }, (_, j) =>
+          store.park({
+            eventId: id(i + j),
+            eventType: 'transaction_settled',
+            body: new TextEncoder().encode(`{"i":${i + j}}`),
+            headers: {},
+            code: 'handler_failed',
+            reason: 'r',
+            createdAt: new Date(createdOf(i + j)),
+            parkedAt: new Date(base + i + j),
+          }),
+        ),
+      )
+    }
+    const window = { createdAfter: new Date(C0), createdBefore: new Date(C0 + 86_400_000) }
+    const expected = (from: number, to: number) => Array.from({ length: to - from }, (_, k) => id(to - 1 - k))
+    // Newest first: 2,300 letters outside the window lie ahead of it, more than the walk takes.
+    expect((await store.list({ ...window, limit: 50 })).map((l) => l.eventId)).toEqual(expected(4450, 4500))
+    expect((await store.list({ ...window, limit: 20, offset: 30 })).map((l) => l.eventId)).toEqual(expected(4450, 4470))
+    expect(await store.count?.(window)).toBe(4500)
+    // A window of 1,500 (in threes) within a parked window: read by score, counted by the parked bounds.
+    const threes = { createdAfter: new Date(C0 + 1), createdBefore: new Date(C0 + 501) }
+    const parked = { parkedAfter: new Date(base + 1000), parkedBefore: new Date(base + 5000) }
+    expect(await store.count?.({ ...threes, ...parked })).toBe(1500)
+    expect(await store.count?.({ ...threes, parkedBefore: new Date(base + 2400) })).toBe(300)
+  }, 120_000)
+})
