@@ -111,6 +111,14 @@ export interface RawDelivery {
   body: RawBody | PromiseLike<RawBody>
   getHeader: HeaderLookup
   /**
+   * The client's address as the transport knows it (the socket's peer, or the framework's `req.ip` behind a
+   * trusted proxy), used only to keep one sender's failures apart from another's: a flood of wrongly signed
+   * requests from one address is logged once a second and spends its own share of the signature doctor's time,
+   * so the lines and hints of every other sender still come through. Never answered, never parsed.
+   * @default none: every request counts as from one source
+   */
+  remoteAddress?: string
+  /**
    * Called when the deadline passes before a `body` promise settled: stop reading (the answer asks to close the
    * connection) and settle the promise. Without it the read goes on until the transport ends it.
    */
@@ -272,13 +280,17 @@ export interface Webhooks<E, C extends object = {}> {
   replayAll(filter?: DeadLetterFilter): Promise<ReplayOutcome[]>
   /** Reports `error` to the `onError` listeners, or logs it in one line when there are none. */
   report(error: WebhookError): void
-  /** Reports `error` to `onError` (or the logger) and returns the answer for it, for transport-level failures. */
-  reject(error: WebhookError): WebhookResult
+  /**
+   * Reports `error` to `onError` (or the logger) and returns the answer for it, for transport-level failures.
+   * `remoteAddress` is the client's, as in {@link RawDelivery.remoteAddress}.
+   */
+  reject(error: WebhookError, remoteAddress?: string): WebhookResult
   /**
    * Shuts the receiver down: from now on deliveries are answered 503 `closing` (with `retry-after`, so the
    * service retries later) and `dispatch` rejects with {@link ClosingError}. Waits for the deliveries,
-   * dispatches and replays already running, and for done markers still retried in the background, at most
-   * `timeoutMs`. Handlers still running then have their `context.signal` aborted (a `ClosingError`) and a
+   * dispatches and replays already running, for done markers still retried in the background, and for the
+   * stores' health checks under way (told to stop through their signal; `health()` starts none once closing), at
+   * most `timeoutMs`. Handlers still running then have their `context.signal` aborted (a `ClosingError`) and a
    * moment (`timeoutMs`, at most 1 s) to stop. A run still going after that keeps its claim: this instance goes
    * on renewing it until the handlers settle (their event then marked done, or released, or parked on the
    * service's last tries) or the process ends (the lease then runs out and the service's retry runs the event).

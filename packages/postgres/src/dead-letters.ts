@@ -101,7 +101,7 @@ export function postgresDeadLetterStore(
       deadLetterSweepIndexSql(table),
       createDeadLetterCreatedIndexSql(table),
     ]) {
-      await buildIndexConcurrently(pool, table, statement)
+      await buildIndexConcurrently(pool, statement)
     }
   }
 

@@ -91,7 +91,7 @@ export async function applyHeldKeys(pool: Pool, table: string, fenceTable: strin
   if (!(await hasColumns(pool, fenceTable, HOLDER_COLUMNS))) {
     await alterWithin(pool, '007', fenceTable, columns, lockTimeoutMs)
   }
-  await buildIndexConcurrently(pool, fenceTable, index)
+  await buildIndexConcurrently(pool, index)
 }
 
 /**
@@ -118,7 +118,7 @@ export function postgresFences(
   const index012 = () => {
     indexing ??= retryInBackground(
       async () => {
-        await buildIndexConcurrently(pool, fenceTable, fenceExpiryIndexSql(table))
+        await buildIndexConcurrently(pool, fenceExpiryIndexSql(table))
       },
       {
         what: `postgresStore: migration 012 (sql/012_payhooks_sweep_indexes.sql) on ${fenceTable}`,

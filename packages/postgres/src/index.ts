@@ -9,7 +9,7 @@ export {
 export { postgresDeadLetterStore } from './dead-letters.js'
 export { createFenceTableSql, fenceExpiryIndexSql, fenceTokenColumnSql, heldKeysSql } from './fence-sql.js'
 export { postgresJournal } from './journal.js'
-export { createJournalTableSql } from './journal-sql.js'
+export { createJournalTableSql, journalCopiesColumnSql } from './journal-sql.js'
 export { type MigrateOptions, type MigrateResult, migrate } from './migrations.js'
 export { bodyDigestColumnSql, createTableSql, expiryIndexSql } from './sql.js'
 export { postgresStore } from './store.js'

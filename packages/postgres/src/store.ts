@@ -158,7 +158,7 @@ export function postgresStore(pool: Pool, options: PostgresStoreOptions = {}): P
       } else if (createTable) {
         indexer ??= retryInBackground(
           async () => {
-            await buildIndexConcurrently(pool, table, expiryIndexSql(table))
+            await buildIndexConcurrently(pool, expiryIndexSql(table))
           },
           {
             what: `postgresStore: migration 012 (sql/012_payhooks_sweep_indexes.sql) on ${table}`,

@@ -43,6 +43,11 @@ end
 
 // A replayed letter, or a parked one of other bytes, is left as it is; either way the letter as it stands is
 // returned, so the receiver tells which.
+// Not flagged allow-oom (allow-oom.ts), unlike a claim's steps: a letter carries a whole body, and a full Redis
+// taking letters past maxmemory grows until the host kills it, losing what it had acknowledged. A full Redis refuses
+// a new letter at its first write (the HSET, nothing written before it), so the park fails, the delivery gets its
+// own non-2XX answer and the service retries it; a letter already parked is parked again (its first write is a
+// ZREM, and a script that wrote is never stopped midway).
 // ARGV: prefix, id, type, body, headers, code, reason, createdAt, parkedAt, now.
 export const PARK_SCRIPT = `${LIB}
 local k = P..'letter:'..ARGV[2]

@@ -98,7 +98,8 @@ function toLetter(hash: Record<string, Buffer>): DeadLetter | undefined {
  * Takes any `ioredis` client (standalone, Sentinel or Cluster) and never closes it. On a Cluster the
  * `keyPrefix` must hold a hash tag (the default `{payhooks-dead-letters}:` does), so all of a store's keys share
  * one slot. Calls reject within `commandTimeoutMs` when Redis is down or slow: parking then fails, and the
- * delivery is answered non-2XX as without dead letters.
+ * delivery is answered non-2XX as without dead letters. So does a Redis full to `maxmemory`: it refuses a new letter
+ * before writing any of it.
  *
  * @example
  * import { createWebhooks } from '@payhooks/core'

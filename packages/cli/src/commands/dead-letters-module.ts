@@ -32,7 +32,7 @@ export const filterOptions: Record<string, OptionSpec> = {
   'created-before': { type: 'string', arg: '<time>', help: 'only events created before this time' },
 }
 
-interface Loaded {
+export interface Loaded {
   deadLetters: DeadLetters
   close(): Promise<void>
 }
@@ -43,7 +43,7 @@ const isDeadLetters = (value: unknown): value is DeadLetters =>
   ['list', 'get', 'replay', 'replayAll'].every((name) => typeof (value as Record<string, unknown>)[name] === 'function')
 
 /** Imports the user's module and finds its dead letters: an exported receiver's, or exported dead letters. */
-async function load(ctx: Context): Promise<Loaded> {
+export async function loadDeadLetters(ctx: Context): Promise<Loaded> {
   const { file, exports } = await importModule(ctx)
   for (const name of ['deadLetters', 'default', 'webhooks']) {
     const value = exports[name] as { deadLetters?: unknown; close?: () => Promise<void> } | undefined
@@ -69,7 +69,7 @@ export async function withDeadLetters(
   ctx: Context,
   work: (deadLetters: DeadLetters) => Promise<number>,
 ): Promise<number> {
-  const loaded = await load(ctx)
+  const loaded = await loadDeadLetters(ctx)
   if (loaded.deadLetters.durable === false) {
     warn(
       ctx,

@@ -15,6 +15,9 @@ import {
 } from './dead-letters-module.js'
 import { replay } from './dead-letters-replay.js'
 
+// `prove --module` loads the module's dead letters the same way.
+export { type Loaded, loadDeadLetters } from './dead-letters-module.js'
+
 const STATUSES = ['parked', 'replayed', 'all'] as const
 
 function statusOf(value: string | undefined): NonNullable<DeadLetterQuery['status']> {

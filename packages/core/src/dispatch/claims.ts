@@ -1,8 +1,12 @@
+import type { Pending } from '../http/deadline.js'
 import type { HungRuns } from '../stats/types.js'
 import type { LazyAbortController } from './lazy-abort.js'
 
-/** A dispatch that holds an event's claim while its handlers run. */
-export interface Run {
+/**
+ * A dispatch that holds an event's claim while its handlers run. Its `Pending` links place it, while its handlers
+ * run, in the list of runs watched for overrunning `deadlineMs` ({@link RunWatcher}).
+ */
+export interface Run extends Pending {
   readonly eventId: string
   readonly eventType: string
   readonly token: string
@@ -10,6 +14,12 @@ export interface Run {
   readonly digest: string | undefined
   /** Aborts the handlers' `context.signal`. */
   readonly controller: LazyAbortController
+}
+
+/** Told when a run's handlers go asynchronous and when they settle (the bulkheads' overrun watch). */
+export interface RunWatcher {
+  held(run: Run): void
+  dropped(run: Run): void
 }
 
 /**
@@ -33,6 +43,8 @@ export class Claims {
   #stopped = false
   /** Called once no work is left, for the waits of {@link Claims.idle}. */
   readonly #onIdle: (() => void)[] = []
+
+  constructor(readonly watcher?: RunWatcher) {}
 
   /** Deliveries and dispatches not finished yet, for the telemetry's gauges. */
   get running(): number {
@@ -90,12 +102,14 @@ export class Claims {
   /** Tracks a run whose handlers went asynchronous, so `stop` can abort it. */
   hold(run: Run): void {
     this.#runs.set(run.eventId, run)
+    this.watcher?.held(run)
   }
 
   /** The run's handlers settled. */
   drop(run: Run): void {
     if (this.#runs.get(run.eventId) === run) this.#runs.delete(run.eventId)
     if (this.#hung.size > 0) this.#hung.delete(run)
+    this.watcher?.dropped(run)
   }
 
   /** The run's handlers overran `maxRunMs` and still run: hung until {@link Claims.drop}. */

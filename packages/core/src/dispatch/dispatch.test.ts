@@ -60,6 +60,10 @@ describe('Claims', () => {
       token: 'k',
       digest: undefined,
       controller: new LazyAbortController(),
+      due: 0,
+      prev: undefined,
+      next: undefined,
+      linked: false,
     }
     claims.hold(run)
     let idle = false

@@ -19,6 +19,8 @@ describe('hung runs in stats() and health()', () => {
       deadlineMs: 50,
       maxRunMs: 100,
       maxConcurrentEvents: 2,
+      // One type's hung runs filling every slot: what bulkheads (bulkheads.test.ts) keep from happening.
+      bulkheads: false,
     })
     const stuck = gate()
     webhooks.on('transaction_settled', () => stuck.promise) // ignores its signal

@@ -29,6 +29,10 @@ export function claimedRun(
     token: claim.token,
     digest: attempt.digest,
     controller: new LazyAbortController(),
+    due: 0,
+    prev: undefined,
+    next: undefined,
+    linked: false,
   }
 }
 

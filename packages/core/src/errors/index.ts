@@ -16,6 +16,7 @@ export {
   HandlerTimeoutError,
   InternalError,
   KeyHeldError,
+  QuarantinedError,
   StoreError,
 } from './processing.js'
 export {

@@ -12,7 +12,7 @@ export class HandlerError extends WebhookError {
     readonly afterResponse = false,
   ) {
     const first = errors[0]
-    const detail = first instanceof Error ? first.message : String(first)
+    const detail = handlerDetail(first)
     super(
       'handler_failed',
       500,
@@ -22,6 +22,20 @@ export class HandlerError extends WebhookError {
       { cause: first },
     )
   }
+}
+
+/**
+ * What a handler's failure says after the prefix. A handler that rethrew its signal's reason (it honoured the
+ * `maxRunMs` abort) stopped, and its claim is released: said so, not the reason's own "still running"; a
+ * `HandlerError` rethrown is told without its own "handler failed for …" prefix.
+ */
+function handlerDetail(first: unknown): string {
+  if (!(first instanceof Error)) return String(first)
+  if (first instanceof HandlerError && first.code === 'handler_timeout') {
+    const { maxRunMs } = first as HandlerTimeoutError
+    return `stopped on its signal, aborted at maxRunMs (${maxRunMs} ms); claim released for the next retry`
+  }
+  return first instanceof HandlerError ? first.message.replace(/^handler failed for \S+ \S+: /, '') : first.message
 }
 
 /**
@@ -48,7 +62,7 @@ export class HandlerTimeoutError extends HandlerError {
       eventType,
       [
         new Error(
-          `handlers still running after maxRunMs (${maxRunMs} ms); signal aborted, claim held until they settle`,
+          `handlers still running after maxRunMs (${maxRunMs} ms): signal aborted; a handler that ignores it keeps the event (claim held) until it settles`,
         ),
       ],
       afterResponse,
@@ -131,11 +145,53 @@ export class BusyError extends WebhookError {
     readonly maxConcurrentEvents: number,
     eventId?: string,
     eventType?: string,
+    /**
+     * The slots of the event's type (its `bulkheads` share), when it waited for one of those: its type held them
+     * all, whatever the other slots did.
+     */
+    readonly share?: number,
   ) {
+    const among =
+      share === undefined
+        ? `maxConcurrentEvents (${maxConcurrentEvents})`
+        : `the ${share} of maxConcurrentEvents (${maxConcurrentEvents}) its type may hold (bulkheads)`
     super(
       'busy',
       503,
-      `no free slot among maxConcurrentEvents (${maxConcurrentEvents}) before the deadline${eventId ? ` for ${eventType} ${eventId}` : ''}; nothing claimed or run`,
+      `no free slot among ${among} before the deadline${eventId ? ` for ${eventType} ${eventId}` : ''}; nothing claimed or run`,
+      eventId,
+      eventType,
+    )
+  }
+}
+
+/**
+ * 503: the event's type is quarantined (`bulkheads`): `quarantineAfter` of its runs (by default its whole share of
+ * the slots) still run past `deadlineMs`, their handlers ignoring their signal or waiting on something that never
+ * answers. Reported once when the type is quarantined, naming the run that tipped it (`started`), then for each
+ * delivery refused: nothing claimed or run, the service retries later (on its last tries the event is parked with a
+ * durable `deadLetters`). The quarantine lifts as soon as one of those runs settles.
+ */
+export class QuarantinedError extends WebhookError {
+  override name = 'QuarantinedError'
+  constructor(
+    /** How many runs of the type were running past `deadlineMs`. */
+    readonly overrunning: number,
+    /** Since when the type is quarantined. */
+    readonly since: Date,
+    /** The receiver's `deadlineMs`. */
+    readonly deadlineMs: number,
+    eventId: string | undefined,
+    eventType: string,
+    /** True on the report that the type was just quarantined (`eventId` is then its run that tipped it). */
+    readonly started = false,
+  ) {
+    super(
+      'quarantined',
+      503,
+      started
+        ? `event type ${eventType} quarantined: ${overrunning} of its runs (the last ${eventId}) still running past deadlineMs (${deadlineMs} ms); its deliveries are answered 503 until one settles`
+        : `event type ${eventType} quarantined since ${since.toISOString()} (${overrunning} of its runs still running past deadlineMs, ${deadlineMs} ms)${eventId ? `; ${eventId}` : ''} not claimed or run`,
       eventId,
       eventType,
     )

@@ -18,6 +18,7 @@ export type WebhookErrorCode =
   | 'raw_body_unavailable'
   | 'closing'
   | 'busy'
+  | 'quarantined'
   | 'internal_error'
   | 'body_timeout'
   | 'incomplete_body'

@@ -29,6 +29,7 @@ const ANSWER_MESSAGES: Record<WebhookErrorCode, string> = {
   raw_body_unavailable: 'request body already consumed before payhooks saw it',
   closing: 'receiver is shutting down; retry later',
   busy: 'receiver is handling as many events as it may at once; retry later',
+  quarantined: 'events of this type are paused: too many of its runs overran the deadline; retry later',
   internal_error: 'internal error',
   body_timeout: 'request body not received within the deadline',
   incomplete_body: 'request body ended before it was complete',
@@ -49,7 +50,13 @@ const CLOSES_CONNECTION: ReadonlySet<WebhookErrorCode> = new Set([
   // Refused before reading the body (adapters check the header first): a sender without the secret holds nothing.
   'missing_signature',
 ])
-const RETRY_LATER: ReadonlySet<WebhookErrorCode> = new Set(['deadline_exceeded', 'closing', 'future_event', 'busy'])
+const RETRY_LATER: ReadonlySet<WebhookErrorCode> = new Set([
+  'deadline_exceeded',
+  'closing',
+  'future_event',
+  'busy',
+  'quarantined',
+])
 
 /** 200 for an event handled now, handled before, queued, or parked as a dead letter in a durable store. */
 export function ok(eventId: string, status: 'processed' | 'duplicate' | 'queued' | 'parked'): WebhookResult {

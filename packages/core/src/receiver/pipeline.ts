@@ -6,6 +6,7 @@ import {
   HandlerError,
   InternalError,
   KeyHeldError,
+  QuarantinedError,
   SchemaError,
   StaleEventError,
   StoreError,
@@ -43,7 +44,7 @@ export function processBody(
 /** The answer for a delivery whose processing threw (or rejected). */
 export function failedAnswer(engine: Engine, delivery: IncomingDelivery, error: unknown): WebhookResult {
   delivery.error = error instanceof WebhookError ? error : new InternalError(error, delivery.event)
-  return reportedAnswer(engine, delivery.error)
+  return reportedAnswer(engine, delivery.error, delivery.raw.remoteAddress)
 }
 
 function afterBody(engine: Engine, delivery: IncomingDelivery, body: RawBody): WebhookResult | Promise<WebhookResult> {
@@ -90,7 +91,7 @@ function refused(
   if (error instanceof StaleEventError) return answerStale(engine, body, delivery, error)
   return engine.deadLetters && error instanceof SchemaError
     ? parkAnswer(engine, body, delivery, error, error.event)
-    : reportedAnswer(engine, error)
+    : reportedAnswer(engine, error, delivery.raw.remoteAddress)
 }
 
 function afterVerify(
@@ -209,7 +210,10 @@ async function enqueue(queue: WebhookQueue, event: VerifiedEvent, delivery: Inco
   return ok(event.event_id, 'queued')
 }
 
-/** A handler failure on an event signed over 71 hours ago (the service's last tries) is parked; the rest rethrown. */
+/**
+ * A handler failure, or a refusal of its quarantined type, on an event signed over 71 hours ago (the service's last
+ * tries) is parked; the rest rethrown.
+ */
 function dispatchFailed(
   engine: Engine,
   body: RawBody,
@@ -217,7 +221,8 @@ function dispatchFailed(
   event: VerifiedEvent,
   error: unknown,
 ): Promise<WebhookResult> {
-  if (engine.deadLetters && error instanceof HandlerError && onLastTries(event)) {
+  const parkable = error instanceof HandlerError || error instanceof QuarantinedError
+  if (engine.deadLetters && parkable && onLastTries(event)) {
     delivery.error = error
     return parkAnswer(engine, body, delivery, error, event)
   }
@@ -229,7 +234,7 @@ async function parkAnswer(
   engine: Engine,
   body: RawBody,
   delivery: IncomingDelivery,
-  error: SchemaError | HandlerError,
+  error: SchemaError | HandlerError | QuarantinedError,
   event: VerifiedEvent | undefined,
 ): Promise<WebhookResult> {
   const { result, outcome } = await park(
