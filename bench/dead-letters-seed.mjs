@@ -1,5 +1,6 @@
 // Shared by the dead-letter benches: LETTERS signed letters, parked into a Redis or PostgreSQL dead-letter store
-// (a third of each code and of each of three event types, one millisecond apart, oldest first).
+// (a third of each code and of each of three event types, one millisecond apart, oldest first), each created 72 hours
+// before it was parked, less up to a second (an outage's events, parked on their last tries, not quite in order).
 import { SIGNATURE_HEADER, sign } from '@payhooks/core'
 import { sampleEvent, signedDelivery } from '@payhooks/testing'
 
@@ -16,6 +17,11 @@ export const percentile = (values, p) => {
 
 const signed = await signedDelivery(sampleEvent('transaction_settled', { eventId: 'evt_bench' }), SECRET)
 
+const HOURS_72 = 72 * 3_600_000
+
+/** When the `i`-th letter's event was created (ms). */
+export const createdAtOf = (i, start) => start + i - HOURS_72 - ((i * 7919) % 1000)
+
 /** The `i`-th letter, parked at `start + i` ms. */
 export async function letter(i, start) {
   const eventId = `evt_vol_${String(i).padStart(7, '0')}`
@@ -27,7 +33,7 @@ export async function letter(i, start) {
     headers: { ...signed.headers, [SIGNATURE_HEADER]: await sign(SECRET, body) },
     code: CODES[i % 3],
     reason: 'ledger down',
-    createdAt: undefined,
+    createdAt: new Date(createdAtOf(i, start)),
     parkedAt: new Date(start + i),
   }
 }
@@ -47,8 +53,8 @@ export async function seedPostgres(pool, table, count, start) {
     const batch = await Promise.all(Array.from({ length: Math.min(10_000, count - i) }, (_, j) => letter(i + j, start)))
     await pool.query(
       `INSERT INTO ${table} (event_id, event_type, body, headers, code, reason, created_at, first_parked_at, parked_at, park_count, status, replayed_at)
-       SELECT id, type, body, headers, code, 'ledger down', NULL, at, at, 1, 'parked', NULL
-       FROM unnest($1::text[], $2::text[], $3::bytea[], $4::jsonb[], $5::text[], $6::timestamptz[]) AS t(id, type, body, headers, code, at)`,
+       SELECT id, type, body, headers, code, 'ledger down', created, at, at, 1, 'parked', NULL
+       FROM unnest($1::text[], $2::text[], $3::bytea[], $4::jsonb[], $5::text[], $6::timestamptz[], $7::timestamptz[]) AS t(id, type, body, headers, code, at, created)`,
       [
         batch.map((l) => l.eventId),
         batch.map((l) => l.eventType),
@@ -56,6 +62,7 @@ export async function seedPostgres(pool, table, count, start) {
         batch.map((l) => JSON.stringify(l.headers)),
         batch.map((l) => l.code),
         batch.map((l) => l.parkedAt),
+        batch.map((l) => l.createdAt),
       ],
     )
   }

@@ -102,8 +102,9 @@ describe('payhooks dead-letters', () => {
     expect(listed.stderr).toBe('')
     expect(listed.code).toBe(0)
     const lines = listed.stdout.trimEnd().split('\n')
-    expect(lines[0]).toMatch(/^EVENT_ID\s+EVENT_TYPE\s+CODE\s+STATUS\s+PARKED_AT\s+COUNT\s+REASON$/)
-    expect(lines.slice(1).map((line) => line.split(/\s+/).slice(0, 4))).toEqual([
+    expect(lines[0]).toMatch(/^EVENT_ID\s+EVENT_TYPE\s+CODE\s+STATUS\s+PARKED_AT\s+CREATED_AT\s+COUNT\s+REASON$/)
+    expect(lines.slice(-2)).toEqual(['', '3 of 3 parked dead letters, newest first.'])
+    expect(lines.slice(1, -2).map((line) => line.split(/\s+/).slice(0, 4))).toEqual([
       ['evt_cli_tampered', 'transaction_settled', 'schema_mismatch', 'parked'],
       ['evt_cli_handler', 'transaction_settled', 'handler_failed', 'parked'],
       ['evt_cli_schema', 'transaction_settled', 'schema_mismatch', 'parked'],
@@ -165,7 +166,10 @@ describe('payhooks dead-letters', () => {
 
     const second = await cli('replay', 'evt_cli_schema', '--json')
     expect(second.code).toBe(0)
-    expect(JSON.parse(second.stdout)).toEqual([{ event_id: 'evt_cli_schema', status: 'duplicate' }])
+    // A duplicate says when it was handled: here, when the first replay marked its letter.
+    expect(JSON.parse(second.stdout)).toEqual([
+      { event_id: 'evt_cli_schema', status: 'duplicate', handled_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) },
+    ])
     expect(await runs('evt_cli_schema')).toBe(1)
     const replayed = await cli('list', '--status', 'replayed', '--json')
     expect((JSON.parse(replayed.stdout) as { event_id: string }[]).map((l) => l.event_id)).toEqual(['evt_cli_schema'])
@@ -187,14 +191,16 @@ describe('payhooks dead-letters', () => {
     const { cli, runs } = await parkedLetters()
     const replayed = await cli('replay', '--all', '--code', 'handler_failed', '--json')
     expect(replayed.code).toBe(0)
-    expect(JSON.parse(replayed.stdout)).toEqual([{ event_id: 'evt_cli_handler', status: 'processed' }])
+    // No progress on stderr with --json.
+    expect(replayed.stderr).toBe('')
+    expect(JSON.parse(replayed.stdout).outcomes).toEqual([{ event_id: 'evt_cli_handler', status: 'processed' }])
     expect(await runs('evt_cli_handler')).toBe(1)
     expect(await runs('evt_cli_schema')).toBe(0)
 
     // The rest: one replays, the altered one fails, so the command exits 1.
     const rest = await cli('replay', '--all', '--json')
     expect(rest.code).toBe(1)
-    expect(JSON.parse(rest.stdout)).toEqual([
+    expect(JSON.parse(rest.stdout).outcomes).toEqual([
       { event_id: 'evt_cli_schema', status: 'processed' },
       {
         event_id: 'evt_cli_tampered',
@@ -282,7 +288,7 @@ describe('payhooks dead-letters', () => {
       const listed = await cli('list')
       expect(listed.code).toBe(0)
       expect(listed.stdout).toMatch(
-        /^evt_cli_bullmq\s+transaction_settled\s+handler_failed\s+parked\s+\S+\s+1\s+.*ledger down$/m,
+        /^evt_cli_bullmq\s+transaction_settled\s+handler_failed\s+parked\s+\S+\s+\S+\s+1\s+.*ledger down$/m,
       )
       const shown = JSON.parse((await cli('show', 'evt_cli_bullmq', '--json')).stdout) as Record<string, string>
       expect(JSON.parse(shown.body as string)).toMatchObject({ event_id: 'evt_cli_bullmq' })

@@ -91,9 +91,25 @@ describe('payhooks events', () => {
   it('show: exits 1 for an event never answered', async () => {
     const { code, stderr } = await runCli(['events', 'show', 'evt_never', '--module', MODULE], { env })
     expect(code).toBe(1)
+    expect(stderr).toMatch(
+      /^payhooks events show: no answer journaled for evt_never \(kept 168 hours\): the service did not reach you within that time, the request was not signed with your secret, or the id differs \(a parked event: payhooks dead-letters show evt_never\); /,
+    )
     expect(stderr).toContain('no answer journaled for evt_never')
     // Not only "never answered": answers were dropped then, and it may be one of them.
     expect(stderr).toContain('answers were dropped (it may be among them): 12 answers dropped by web-1 from ')
+  })
+
+  it('list: says how long answers are kept, and what to try when none match', async () => {
+    const none = await runCli(['events', 'list', '--outcome', 'stale_event', '--module', MODULE], { env })
+    expect(none).toMatchObject({
+      code: 0,
+      stdout:
+        'No answers journaled match (kept 168 hours): widen --since/--until, or drop --outcome and --event-type (an outcome is a word such as handler_failed, processed, duplicate, parked).\n',
+    })
+    const some = await runCli(['events', 'list', '--module', MODULE], { env })
+    expect(some.stdout.trimEnd().split('\n').at(-1)).toBe(
+      'Answers of every instance sharing the journal, newest first (kept 168 hours).',
+    )
   })
 
   it('list --outcome handler_failed --since 1h: the failures of the last hour, as JSON too', async () => {
@@ -101,7 +117,7 @@ describe('payhooks events', () => {
       env,
     })
     expect(text.code).toBe(0)
-    const rows = text.stdout.trim().split('\n').slice(1)
+    const rows = text.stdout.trim().split('\n').slice(1, -2)
     expect(rows.map((row) => row.split(/\s+/).slice(1, 6))).toEqual([
       [failed.event_id, 'transaction_settled', '500', 'handler_failed', 'web-1'],
     ])

@@ -103,7 +103,14 @@ async function shapeOf(schema: string, table: string) {
   }
 }
 
-const INDEXES = ['<table>_code_idx', '<table>_list_idx', '<table>_pkey', '<table>_sweep_idx', '<table>_type_idx']
+const INDEXES = [
+  '<table>_code_idx',
+  '<table>_created_idx',
+  '<table>_list_idx',
+  '<table>_pkey',
+  '<table>_sweep_idx',
+  '<table>_type_idx',
+]
 
 /** The triggers on `table` (schema-qualified or not). */
 async function triggersOf(table: string) {
@@ -175,6 +182,7 @@ describe('postgresDeadLetterStore: table', () => {
       FROM generate_series(1, 3) AS i`)
     await runMigration(admin, schema, '010_payhooks_dead_letters_kept_counts.sql')
     await runMigration(admin, schema, '010_payhooks_dead_letters_kept_counts.sql') // again: counted once
+    await runMigration(admin, schema, '014_payhooks_dead_letters_created.sql')
     const migrated = postgresDeadLetterStore(newPool(), { table, createTable: false, sweepIntervalMs: 0 })
     await migrated.init()
     await migrated.park(parked('evt_migrated'))
@@ -634,7 +642,11 @@ describe('postgresStore + postgresDeadLetterStore, end to end', () => {
     expect(await fixed.deadLetters.list()).toEqual([])
 
     // Nothing runs twice: another replay, a replay of everything, the same bytes delivered again.
-    expect(await fixed.replay('evt_e2e')).toEqual({ eventId: 'evt_e2e', status: 'duplicate' })
+    expect(await fixed.replay('evt_e2e')).toEqual({
+      eventId: 'evt_e2e',
+      status: 'duplicate',
+      handledAt: (await fixed.deadLetters.get('evt_e2e'))?.replayedAt,
+    })
     expect(await fixed.replayAll()).toEqual([])
     expect(await deliver(fixed)).toMatchObject({ status: 200, body: { status: 'duplicate' } })
     expect(fixedRuns).toBe(1)

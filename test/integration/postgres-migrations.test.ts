@@ -252,7 +252,7 @@ it("migrate() adds the journal's copies column (013) to a table 009 made, once",
   }
 })
 
-it("migrate() gives an earlier release's letters their kept counts (010), filled while letters are parked, and the sweeps their indexes (012)", async () => {
+it("migrate() gives an earlier release's letters their kept counts (010), filled while letters are parked, the sweeps their indexes (012), and the letters their created_at index (014)", async () => {
   const { table, fences } = await previousRelease(10)
   const letters = `${table}_letters`
   const pool = newPool(6)
@@ -283,7 +283,7 @@ it("migrate() gives an earlier release's letters their kept counts (010), filled
     const { applied } = await migrate(pool, { table, deadLetterTable: letters, journalTable: false })
     parking = false
     await parked
-    expect(applied).toEqual(['007', '012', '010'])
+    expect(applied).toEqual(['007', '012', '010', '014'])
     const indexes = async (relation: string) =>
       (
         await admin.query(
@@ -294,6 +294,7 @@ it("migrate() gives an earlier release's letters their kept counts (010), filled
     expect(await indexes(table)).toContain(`${table}_expiry_idx`)
     expect(await indexes(fences)).toContain(`${fences}_keep_idx`)
     expect(await indexes(letters)).toContain(`${letters}_sweep_idx`)
+    expect(await indexes(letters)).toContain(`${letters}_created_idx`)
     const byHand = await admin.query(
       `SELECT status, code, count(*)::int AS n FROM ${letters} GROUP BY 1, 2 ORDER BY 1, 2`,
     )

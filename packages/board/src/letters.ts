@@ -67,7 +67,10 @@ export function date(value: string | null, name: string): Date | undefined {
   return parsed
 }
 
-/** A filter from query parameters (`code`, `eventType`, `from`, `to`) or a JSON body's fields of those names. */
+/**
+ * A filter from query parameters (`code`, `eventType`, `from` and `to`: when parked, `createdFrom` and `createdTo`:
+ * the events' `created_at`) or a JSON body's fields of those names.
+ */
 export function filterFrom(get: (name: string) => string | null): DeadLetterFilter {
   const filter: DeadLetterFilter = {}
   const code = get('code')
@@ -81,6 +84,10 @@ export function filterFrom(get: (name: string) => string | null): DeadLetterFilt
   if (after) filter.parkedAfter = after
   const before = date(get('to'), 'to')
   if (before) filter.parkedBefore = before
+  const createdAfter = date(get('createdFrom'), 'createdFrom')
+  if (createdAfter) filter.createdAfter = createdAfter
+  const createdBefore = date(get('createdTo'), 'createdTo')
+  if (createdBefore) filter.createdBefore = createdBefore
   return filter
 }
 

@@ -39,12 +39,18 @@ export async function park(
     type?: string
     code?: 'schema_mismatch' | 'handler_failed'
     at?: string
+    /** The event's signed `created_at`. */
+    created?: string
     data?: Record<string, unknown>
     /** The exact body to park again (a store counts a park of the same bytes, and keeps the first of others). */
     body?: string
   } = {},
 ) {
-  const event = sampleEvent(extra.type ?? 'transaction_settled', { eventId: id, data: extra.data })
+  const event = sampleEvent(extra.type ?? 'transaction_settled', {
+    eventId: id,
+    data: extra.data,
+    ...(extra.created ? { createdAt: extra.created } : {}),
+  })
   const { body, headers } = await signedDelivery(extra.body ?? event, SECRET)
   await store.park({
     eventId: id,
@@ -53,7 +59,7 @@ export async function park(
     headers,
     code: extra.code ?? 'handler_failed',
     reason: 'ledger down',
-    createdAt: undefined,
+    createdAt: extra.created ? new Date(extra.created) : undefined,
     parkedAt: new Date(extra.at ?? '2026-11-20T10:00:00Z'),
   })
   return body

@@ -18,6 +18,12 @@ export interface QueueCounts {
   failed: number
 }
 
+/** When dead letters failed: at or after `parkedAfter`, before `parkedBefore`. */
+export interface DeadLetterWindow {
+  parkedAfter?: Date | undefined
+  parkedBefore?: Date | undefined
+}
+
 /** A {@link WebhookQueue} on BullMQ, with dead-letter tools. Built by {@link bullmqQueue}. */
 export interface BullmqQueue extends WebhookQueue {
   readonly name: string
@@ -30,14 +36,23 @@ export interface BullmqQueue extends WebhookQueue {
    */
   enqueue(event: VerifiedEvent, options?: EnqueueOptions): Promise<void>
   /**
-   * Dead letters, newest first.
+   * Dead letters, newest first; with `parkedAfter` (inclusive) or `parkedBefore` (exclusive), only those that
+   * failed within that window, read by rank from BullMQ's failed set (scored by the time each failed), so a page
+   * costs the same however deep or narrow.
    *
    * @example
    * for (const letter of await queue.deadLetters({ limit: 20 })) {
    *   console.log(letter.eventId, letter.failedReason)
    * }
    */
-  deadLetters(options?: { offset?: number; limit?: number }): Promise<DeadLetter[]>
+  deadLetters(options?: DeadLetterWindow & { offset?: number; limit?: number }): Promise<DeadLetter[]>
+  /**
+   * How many dead letters failed within the window (all without one): one ZCOUNT of the failed set.
+   *
+   * @example
+   * const lastHour = await queue.countDeadLetters({ parkedAfter: new Date(Date.now() - 3_600_000) })
+   */
+  countDeadLetters(options?: DeadLetterWindow): Promise<number>
   /**
    * The dead letter of `eventId`, or undefined when its job is not in the failed set.
    *
@@ -64,6 +79,8 @@ export interface BullmqQueue extends WebhookQueue {
 }
 
 const ADMIN_READY_TIMEOUT_MS = 10_000
+
+const scoreOf = (date: Date | undefined, none: string) => (date === undefined ? none : String(date.getTime()))
 
 /**
  * Durable queue mode on Redis: the receiver stores each verified event as a BullMQ job and answers
@@ -136,12 +153,30 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqQueue {
       const add = () => queue.add(event.event_type, data, { jobId })
       return enqueueDeadline.call(add, 'Redis did not take the job').then(() => {})
     },
-    async deadLetters({ offset = 0, limit = 100 } = {}) {
+    async deadLetters({ offset = 0, limit = 100, parkedAfter, parkedBefore } = {}) {
       check.offset(offset, caller)
       check.positiveInteger(limit, 'limit', caller)
       await admin()
-      const jobs = await queue.getFailed(offset, offset + limit - 1)
+      let first = 0
+      let end = Number.POSITIVE_INFINITY
+      if (parkedAfter !== undefined || parkedBefore !== undefined) {
+        // Ranks in the failed set, newest first: those that failed at or after parkedBefore come before the window.
+        const failed = queue.keys.failed as string
+        const [newer, within] = await Promise.all([
+          parkedBefore === undefined ? 0 : client.zcount(failed, parkedBefore.getTime(), '+inf'),
+          client.zcount(failed, scoreOf(parkedAfter, '-inf'), parkedBefore ? `(${parkedBefore.getTime()}` : '+inf'),
+        ])
+        first = newer
+        end = within
+      }
+      if (offset >= end) return []
+      const jobs = await queue.getFailed(first + offset, first + Math.min(offset + limit, end) - 1)
       return jobs.filter((job) => job !== undefined).map(toDeadLetter)
+    },
+    async countDeadLetters({ parkedAfter, parkedBefore } = {}) {
+      await admin()
+      const max = parkedBefore ? `(${parkedBefore.getTime()}` : '+inf'
+      return client.zcount(queue.keys.failed as string, scoreOf(parkedAfter, '-inf'), max)
     },
     async deadLetter(eventId) {
       await admin()

@@ -49,6 +49,21 @@ CREATE INDEX IF NOT EXISTS "${listIndexName(table, '_type_idx')}" ON ${t} (statu
 }
 
 /**
+ * The index that lets a count or a page within a window of the events' `created_at` (`createdAfter`,
+ * `createdBefore`) read only the letters in the window (migration 014: what `init()` runs after creating the table,
+ * and `sql/014_payhooks_dead_letters_created.sql` holds for the default name): a count is an index-only range scan,
+ * whatever the code, type or parked window; a page, the window's letters by it, sorted, when the planner finds that
+ * cheaper than walking the list index.
+ *
+ * @example
+ * await migrationClient.query(createDeadLetterCreatedIndexSql('billing.webhook_dead_letters'))
+ */
+export function createDeadLetterCreatedIndexSql(table: string): string {
+  const t = quoteTable(checkTable(table, 'createDeadLetterCreatedIndexSql'))
+  return `CREATE INDEX IF NOT EXISTS "${listIndexName(table, '_created_idx')}" ON ${t} (status, created_at) INCLUDE (code, event_type, parked_at)`
+}
+
+/**
  * The index the retention sweep reads (migration 010): the replayed letters by `replayed_at`, so each batch of a
  * sweep reads only the letters it deletes, oldest first.
  */
@@ -126,8 +141,8 @@ export interface DeadLetterStatements {
   list(query: NormalizedDeadLetterQuery): { text: string; values: unknown[] }
   /**
    * The count query (`count` column) and its parameters; with `counted` (the table has migration 010's counts), the
-   * sum of the kept counts when the filter has no lower time bound and they are filled (less the letters parked
-   * since its upper bound, when it has one).
+   * sum of the kept counts when the filter has no lower parked bound nor created window and they are filled (less
+   * the letters parked since its upper bound, when it has one).
    */
   count(
     query: DeadLetterFilter & { status: NormalizedDeadLetterQuery['status'] },
@@ -147,6 +162,8 @@ function filterOf(query: DeadLetterFilter & { status: string }, values: unknown[
   if (query.code !== undefined) where.push(`code = ${param(query.code)}`)
   if (query.parkedAfter !== undefined) where.push(`parked_at >= ${param(query.parkedAfter)}`)
   if (query.parkedBefore !== undefined) where.push(`parked_at < ${param(query.parkedBefore)}`)
+  if (query.createdAfter !== undefined) where.push(`created_at >= ${param(query.createdAfter)}`)
+  if (query.createdBefore !== undefined) where.push(`created_at < ${param(query.createdBefore)}`)
   const { position, order } = query as Partial<NormalizedDeadLetterQuery>
   if (position) {
     const at = param(new Date(position.parkedAt))
@@ -188,7 +205,14 @@ ORDER BY parked_at ${direction}, event_id ${direction} LIMIT $${values.length - 
     count(query, counted = false) {
       const values: unknown[] = []
       // With status 'all' no index leads with parked_at: the letters since the bound would be a scan of the table.
-      if (counted && query.parkedAfter === undefined && (query.parkedBefore === undefined || query.status !== 'all')) {
+      // A created window is counted on its index (the kept counts know nothing of created_at).
+      const created = query.createdAfter !== undefined || query.createdBefore !== undefined
+      if (
+        counted &&
+        !created &&
+        query.parkedAfter === undefined &&
+        (query.parkedBefore === undefined || query.status !== 'all')
+      ) {
         const where = filterOf({ ...query, parkedBefore: undefined }, values)
         if (query.parkedBefore === undefined) return { text: countedSql(table, where), values }
         // Bounded above only (a replay-all run is fixed at its start): the kept count less the letters parked since,

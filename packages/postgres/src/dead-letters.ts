@@ -4,6 +4,7 @@ import type { Pool } from 'pg'
 import { createDeadLetterCountsSql, fillDeadLetterCounts, hasCounts } from './dead-letter-counts.js'
 import {
   createDeadLetterCountIndexesSql,
+  createDeadLetterCreatedIndexSql,
   createDeadLetterTableSql,
   type DeadLetterRow,
   deadLetterStatements,
@@ -85,14 +86,21 @@ export function postgresDeadLetterStore(
 
   const sweep = () => inBatches(pool, sql.sweep, [replayedRetentionMs], sweepBatch)
 
-  /** Migrations 010 and 008 on an earlier release's table: the counts' triggers under lock_timeout, then the fill. */
+  /**
+   * Migrations 010, 008 and 014 on an earlier release's table: the counts' triggers under lock_timeout, then the
+   * fill, then the indexes.
+   */
   const upgrade = async () => {
     if (!(await hasCounts(pool, table))) {
       await alterWithin(pool, '010', table, createDeadLetterCountsSql(table), lockTimeoutMs)
     }
     counted = true
     await fillDeadLetterCounts(pool, table)
-    for (const statement of [...createDeadLetterCountIndexesSql(table).split(';\n'), deadLetterSweepIndexSql(table)]) {
+    for (const statement of [
+      ...createDeadLetterCountIndexesSql(table).split(';\n'),
+      deadLetterSweepIndexSql(table),
+      createDeadLetterCreatedIndexSql(table),
+    ]) {
       await buildIndexConcurrently(pool, statement)
     }
   }
@@ -112,18 +120,19 @@ export function postgresDeadLetterStore(
             widenDeadLetterCodeSql(table),
             createDeadLetterCountIndexesSql(table),
             deadLetterSweepIndexSql(table),
+            createDeadLetterCreatedIndexSql(table),
             createDeadLetterCountsSql(table, true),
           ].join(';\n'),
         )
         counted = true
       } else if (createTable) {
         // A table of an earlier release: widened only when it must be; migration 010's counts (their triggers under
-        // a short lock_timeout, then filled from one snapshot) and the indexes of 008 and 010 built CONCURRENTLY in
+        // a short lock_timeout, then filled from one snapshot) and the indexes of 008, 010 and 014 built CONCURRENTLY in
         // the background, so neither init() nor a park waits behind a build over a large table or behind an open
         // transaction (counts and pages read the table meanwhile).
         await createOnce(pool, table, widenDeadLetterCodeSql(table))
         indexer ??= retryInBackground(upgrade, {
-          what: `migrations 010 and 008 (sql/010_payhooks_dead_letters_kept_counts.sql, sql/008_payhooks_dead_letters_counts.sql) on ${table}`,
+          what: `migrations 010, 008 and 014 (sql/010_payhooks_dead_letters_kept_counts.sql, sql/008_payhooks_dead_letters_counts.sql, sql/014_payhooks_dead_letters_created.sql) on ${table}`,
           meanwhile: 'dead-letter counts and pages read the table without their indexes or kept counts',
           logger,
         })

@@ -1,6 +1,7 @@
 export { createDeadLetterCountsSql } from './dead-letter-counts.js'
 export {
   createDeadLetterCountIndexesSql,
+  createDeadLetterCreatedIndexSql,
   createDeadLetterTableSql,
   deadLetterSweepIndexSql,
   widenDeadLetterCodeSql,

@@ -3,6 +3,7 @@ import type { Pool } from 'pg'
 import { createDeadLetterCountsSql, fillDeadLetterCounts, hasCounts } from './dead-letter-counts.js'
 import {
   createDeadLetterCountIndexesSql,
+  createDeadLetterCreatedIndexSql,
   createDeadLetterTableSql,
   deadLetterSweepIndexSql,
   widenDeadLetterCodeSql,
@@ -195,6 +196,15 @@ export const MIGRATIONS: readonly Migration[] = [
     without: 'copies of one delivery past the first few in a minute are kept as one row without their count',
     severity: 'warning',
   },
+  {
+    number: '014',
+    file: '014_payhooks_dead_letters_created.sql',
+    store: 'dead_letters',
+    columns: [],
+    indexes: (table) => [createDeadLetterCreatedIndexSql(table)],
+    without: 'counts and pages of letters by created time (createdAfter, createdBefore) read the whole table',
+    severity: 'warning',
+  },
 ]
 
 /** The statements of a multi-statement text, one each. */
@@ -259,8 +269,8 @@ async function hasColumn(pool: Pool, relation: string, column: string): Promise<
  * Applies the migrations of `sql/` missing from the database, the way a release step does before the new version
  * rolls out: the store's table and its fences (001, 004 to 007, and 012: the sweep's indexes), the dead letters'
  * (002, 003, 008, and 010: the counts' triggers, then the counts filled from one snapshot while letters go on being
- * written), then the journal's (009: made even before the journal is turned on, so the release that turns it on has
- * its table; 013: its `copies` column). Each
+ * written; 014: the index of the events' `created_at`), then the journal's (009: made even before the journal is
+ * turned on, so the release that turns it on has its table; 013: its `copies` column). Each
  * `ALTER TABLE` runs under a short `lock_timeout` and is tried again with backoff while a long transaction holds the
  * table, so deliveries are never queued behind it; indexes are built `CONCURRENTLY`, outside a transaction (a
  * leftover INVALID index of an interrupted build is dropped and built again); while a build waits for a long
@@ -356,6 +366,7 @@ async function applyMissing(session: MigrateSession, run: Run): Promise<MigrateR
     if (!(await hasCounts(db, letters))) await alter('010', letters, createDeadLetterCountsSql(letters))
     if ((await fillDeadLetterCounts(db, letters)) && !applied.includes('010')) applied.push('010')
     for (const statement of indexesOf('010', letters)) await index('010', statement)
+    for (const statement of indexesOf('014', letters)) await index('014', statement)
   }
   if (entries !== undefined) {
     // A new table is empty: its indexes come at once; an existing one gets a missing index built CONCURRENTLY.

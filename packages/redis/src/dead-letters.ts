@@ -8,118 +8,14 @@ import {
 } from '@payhooks/core'
 import type { Cluster, Redis } from 'ioredis'
 import { connectionDeadline } from './connection.js'
+import { DELETE_SCRIPT, PARK_SCRIPT, REPLAYED_SCRIPT, UPGRADE_SCRIPT, WALK_SCRIPT } from './dead-letter-scripts.js'
+import { countCreated, pageCreated, type WindowReads } from './dead-letter-windows.js'
 import { redisHealth } from './health.js'
 import type { RedisDeadLetterStoreOptions } from './types.js'
 import { deadLetterStoreOptions } from './validations.js'
 
-// Keys, all under the prefix's hash tag (on a Cluster they share a slot, so a script may touch them all): one hash
-// per letter (`letter:<id>`), the legacy `index` (score parkedAt, member id), and sorted sets of equal scores whose
-// members `<parkedAt, 15 digits>:<id>` sort like a list (parkedAt, then eventId): one per status (`p`, `r`, `a` for
-// all) and per status plus code (`c:`), event type (`t:`), or both (`ct:`). A count with any filter is one
-// ZLEXCOUNT and a page one ZRANGEBYLEX from a bound (a keyset cursor, or a time): O(log n), whatever the backlog.
-// Every change of a letter moves its members in the same script. Replayed letters wait in `expiry` (score: when
-// they go), and each write forgets a few whose time has come, members and all.
-const LIB = `
-local P = ARGV[1]
-local function sets(s, code, typ)
-  return {P..'x:'..s, P..'x:'..s..':c:'..code, P..'x:'..s..':t:'..typ, P..'x:'..s..':ct:'..code..':'..typ}
-end
-local function member(at, id) return string.format('%015d', tonumber(at)) .. ':' .. id end
-local function put(op, statuses, m, code, typ)
-  for _, s in ipairs(statuses) do
-    for _, key in ipairs(sets(s, code, typ)) do
-      if op == 'add' then redis.call('ZADD', key, 0, m) else redis.call('ZREM', key, m) end
-    end
-  end
-end
-local function short(status) if status == 'replayed' then return 'r' end return 'p' end
-local function purge(now)
-  local due = redis.call('ZRANGEBYSCORE', P..'expiry', '-inf', now, 'LIMIT', 0, 20)
-  for _, id in ipairs(due) do
-    local k = P..'letter:'..id
-    local f = redis.call('HMGET', k, 'status', 'code', 'eventType', 'parkedAt')
-    if f[1] == 'replayed' then
-      put('rem', {'r', 'a'}, member(f[4], id), f[2], f[3])
-      redis.call('DEL', k)
-      redis.call('ZREM', P..'index', id)
-    end
-    redis.call('ZREM', P..'expiry', id)
-  end
-end
-`
-
-// A replayed letter, or a parked one of other bytes, is left as it is; either way the letter as it stands is
-// returned, so the receiver tells which.
-// Not flagged allow-oom (allow-oom.ts), unlike a claim's steps: a letter carries a whole body, and a full Redis
-// taking letters past maxmemory grows until the host kills it, losing what it had acknowledged. A full Redis refuses
-// a new letter at its first write (the HSET, nothing written before it), so the park fails, the delivery gets its
-// own non-2XX answer and the service retries it; a letter already parked is parked again (its first write is a
-// ZREM, and a script that wrote is never stopped midway).
-// ARGV: prefix, id, type, body, headers, code, reason, createdAt, parkedAt, now.
-const PARK_SCRIPT = `${LIB}
-local k = P..'letter:'..ARGV[2]
-local kept = redis.call('HMGET', k, 'status', 'body', 'code', 'eventType', 'parkedAt')
-if kept[1] == 'replayed' or (kept[1] and kept[2] ~= ARGV[4]) then return redis.call('HGETALL', k) end
-if kept[1] then put('rem', {'p', 'a'}, member(kept[5], ARGV[2]), kept[3], kept[4]) end
-local first = redis.call('HGET', k, 'firstParkedAt') or ARGV[9]
-redis.call('HSET', k, 'eventId', ARGV[2], 'eventType', ARGV[3], 'body', ARGV[4], 'headers', ARGV[5],
-  'code', ARGV[6], 'reason', ARGV[7], 'createdAt', ARGV[8], 'parkedAt', ARGV[9], 'firstParkedAt', first,
-  'status', 'parked', 'replayedAt', '')
-redis.call('HINCRBY', k, 'parkCount', 1)
-redis.call('PERSIST', k)
-redis.call('ZADD', P..'index', ARGV[9], ARGV[2])
-put('add', {'p', 'a'}, member(ARGV[9], ARGV[2]), ARGV[6], ARGV[3])
-purge(ARGV[10])
-return redis.call('HGETALL', k)`
-
-// ARGV: prefix, id, replayedAt, replayed retention ms (from now, as a TTL would), now.
-const REPLAYED_SCRIPT = `${LIB}
-local k = P..'letter:'..ARGV[2]
-local f = redis.call('HMGET', k, 'status', 'code', 'eventType', 'parkedAt')
-if not f[1] then return 0 end
-if f[1] == 'parked' then
-  local m = member(f[4], ARGV[2])
-  put('rem', {'p'}, m, f[2], f[3])
-  put('add', {'r'}, m, f[2], f[3])
-end
-redis.call('HSET', k, 'status', 'replayed', 'replayedAt', ARGV[3])
-redis.call('ZADD', P..'expiry', tonumber(ARGV[5]) + tonumber(ARGV[4]), ARGV[2])
-purge(ARGV[5])
-return 1`
-
-// ARGV: prefix, id, now.
-const DELETE_SCRIPT = `${LIB}
-local k = P..'letter:'..ARGV[2]
-local f = redis.call('HMGET', k, 'status', 'code', 'eventType', 'parkedAt')
-redis.call('ZREM', P..'index', ARGV[2])
-redis.call('ZREM', P..'expiry', ARGV[2])
-purge(ARGV[3])
-if not f[1] then return 0 end
-put('rem', {short(f[1]), 'a'}, member(f[4], ARGV[2]), f[2], f[3])
-redis.call('DEL', k)
-return 1`
-
-// Letters parked before these sets existed: indexed from the legacy index, a chunk a call (ARGV: prefix,
-// start rank, chunk, replayed retention ms, now). Idempotent, so instances starting together do no harm.
-const UPGRADE_SCRIPT = `${LIB}
-local ids = redis.call('ZRANGE', P..'index', ARGV[2], tonumber(ARGV[2]) + tonumber(ARGV[3]) - 1)
-for _, id in ipairs(ids) do
-  local k = P..'letter:'..id
-  local f = redis.call('HMGET', k, 'status', 'code', 'eventType', 'parkedAt', 'replayedAt')
-  if f[1] then
-    put('add', {short(f[1]), 'a'}, member(f[4], id), f[2], f[3])
-    if f[1] == 'replayed' then
-      local left = redis.call('PTTL', k)
-      if left < 0 then left = tonumber(ARGV[4]) end
-      redis.call('PERSIST', k)
-      redis.call('ZADD', P..'expiry', tonumber(ARGV[5]) + left, id)
-    end
-  end
-end
-return #ids`
-
-/** The layout this code keeps; an older one is upgraded by `init`. */
-const LAYOUT = '2'
+/** The layout this code keeps (3: the `y:` sets by created time); an older one is upgraded by `init`. */
+const LAYOUT = '3'
 const UPGRADE_CHUNK = 500
 
 interface DeadLetterCommands {
@@ -127,15 +23,23 @@ interface DeadLetterCommands {
   payhooksDeadLetterReplayed(letterKey: string, ...args: (string | number)[]): Promise<number>
   payhooksDeadLetterDelete(letterKey: string, ...args: string[]): Promise<number>
   payhooksDeadLetterUpgrade(indexKey: string, ...args: (string | number)[]): Promise<number>
+  payhooksDeadLetterWalk(
+    lexKey: string,
+    createdKey: string,
+    ...args: (string | number)[]
+  ): Promise<[string[], string, number]>
 }
 
 const pad = (ms: number) => String(Math.max(0, Math.trunc(ms))).padStart(15, '0')
 const MEMBER_ID_AT = 16
 const STATUS_SET = { parked: 'p', replayed: 'r', all: 'a' } as const
 
-/** The sorted set holding the letters of `query`'s status, code and event type. */
-function setOf(prefix: string, query: DeadLetterFilter & { status: keyof typeof STATUS_SET }): string {
-  const base = `${prefix}x:${STATUS_SET[query.status]}`
+/**
+ * The sorted set holding the letters of `query`'s status, code and event type: in list order (`x`), or scored by
+ * the event's `created_at` (`y`).
+ */
+function setOf(prefix: string, query: DeadLetterFilter & { status: keyof typeof STATUS_SET }, kind = 'x'): string {
+  const base = `${prefix}${kind}:${STATUS_SET[query.status]}`
   if (query.code !== undefined && query.eventType !== undefined) return `${base}:ct:${query.code}:${query.eventType}`
   if (query.code !== undefined) return `${base}:c:${query.code}`
   if (query.eventType !== undefined) return `${base}:t:${query.eventType}`
@@ -184,7 +88,9 @@ function toLetter(hash: Record<string, Buffer>): DeadLetter | undefined {
  * headers, reason and times) plus entries in sorted sets by status, code and event type; `park`, `markReplayed`
  * and `delete` are each one atomic script, and `park` leaves a replayed letter (or a parked one of other bytes) as
  * it is. `count` (any filter) and `list` (any page, by `after` or `offset`) are one O(log n) command each, so
- * they cost the same at 100 letters or 100,000. `init` indexes the letters an older version parked.
+ * they cost the same at 100 letters or 100,000; with a window of the events' `created_at` (`createdAfter`,
+ * `createdBefore`), a count alone is one too, and a count with a parked window or a page reads at most about the
+ * letters of the smaller window. `init` indexes the letters an older version parked.
  * `durable`, so a receiver answers 200 once an event is parked here: give Redis persistence (AOF) and
  * `maxmemory-policy noeviction`, since parked letters carry no TTL and are kept until replayed. Replayed
  * letters are kept `replayedRetentionMs`, then forgotten by the next writes.
@@ -218,6 +124,7 @@ export function redisDeadLetterStore(
   client.defineCommand('payhooksDeadLetterReplayed', { numberOfKeys: 1, lua: REPLAYED_SCRIPT })
   client.defineCommand('payhooksDeadLetterDelete', { numberOfKeys: 1, lua: DELETE_SCRIPT })
   client.defineCommand('payhooksDeadLetterUpgrade', { numberOfKeys: 1, lua: UPGRADE_SCRIPT })
+  client.defineCommand('payhooksDeadLetterWalk', { numberOfKeys: 2, lua: WALK_SCRIPT })
   const commands = client as unknown as DeadLetterCommands
   const deadline = connectionDeadline(client, { timeoutMs: commandTimeoutMs, caller: 'redisDeadLetterStore' })
   const { call } = deadline
@@ -233,6 +140,38 @@ export function redisDeadLetterStore(
       if (error) throw error
       return value as T
     })
+  }
+
+  const reads: WindowReads = {
+    zcount: (key, min, max) => call(() => client.zcount(key, min, max), 'count got no reply from Redis'),
+    zlexcount: (key, min, max) => call(() => client.zlexcount(key, min, max), 'count got no reply from Redis'),
+    byScore: (key, min, max, limit) =>
+      call(() => client.zrangebyscore(key, min, max, 'WITHSCORES', 'LIMIT', 0, limit), 'list got no reply from Redis'),
+    async walk(lex, created, { min, max, lo, hi, newest, budget, wanted }) {
+      const [found, last, scanned] = await call(
+        () => commands.payhooksDeadLetterWalk(lex, created, min, max, lo, hi, newest ? '1' : '0', budget, wanted),
+        'list got no reply from Redis',
+      )
+      return { found, last, scanned }
+    },
+  }
+  const windowed = (query: DeadLetterFilter) => query.createdAfter !== undefined || query.createdBefore !== undefined
+
+  /** The members of a page, in its order: one ZRANGEBYLEX, or a created window's reads. */
+  async function pageMembers(checked: NormalizedDeadLetterQuery): Promise<string[]> {
+    const { min, max } = rangeOf(checked)
+    if (windowed(checked)) {
+      const sets = { lex: setOf(keyPrefix, checked), created: setOf(keyPrefix, checked, 'y') }
+      return pageCreated(reads, sets, checked, min, max)
+    }
+    const set = setOf(keyPrefix, checked)
+    return call(
+      () =>
+        checked.order === 'oldest'
+          ? client.zrangebylex(set, min, max, 'LIMIT', checked.offset, checked.limit)
+          : client.zrevrangebylex(set, max, min, 'LIMIT', checked.offset, checked.limit),
+      'list got no reply from Redis',
+    )
   }
 
   return {
@@ -286,16 +225,7 @@ export function redisDeadLetterStore(
       return toLetter(hash)
     },
     async list(query) {
-      const checked = deadLetterQuery(query, 'redisDeadLetterStore.list')
-      const set = setOf(keyPrefix, checked)
-      const { min, max } = rangeOf(checked)
-      const members = await call(
-        () =>
-          checked.order === 'oldest'
-            ? client.zrangebylex(set, min, max, 'LIMIT', checked.offset, checked.limit)
-            : client.zrevrangebylex(set, max, min, 'LIMIT', checked.offset, checked.limit),
-        'list got no reply from Redis',
-      )
+      const members = await pageMembers(deadLetterQuery(query, 'redisDeadLetterStore.list'))
       if (members.length === 0) return []
       const hashes = await exec<Record<string, Buffer>>((pipeline) => {
         for (const member of members) pipeline.hgetallBuffer(letterKey(member.slice(MEMBER_ID_AT)))
@@ -321,6 +251,10 @@ export function redisDeadLetterStore(
     async count(query) {
       const checked = deadLetterCountQuery(query, 'redisDeadLetterStore.count')
       const { min, max } = rangeOf(checked)
+      if (windowed(checked)) {
+        const sets = { lex: setOf(keyPrefix, checked), created: setOf(keyPrefix, checked, 'y') }
+        return countCreated(reads, sets, checked, min, max)
+      }
       return call(() => client.zlexcount(setOf(keyPrefix, checked), min, max), 'count got no reply from Redis')
     },
     async delete(eventId) {

@@ -4,6 +4,7 @@ import { receiver, receiverTests, SECRET } from './dead-letter-contract/receiver
 import { storeTests } from './dead-letter-contract/store.js'
 import type { DeadLetterStoreFactory, Fleet } from './dead-letter-contract/types.js'
 import { deadLetterViewContract } from './dead-letter-contract/view.js'
+import { windowTests } from './dead-letter-contract/windows.js'
 import { fleetNamespace, makeFleet } from './fleet.js'
 import { signedDelivery } from './signing.js'
 
@@ -20,7 +21,8 @@ export { deadLetterViewContract } from './dead-letter-contract/view.js'
 
 /**
  * The behaviour payhooks relies on from a {@link DeadLetterStore}, as a vitest suite: the exact bytes kept,
- * parking again in place, `markReplayed`, newest-first listing with filters and pages, letters shared by the
+ * parking again in place, `markReplayed`, newest-first listing with filters and pages, counts and pages within
+ * windows of the parked time and of the events' `created_at` (with keyset pages), letters shared by the
  * instances of a namespace; then through a receiver: a schema mismatch parked (answered 200 only when the store
  * is `durable`), replayed once the schema is fixed (once: a second replay is a duplicate), a stored body altered
  * after parking refused, and a handler failure on an event signed over 71 hours ago parked. It also runs
@@ -61,6 +63,7 @@ export function deadLetterContract(name: string, makeStore: DeadLetterStoreFacto
 
   describe(`dead letter store contract: ${name}`, () => {
     storeTests(fleet)
+    windowTests(fleet)
     receiverTests(fleet)
   })
 
@@ -79,7 +82,7 @@ export function deadLetterContract(name: string, makeStore: DeadLetterStoreFacto
           headers,
           code: 'handler_failed',
           reason,
-          createdAt: undefined,
+          createdAt: typeof event.created_at === 'string' ? new Date(event.created_at) : undefined,
           parkedAt: new Date(),
         })
       },

@@ -6,7 +6,9 @@ import { el, notice, noticeAfterNavigation, noticeNext, when } from './dom.js'
 import { fromInput, inputValue, zoneName } from './time.js'
 
 const PAGE = 50
-const FILTERS = ['code', 'eventType', 'from', 'to', 'eventId', 'status'] as const
+const FILTERS = ['code', 'eventType', 'from', 'to', 'createdFrom', 'createdTo', 'eventId', 'status'] as const
+/** The filters that are times: the page's local times, sent as ISO. */
+const TIMES: readonly string[] = ['from', 'to', 'createdFrom', 'createdTo']
 
 /** A replay report as the API answers it: core's fields (one definition), `null` where core has `undefined`. */
 type Report = {
@@ -128,8 +130,10 @@ function filterForm(params: URLSearchParams): HTMLFormElement {
     ]),
     input('eventType', 'event type'),
     input('eventId', 'event id'),
-    el('label', {}, `from (${zoneName()})`, dateInput('from', 'parked from')),
+    el('label', {}, `parked from (${zoneName()})`, dateInput('from', 'parked from')),
     el('label', {}, `to (${zoneName()})`, dateInput('to', 'parked before')),
+    el('label', {}, `created from (${zoneName()})`, dateInput('createdFrom', 'created from')),
+    el('label', {}, `to (${zoneName()})`, dateInput('createdTo', 'created before')),
     el('button', { type: 'submit' }, 'Filter'),
   )
   form.addEventListener('submit', (event) => {
@@ -138,7 +142,7 @@ function filterForm(params: URLSearchParams): HTMLFormElement {
     for (const name of FILTERS) {
       const field = form.elements.namedItem(name) as HTMLInputElement | null
       let value = field?.value ?? ''
-      if (value && (name === 'from' || name === 'to')) value = fromInput(value)
+      if (value && TIMES.includes(name)) value = fromInput(value)
       if (value && !(name === 'status' && value === 'parked')) next.set(name, value)
     }
     location.hash = `#/?${next}`
@@ -160,7 +164,7 @@ export async function showLetters(view: HTMLElement, session: Session, params: U
   const number = Math.max(1, Number(params.get('page') ?? 1) || 1)
   const query = new URLSearchParams(params)
   query.delete('page')
-  for (const name of ['from', 'to']) {
+  for (const name of TIMES) {
     const value = query.get(name)
     if (value) query.set(name, new Date(value).toISOString())
   }
@@ -168,7 +172,7 @@ export async function showLetters(view: HTMLElement, session: Session, params: U
   const page = await get<Page>(`dead-letters?${query}`)
   const selected = new Set<string>()
   const filterOnly = new URLSearchParams()
-  for (const name of ['code', 'eventType', 'from', 'to'] as const) {
+  for (const name of ['code', 'eventType', ...TIMES]) {
     const value = query.get(name)
     if (value) filterOnly.set(name, value)
   }
@@ -215,6 +219,7 @@ export async function showLetters(view: HTMLElement, session: Session, params: U
       el('td', { class: 'reason' }, letter.reason),
       el('td', {}, String(letter.parkCount)),
       el('td', {}, when(letter.parkedAt)),
+      el('td', {}, when(letter.createdAt)),
       el('td', {}, el('span', { class: `badge status-${letter.status}` }, letter.status)),
     )
   })
@@ -277,7 +282,7 @@ export async function showLetters(view: HTMLElement, session: Session, params: U
     return el('a', { href: `#/?${next}` }, label)
   }
   const first = (number - 1) * PAGE
-  const head = ['Event id', 'Type', 'Code', 'Reason', 'Times parked', 'Last parked at', 'Status']
+  const head = ['Event id', 'Type', 'Code', 'Reason', 'Times parked', 'Last parked at', 'Created at', 'Status']
   view.replaceChildren(
     el('h2', {}, 'Dead letters'),
     filterForm(params),

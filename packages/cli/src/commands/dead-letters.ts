@@ -1,107 +1,34 @@
-import type {
-  DeadLetter,
-  DeadLetterCode,
-  DeadLetterFilter,
-  DeadLetters,
-  ReplayOutcome,
-  ReplayReport,
-} from '@payhooks/core'
-import {
-  CommandFailed,
-  type Context,
-  integerValue,
-  out,
-  printJson,
-  requireString,
-  stringValue,
-  UsageError,
-  warn,
-} from '../context.js'
+import { type DeadLetter, type DeadLetterQuery, deadLetterCursor } from '@payhooks/core'
+import { CommandFailed, integerValue, out, printJson, stringValue, UsageError } from '../context.js'
 import { keyValues, show, table } from '../format.js'
-import type { CommandSpec, OptionSpec } from '../spec.js'
-import { importModule, MODULE_ENV, moduleOption } from '../user-module.js'
+import type { CommandSpec } from '../spec.js'
+import { moduleOption } from '../user-module.js'
+import {
+  countMatching,
+  figure,
+  filterJson,
+  filterOf,
+  filterOptions,
+  MODULE_DETAILS,
+  TIME_DETAILS,
+  withDeadLetters,
+} from './dead-letters-module.js'
+import { replay } from './dead-letters-replay.js'
 
-const MODULE_DETAILS = [
-  'The commands reach your dead letters through a module of yours, run in this process, that exports',
-  'the receiver built by createWebhooks({ deadLetters, ... }) (as default, or as `webhooks`), or any',
-  'dead letters object such as `export const deadLetters = bullmqDeadLetters(queue)`. Replays run the',
-  "receiver's own secrets, schemas, handlers and stores. An exported `close()` is called at the end.",
-]
+// `prove --module` loads the module's dead letters the same way.
+export { type Loaded, loadDeadLetters } from './dead-letters-module.js'
 
-const filterOptions: Record<string, OptionSpec> = {
-  'event-type': { type: 'string', arg: '<type>', help: 'only letters of this event type' },
-  code: {
-    type: 'string',
-    arg: '<code>',
-    help: 'only letters parked for this reason: schema_mismatch, handler_failed or stale_event',
-  },
+const STATUSES = ['parked', 'replayed', 'all'] as const
+
+function statusOf(value: string | undefined): NonNullable<DeadLetterQuery['status']> {
+  const status = value ?? 'parked'
+  if (!(STATUSES as readonly string[]).includes(status))
+    throw new UsageError('--status must be parked, replayed or all')
+  return status as NonNullable<DeadLetterQuery['status']>
 }
 
-export interface Loaded {
-  deadLetters: DeadLetters
-  close(): Promise<void>
-}
-
-const isDeadLetters = (value: unknown): value is DeadLetters =>
-  typeof value === 'object' &&
-  value !== null &&
-  ['list', 'get', 'replay', 'replayAll'].every((name) => typeof (value as Record<string, unknown>)[name] === 'function')
-
-/** Imports the user's module and finds its dead letters: an exported receiver's, or exported dead letters. */
-export async function loadDeadLetters(ctx: Context): Promise<Loaded> {
-  const { file, exports } = await importModule(ctx)
-  for (const name of ['deadLetters', 'default', 'webhooks']) {
-    const value = exports[name] as { deadLetters?: unknown; close?: () => Promise<void> } | undefined
-    const found = isDeadLetters(value) ? value : isDeadLetters(value?.deadLetters) ? value.deadLetters : undefined
-    if (!found) continue
-    const receiver = found === value ? undefined : value
-    const closeModule = exports.close
-    return {
-      deadLetters: found,
-      async close() {
-        await receiver?.close?.()
-        if (typeof closeModule === 'function') await closeModule()
-      },
-    }
-  }
-  throw new UsageError(
-    `${file} exports no dead letters: export default the receiver built by createWebhooks({ deadLetters }), or export const deadLetters`,
-  )
-}
-
-/** Runs `work` with the module's dead letters, then closes what the module opened. */
-async function withDeadLetters(ctx: Context, work: (deadLetters: DeadLetters) => Promise<number>): Promise<number> {
-  const loaded = await loadDeadLetters(ctx)
-  if (loaded.deadLetters.durable === false) {
-    warn(
-      ctx,
-      `warning: ${requireString(ctx, 'module', MODULE_ENV)} keeps its dead letters in memory (memoryDeadLetterStore), which is not durable: this process started with none, so it sees none of those your receiver parked. Use a durable store (redisDeadLetterStore from @payhooks/redis, postgresDeadLetterStore from @payhooks/postgres) to list and replay them from here.`,
-    )
-  }
-  try {
-    return await work(loaded.deadLetters)
-  } catch (error) {
-    if (error instanceof UsageError || error instanceof CommandFailed) throw error
-    if (error instanceof TypeError || error instanceof RangeError) throw new UsageError(error.message)
-    throw new CommandFailed((error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '')
-  } finally {
-    await loaded.close().catch(() => {})
-  }
-}
-
-const DEAD_LETTER_CODES: readonly DeadLetterCode[] = ['schema_mismatch', 'handler_failed', 'stale_event']
-
-function filterOf(ctx: Context): DeadLetterFilter {
-  const code = stringValue(ctx, 'code')
-  if (code !== undefined && !DEAD_LETTER_CODES.includes(code as DeadLetterCode)) {
-    throw new UsageError('--code must be schema_mismatch, handler_failed or stale_event')
-  }
-  const eventType = stringValue(ctx, 'event-type')
-  return {
-    ...(eventType === undefined ? {} : { eventType }),
-    ...(code === undefined ? {} : { code: code as DeadLetterCode }),
-  }
-}
+/** `parked dead letters`, `1 replayed dead letter`: what a count is of. */
+const statusWords = (status: string, n = 2) => `${status === 'all' ? '' : `${status} `}dead letter${n === 1 ? '' : 's'}`
 
 const iso = (date: Date | undefined) => date?.toISOString() ?? null
 
@@ -133,47 +60,100 @@ const list: CommandSpec = {
   name: ['dead-letters', 'list'],
   usage: '--module <file> [options]',
   summary: 'List dead letters: signed events parked because they could not be handled',
-  details: ['Newest first; parked ones by default (--status replayed or all for the others).', ...MODULE_DETAILS],
+  details: [
+    'Newest first; parked ones by default (--status replayed or all for the others), 100 a page: the last',
+    'line says how many match in all and the --after that shows the next page (each page costs the same,',
+    'however deep).',
+    ...TIME_DETAILS,
+    ...MODULE_DETAILS,
+  ],
   examples: [
     'payhooks dead-letters list --module ./dist/webhooks.js',
     'payhooks dead-letters list --module ./dist/webhooks.js --code schema_mismatch --limit 20 --json',
+    'payhooks dead-letters list --module ./dist/webhooks.js --created-after 2026-11-28T02:00Z --created-before 2026-11-28T05:00Z',
   ],
   options: {
     module: moduleOption,
     ...filterOptions,
     status: { type: 'string', arg: '<status>', help: 'parked (default), replayed or all' },
     limit: { type: 'string', arg: '<n>', help: 'at most this many (default 100)' },
-    offset: { type: 'string', arg: '<n>', help: 'skip this many first (default 0)' },
+    after: { type: 'string', arg: '<cursor>', help: 'the next page: the --after the page before printed' },
+    offset: { type: 'string', arg: '<n>', help: 'skip this many first (default 0; costs grow with it: use --after)' },
   },
   positionals: { min: 0, max: 0 },
   async run(ctx) {
     const filter = filterOf(ctx)
-    const status = stringValue(ctx, 'status') ?? 'parked'
-    if (status !== 'parked' && status !== 'replayed' && status !== 'all') {
-      throw new UsageError('--status must be parked, replayed or all')
-    }
+    const status = statusOf(stringValue(ctx, 'status'))
     const limit = integerValue(ctx, 'limit', { min: 1, max: 100_000 }) ?? 100
     const offset = integerValue(ctx, 'offset', { min: 0, max: Number.MAX_SAFE_INTEGER }) ?? 0
+    const after = stringValue(ctx, 'after')
     return withDeadLetters(ctx, async (deadLetters) => {
-      const letters = await deadLetters.list({ ...filter, status, limit, offset })
-      if (ctx.json)
+      const query = { ...filter, status, offset, ...(after ? { after } : {}) }
+      const found = await deadLetters.list({ ...query, limit: ctx.json ? limit : limit + 1 })
+      const letters = found.slice(0, limit)
+      if (ctx.json) {
         printJson(
           ctx,
           letters.map((letter) => letterJson(letter, false)),
         )
-      else if (letters.length === 0) out(ctx, `No ${status === 'all' ? '' : `${status} `}dead letters.`)
-      else {
-        const rows = letters.map((l) => [
-          l.eventId,
-          l.eventType,
-          l.code,
-          l.status,
-          l.parkedAt.toISOString(),
-          String(l.parkCount),
-          l.reason,
-        ])
-        out(ctx, table(['EVENT_ID', 'EVENT_TYPE', 'CODE', 'STATUS', 'PARKED_AT', 'COUNT', 'REASON'], rows))
+        return 0
       }
+      const more = found.length > limit
+      const later = offset > 0 || after !== undefined
+      if (letters.length === 0) {
+        out(ctx, later ? `No more ${statusWords(status)}.` : `No ${statusWords(status)}.`)
+        return 0
+      }
+      const rows = letters.map((l) => [
+        l.eventId,
+        l.eventType,
+        l.code,
+        l.status,
+        l.parkedAt.toISOString(),
+        l.createdAt?.toISOString() ?? '-',
+        String(l.parkCount),
+        l.reason,
+      ])
+      out(ctx, table(['EVENT_ID', 'EVENT_TYPE', 'CODE', 'STATUS', 'PARKED_AT', 'CREATED_AT', 'COUNT', 'REASON'], rows))
+      // Counted only when there is more to see, or this is not the first page: a single page says it all.
+      const total = more || later ? await countMatching(deadLetters, { ...filter, status }) : letters.length
+      const last = letters[letters.length - 1] as DeadLetter
+      const next = more ? ` Next page: --after ${deadLetterCursor(last)}` : ''
+      const shown = `${figure(letters.length)}${later ? ' more' : ''}`
+      out(ctx, `\n${shown} of ${figure(total)} ${statusWords(status, total)}, newest first.${next}`)
+      return 0
+    })
+  },
+}
+
+const count: CommandSpec = {
+  name: ['dead-letters', 'count'],
+  usage: '--module <file> [options]',
+  summary: 'Count dead letters matching the filters, without reading them',
+  details: [
+    'Parked ones by default (--status replayed or all for the others). The count a replay --all of the',
+    "same filters would start from (replay --all --dry-run prints it too). Counts come from the store's",
+    'indexes: the same time at 100 letters or 100,000.',
+    ...TIME_DETAILS,
+    ...MODULE_DETAILS,
+  ],
+  examples: [
+    'payhooks dead-letters count --module ./dist/webhooks.js',
+    'payhooks dead-letters count --module ./dist/webhooks.js --code handler_failed --parked-after 6h --json',
+  ],
+  options: {
+    module: moduleOption,
+    ...filterOptions,
+    status: { type: 'string', arg: '<status>', help: 'parked (default), replayed or all' },
+  },
+  positionals: { min: 0, max: 0 },
+  async run(ctx) {
+    const filter = filterOf(ctx)
+    const status = statusOf(stringValue(ctx, 'status'))
+    return withDeadLetters(ctx, async (deadLetters) => {
+      const matching = await countMatching(deadLetters, { ...filter, status })
+      if (ctx.json) printJson(ctx, { count: matching, status, filter: filterJson(filter) })
+      else out(ctx, `${figure(matching)} ${statusWords(status, matching)} match${matching === 1 ? 'es' : ''}.`)
       return 0
     })
   },
@@ -205,91 +185,4 @@ const showCommand: CommandSpec = {
   },
 }
 
-function outcomeLine(outcome: ReplayOutcome): string[] {
-  if (outcome.status === 'failed') return [outcome.eventId, 'failed', `${outcome.error.code}: ${outcome.error.message}`]
-  if (outcome.status === 'in_progress') {
-    const wait = outcome.retryAfterMs === undefined ? '' : `retry in ${Math.ceil(outcome.retryAfterMs / 1000)} s`
-    return [outcome.eventId, 'in_progress', wait]
-  }
-  return [outcome.eventId, outcome.status, '']
-}
-
-function outcomeJson(outcome: ReplayOutcome): Record<string, unknown> {
-  const json: Record<string, unknown> = { event_id: outcome.eventId, status: outcome.status }
-  if (outcome.status === 'failed') Object.assign(json, { error: outcome.error.code, message: outcome.error.message })
-  if (outcome.status === 'in_progress' && outcome.retryAfterMs !== undefined) json.retry_after_ms = outcome.retryAfterMs
-  return json
-}
-
-const SUCCEEDED = new Set(['processed', 'duplicate', 'queued'])
-
-/** A replay of all in one line: what was tried and what came of it, and the letters that left the set meanwhile. */
-function reportLine(report: ReplayReport): string {
-  const parts = [
-    [report.processed, 'processed'],
-    [report.duplicate, 'duplicate'],
-    [report.queued, 'queued'],
-    [report.failed, 'failed (left parked)'],
-    [report.inProgress, 'in progress elsewhere'],
-    [report.notFound, 'not found'],
-  ]
-    .filter(([count]) => count)
-    .map(([count, what]) => `${count} ${what}`)
-  const of = report.total === undefined ? '' : ` of ${report.total}`
-  const gone = report.gone ? `; ${report.gone} left the set meanwhile (deleted, replayed or parked again)` : ''
-  return `Tried ${report.tried}${of}: ${parts.join(', ') || 'nothing'}${gone}.`
-}
-
-const replay: CommandSpec = {
-  name: ['dead-letters', 'replay'],
-  usage: '<event_id>... | --all [--event-type <type>] [--code <code>] --module <file>',
-  summary: 'Replay dead letters: verify their bytes again and run their handlers, once',
-  details: [
-    "A receiver's letters are verified against its current secrets and schemas, then run under its",
-    "store's claim: an event already handled is not run again (duplicate). A queue's letters go back to",
-    'the queue (queued) for its workers. Exits 1 when a letter failed, was not found or is in progress.',
-    ...MODULE_DETAILS,
-  ],
-  examples: [
-    'payhooks dead-letters replay evt_123 --module ./dist/webhooks.js',
-    'payhooks dead-letters replay --all --code schema_mismatch --module ./dist/webhooks.js',
-  ],
-  options: {
-    module: moduleOption,
-    all: { type: 'boolean', help: 'replay every parked letter (those matching the filters), oldest first' },
-    concurrency: {
-      type: 'string',
-      arg: '<n>',
-      help: 'with --all: letters replayed at once, outside the slots of live deliveries (default 4)',
-    },
-    ...filterOptions,
-  },
-  positionals: { min: 0, max: Number.POSITIVE_INFINITY, name: '<event_id>' },
-  async run(ctx) {
-    const all = ctx.values.all === true
-    const filter = filterOf(ctx)
-    if (all && ctx.positionals.length > 0) throw new UsageError('give event ids or --all, not both')
-    if (!all && ctx.positionals.length === 0) throw new UsageError('missing <event_id> (or --all)')
-    if (!all && Object.keys(filter).length > 0) throw new UsageError('--event-type and --code go with --all')
-    const concurrency = ctx.values.concurrency === undefined ? undefined : Number(ctx.values.concurrency)
-    if (concurrency !== undefined && (!all || !Number.isSafeInteger(concurrency) || concurrency < 1)) {
-      throw new UsageError('--concurrency takes a whole number of 1 or more, with --all')
-    }
-    return withDeadLetters(ctx, async (deadLetters) => {
-      const outcomes: ReplayOutcome[] = []
-      let report: ReplayReport | undefined
-      if (all) {
-        const replayed = await deadLetters.replayAll(filter, concurrency ? { concurrency } : {})
-        outcomes.push(...replayed)
-        report = replayed.report
-      } else for (const eventId of ctx.positionals) outcomes.push(await deadLetters.replay(eventId))
-      if (ctx.json) printJson(ctx, outcomes.map(outcomeJson))
-      else if (outcomes.length === 0) out(ctx, 'No parked dead letters to replay.')
-      else out(ctx, table(['EVENT_ID', 'OUTCOME', 'DETAIL'], outcomes.map(outcomeLine)))
-      if (report && !ctx.json) out(ctx, reportLine(report))
-      return outcomes.every((outcome) => SUCCEEDED.has(outcome.status)) ? 0 : 1
-    })
-  },
-}
-
-export const deadLetterCommands = [list, showCommand, replay]
+export const deadLetterCommands = [list, count, showCommand, replay]

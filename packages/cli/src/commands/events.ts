@@ -50,6 +50,15 @@ function timeValue(ctx: Context, name: string, now: number): Date | undefined {
   return date
 }
 
+const HOUR = 3_600_000
+
+/** How long the journal keeps answers, as the board says it: `kept 168 hours`. */
+function keptLine(events: Events): string {
+  if (events.retentionMs === undefined) return 'kept as long as the journal keeps them'
+  const hours = events.retentionMs / HOUR
+  return `kept ${Number.isInteger(hours) ? hours : hours.toFixed(1)} hours`
+}
+
 const secretOf = ({ verifiedWith }: JournalAnswer) =>
   verifiedWith.label === undefined ? String(verifiedWith.index) : `${verifiedWith.index} (${verifiedWith.label})`
 
@@ -103,7 +112,9 @@ const showCommand: CommandSpec = {
         const maybe = gaps.length
           ? `; answers were dropped (it may be among them): ${gaps.map(gapLine).join('; ')}`
           : ''
-        throw new CommandFailed(`no answer journaled for ${eventId}${maybe}`)
+        throw new CommandFailed(
+          `no answer journaled for ${eventId} (${keptLine(events)}): the service did not reach you within that time, the request was not signed with your secret, or the id differs (a parked event: payhooks dead-letters show ${eventId})${maybe}`,
+        )
       }
       const gaps = timeline.gaps ?? []
       const fields = {
@@ -183,7 +194,15 @@ const list: CommandSpec = {
       if (page.answers.length === 0) {
         // A list by event type searched back to `searchedFrom` only: the cursor searches on.
         const since = page.searchedFrom ? ` since ${page.searchedFrom.toISOString()}` : ''
-        out(ctx, `No answers journaled match${since}.${page.cursor ? `\nmore: --cursor ${page.cursor}` : ''}`)
+        const widen = page.cursor
+          ? 'older hours are left to search'
+          : query.cursor
+            ? 'that was the last page'
+            : 'widen --since/--until, or drop --outcome and --event-type (an outcome is a word such as handler_failed, processed, duplicate, parked)'
+        out(
+          ctx,
+          `No answers journaled match${since} (${keptLine(events)}): ${widen}.${page.cursor ? `\nmore: --cursor ${page.cursor}` : ''}`,
+        )
         return 0
       }
       const rows = page.answers.map((a) => [
@@ -196,7 +215,8 @@ const list: CommandSpec = {
         String(a.durationMs),
       ])
       out(ctx, table(['AT', 'EVENT_ID', 'EVENT_TYPE', 'STATUS', 'OUTCOME', 'INSTANCE', 'DURATION_MS'], rows))
-      if (page.cursor) out(ctx, `\nmore: --cursor ${page.cursor}`)
+      out(ctx, `\nAnswers of every instance sharing the journal, newest first (${keptLine(events)}).`)
+      if (page.cursor) out(ctx, `more: --cursor ${page.cursor}`)
       return 0
     })
   },

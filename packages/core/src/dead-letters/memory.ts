@@ -1,5 +1,5 @@
 import { positiveInteger } from '../validations.js'
-import { deadLetterCountQuery, deadLetterMatches, deadLetterPage, deadLetterQuery } from './query.js'
+import { deadLetterCountQuery, deadLetterMatches, deadLetterPage, deadLetterQuery, hasTimeWindow } from './query.js'
 import type { DeadLetter, DeadLetterCountQuery, DeadLetterQuery, DeadLetterStore, ParkedEvent } from './types.js'
 
 /** Options of {@link memoryDeadLetterStore}. */
@@ -50,7 +50,8 @@ export function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
 export function memoryDeadLetterStore(options: MemoryDeadLetterStoreOptions = {}): MemoryDeadLetterStore {
   const maxEntries = positiveInteger(options.maxEntries ?? 10_000, 'memoryDeadLetterStore', 'maxEntries')
   const letters = new Map<string, DeadLetter>()
-  // Letters by status, code and event type, kept with every change: a count without a time range reads these.
+  // Letters by status, code and event type, kept with every change: a count without a time window reads these; one
+  // with a window (parked or created) reads every letter, as a list does: this store holds 10,000 at most.
   const counts = new Map<string, { status: string; code: string; eventType: string; n: number }>()
   const tally = (letter: DeadLetter, by: number) => {
     const key = JSON.stringify([letter.status, letter.code, letter.eventType])
@@ -124,7 +125,7 @@ export function memoryDeadLetterStore(options: MemoryDeadLetterStoreOptions = {}
     count(query) {
       const checked = deadLetterCountQuery(query, 'memoryDeadLetterStore.count')
       let found = 0
-      if (checked.parkedAfter || checked.parkedBefore) {
+      if (hasTimeWindow(checked)) {
         for (const letter of letters.values()) if (deadLetterMatches(letter, checked)) found++
         return found
       }

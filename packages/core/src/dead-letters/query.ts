@@ -43,7 +43,7 @@ export function deadLetterQuery(query: DeadLetterQuery = {}, where = 'list'): No
   if (query.eventType !== undefined) {
     check(typeof query.eventType === 'string', where, 'eventType', 'be a string', TypeError)
   }
-  for (const name of ['parkedAfter', 'parkedBefore'] as const) {
+  for (const name of ['parkedAfter', 'parkedBefore', 'createdAfter', 'createdBefore'] as const) {
     const date = query[name]
     if (date !== undefined) {
       check(date instanceof Date && !Number.isNaN(date.getTime()), where, name, 'be a valid Date', TypeError)
@@ -150,9 +150,31 @@ export function deadLetterMatches(letter: DeadLetter, query: DeadLetterQuery): b
     (query.eventType === undefined || letter.eventType === query.eventType) &&
     (query.code === undefined || letter.code === query.code) &&
     (query.parkedAfter === undefined || letter.parkedAt.getTime() >= query.parkedAfter.getTime()) &&
-    (query.parkedBefore === undefined || letter.parkedAt.getTime() < query.parkedBefore.getTime())
+    (query.parkedBefore === undefined || letter.parkedAt.getTime() < query.parkedBefore.getTime()) &&
+    createdWithin(letter.createdAt, query)
   )
 }
+
+/** Whether a letter's `createdAt` is within the filter's created window (none without one, when it has a window). */
+export function createdWithin(
+  createdAt: Date | undefined,
+  { createdAfter, createdBefore }: Pick<DeadLetterFilter, 'createdAfter' | 'createdBefore'>,
+): boolean {
+  if (createdAfter === undefined && createdBefore === undefined) return true
+  if (createdAt === undefined) return false
+  const at = createdAt.getTime()
+  return (
+    (createdAfter === undefined || at >= createdAfter.getTime()) &&
+    (createdBefore === undefined || at < createdBefore.getTime())
+  )
+}
+
+/** Whether `filter` has a time window on `parkedAt` or on the event's `createdAt`. */
+export const hasTimeWindow = (filter: DeadLetterFilter): boolean =>
+  filter.parkedAfter !== undefined ||
+  filter.parkedBefore !== undefined ||
+  filter.createdAfter !== undefined ||
+  filter.createdBefore !== undefined
 
 /**
  * The page `query` asks for out of `letters` (filter, order, `after`, `offset`, `limit`), for stores that keep

@@ -8,6 +8,7 @@
 import type { SlotState } from '../dispatch/index.js'
 import { compareDeadLetters, type DeadLetterPosition, deadLetterCursor, deadLetterQuery } from './query.js'
 import { ReplayRunError, randomId, readCursor, signCursor } from './replay-cursor.js'
+import { count, type Tally, tally } from './replay-tally.js'
 import type {
   DeadLetter,
   DeadLetterFilter,
@@ -15,7 +16,6 @@ import type {
   DeadLetters,
   ReplayBatch,
   ReplayBatchRequest,
-  ReplayCounts,
   ReplayOutcome,
   ReplayReport,
 } from './types.js'
@@ -46,21 +46,6 @@ const POLL_MS = 100
 const changed = (count: number | undefined) =>
   new ReplayRunError('changed', 'replayAll: the count changed: confirm again', count)
 
-type Tally = ReplayCounts
-
-/** Which count each outcome adds to (besides `tried`). */
-const FIELD: Record<ReplayOutcome['status'], Exclude<keyof Tally, 'tried'>> = {
-  processed: 'processed',
-  duplicate: 'duplicate',
-  queued: 'queued',
-  in_progress: 'inProgress',
-  failed: 'failed',
-  not_found: 'notFound',
-}
-
-const tally = (): Tally =>
-  Object.fromEntries([['tried', 0], ...Object.values(FIELD).map((field) => [field, 0])]) as unknown as Tally
-
 interface Caller {
   step: number
   tally: Tally
@@ -73,6 +58,8 @@ interface Run {
   key: string
   filter: DeadLetterFilter
   before: Date
+  /** When the run started (ms): a duplicate handled since was handled meanwhile. */
+  startedAt: number
   total: number | undefined
   position: DeadLetterPosition | undefined
   /** For a store without keyset paging: the ids still to take, read when the run started. */
@@ -121,7 +108,14 @@ function runsOf(store: ReplaySource): Map<string, Run> {
 }
 
 const filterKey = (filter: DeadLetterFilter) =>
-  JSON.stringify([filter.eventType, filter.code, filter.parkedAfter?.getTime(), filter.parkedBefore?.getTime()])
+  JSON.stringify([
+    filter.eventType,
+    filter.code,
+    filter.parkedAfter?.getTime(),
+    filter.parkedBefore?.getTime(),
+    filter.createdAfter?.getTime(),
+    filter.createdBefore?.getTime(),
+  ])
 
 async function startRun(store: ReplaySource, filter: DeadLetterFilter, expected?: number): Promise<Run> {
   const runs = runsOf(store)
@@ -154,6 +148,7 @@ async function startRun(store: ReplaySource, filter: DeadLetterFilter, expected?
     key: wanted,
     filter: set,
     before,
+    startedAt: Date.now(),
     total: undefined,
     position: undefined,
     pending: undefined,
@@ -318,10 +313,7 @@ export async function replayBatch(
           outcome = await replayOne(eventId)
         }
         outcomes[index] = outcome
-        for (const counts of [run.tally, me.tally]) {
-          counts.tried++
-          counts[FIELD[outcome.status]]++
-        }
+        for (const counts of [run.tally, me.tally]) count(counts, outcome, run.startedAt)
       }
     }
     await Promise.all(Array.from({ length: Math.min(concurrency, ids.length) }, worker))

@@ -2,6 +2,7 @@ import { dispatch, dispatchInSlotPromise, observeDispatch, type SlotState } from
 import { InternalError, PayloadError, StoreError, WebhookError } from '../errors/index.js'
 import { report } from '../event-handler/index.js'
 import type { JournalRecorder } from '../journal/recorder.js'
+import { eventsView } from '../journal/view.js'
 import type { VerifiedEvent } from '../types.js'
 import { isThenable } from '../util/thenable.js'
 import { cryptoProvider } from '../verify/signature.js'
@@ -24,9 +25,32 @@ import type {
   ReplayOutcome,
 } from './types.js'
 
-/** What replaying needs from the receiver: verification, dispatch, the dead-letter store, and its journal. */
+/**
+ * What replaying needs from the receiver: verification, dispatch, the dead-letter store, and its journal (which
+ * records each replay and, when it has one, tells when a duplicate was handled).
+ */
 export interface ReplayState extends VerifyState, SlotState, ParkState {
   readonly journal?: JournalRecorder | undefined
+}
+
+/** How long a replay waits for the journal to say when a duplicate was handled, before leaving it unknown. */
+const JOURNAL_WAIT_MS = 1000
+
+/** When the journal says `eventId` was handled (its first handled answer), or undefined when it cannot tell. */
+async function handledAtInJournal(state: ReplayState, eventId: string): Promise<Date | undefined> {
+  if (!state.journal) return undefined
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(resolve, JOURNAL_WAIT_MS, undefined)
+  })
+  try {
+    const timeline = await Promise.race([eventsView(state.journal).get(eventId), late])
+    return timeline?.handledAt ?? undefined
+  } catch {
+    return undefined // The journal is an account, not the truth: the duplicate stays, its time unknown.
+  } finally {
+    clearTimeout(timer)
+  }
 }
 
 /** Runs `work` as running work of the receiver (so `close` waits for it), or rejects once it is closing. */
@@ -107,6 +131,10 @@ async function replayVerified(
     // Handled all the same: the letter still reads parked, and replaying it again answers duplicate.
     report(state.eventHandler, error as StoreError)
   }
+  if (outcome.status === 'duplicate') {
+    const handledAt = await handledAtInJournal(state, eventId)
+    return handledAt ? { eventId, status: 'duplicate', handledAt } : { eventId, status: 'duplicate' }
+  }
   return { eventId, status: outcome.status }
 }
 
@@ -117,7 +145,11 @@ export async function replay(state: ReplayState, eventId: string, outsideSlots =
   const letter = await stored('get', eventId, () => store.get(eventId))
   if (!letter) return { eventId, status: 'not_found' }
   // Handled already: the letter says so even once the dedupe store has forgotten the event.
-  if (letter.status === 'replayed') return { eventId, status: 'duplicate' }
+  if (letter.status === 'replayed') {
+    return letter.replayedAt
+      ? { eventId, status: 'duplicate', handledAt: letter.replayedAt }
+      : { eventId, status: 'duplicate' }
+  }
   return replayLetter(state, store, letter, outsideSlots)
 }
 

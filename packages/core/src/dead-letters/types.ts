@@ -47,6 +47,15 @@ export interface DeadLetterFilter {
   parkedAfter?: Date
   /** Parked (latest `parkedAt`) before this time. */
   parkedBefore?: Date
+  /**
+   * The event's signed `created_at` at or after this time (a letter without one never matches): the events created
+   * during an outage, whenever they were parked.
+   * @example
+   * await webhooks.deadLetters.count?.({ createdAfter: new Date('2026-11-28T02:00Z'), createdBefore: new Date('2026-11-28T05:00Z') })
+   */
+  createdAfter?: Date
+  /** The event's signed `created_at` before this time (a letter without one never matches). */
+  createdBefore?: Date
 }
 
 /** A page of dead letters for {@link DeadLetterStore.list}: newest `parkedAt` first. */
@@ -168,8 +177,13 @@ export interface DeadLetterStore {
 
 /** What a replay of one dead letter did. */
 export type ReplayOutcome =
-  /** Its handlers ran now and succeeded, or it had been handled already (`duplicate`): the letter is `replayed`. */
-  | { eventId: string; status: 'processed' | 'duplicate' }
+  /**
+   * Its handlers ran now and succeeded, or it had been handled already (`duplicate`): the letter is `replayed`.
+   * For a `duplicate`, `handledAt` says when it was handled where something recorded it: the letter's `replayedAt`
+   * when another replay handled it, else the journal's first handled answer (a receiver with a `journal`).
+   * Undefined when only the done marker tells, which keeps no time.
+   */
+  | { eventId: string; status: 'processed' | 'duplicate'; handledAt?: Date }
   /** Handed back to a queue, whose workers run it (BullMQ dead letters). */
   | { eventId: string; status: 'queued' }
   /** Another delivery or worker holds the event's claim: try again after `retryAfterMs`. */
@@ -208,10 +222,21 @@ export interface ReplayBatchRequest {
 
 /** What a replay of all did to its letters, one count per outcome; `tried` is their sum. */
 export interface ReplayCounts {
-  /** Letters tried (each once): the sum of the outcomes below. */
+  /** Letters tried (each once): the sum of `processed`, `duplicate`, `queued`, `inProgress`, `failed`, `notFound`. */
   tried: number
   processed: number
   duplicate: number
+  /**
+   * Of `duplicate`: handled by another replay or delivery after this run started (another operator's run, a
+   * console, a resend), as the letter's `replayedAt` or the journal tells.
+   */
+  duplicateMeanwhile: number
+  /**
+   * Of `duplicate`: handled before this run started, as the journal tells. The rest of `duplicate` (neither this
+   * nor `duplicateMeanwhile`) was found only by the done marker, which keeps no time: a receiver with a `journal`
+   * tells them apart.
+   */
+  duplicateBefore: number
   /** Handed back to a queue. */
   queued: number
   /** Being handled elsewhere (a delivery or worker holds its claim): not failed, and not tried again by this run. */

@@ -111,7 +111,12 @@ export function receiverTests(fleet: (namespace?: string) => Fleet): void {
     expect(letter?.replayedAt).toBeInstanceOf(Date)
     expect(await fixed.webhooks.deadLetters.list()).toEqual([])
 
-    expect(await fixed.webhooks.replay('evt_fixed')).toEqual({ eventId: 'evt_fixed', status: 'duplicate' })
+    // Handled when the letter says it was replayed.
+    expect(await fixed.webhooks.replay('evt_fixed')).toEqual({
+      eventId: 'evt_fixed',
+      status: 'duplicate',
+      handledAt: letter?.replayedAt,
+    })
     expect(await fixed.webhooks.replayAll()).toEqual([])
     expect(fixed.runs('evt_fixed')).toBe(1)
   })
@@ -205,6 +210,7 @@ export function receiverTests(fleet: (namespace?: string) => Fleet): void {
     expect(await later.webhooks.deadLetters.replay('evt_outage')).toEqual({
       eventId: 'evt_outage',
       status: 'duplicate',
+      handledAt: replayed?.replayedAt,
     })
     expect(first.runs('evt_outage') + later.runs('evt_outage')).toBe(1)
   })

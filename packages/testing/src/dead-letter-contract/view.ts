@@ -39,7 +39,8 @@ export function deadLetterViewContract(name: string, makeSubject: DeadLetterSubj
     }
   }
   const ids = (letters: DeadLetter[]) => letters.map((letter) => letter.eventId)
-  const settled = (id: string) => sampleEvent('transaction_settled', { eventId: id }) as ContractEvent
+  const settled = (id: string, createdAt?: Date) =>
+    sampleEvent('transaction_settled', { eventId: id, createdAt: createdAt?.toISOString() }) as ContractEvent
   const returned = (id: string) => sampleEvent('transaction_returned', { eventId: id }) as ContractEvent
 
   describe(`dead letters contract: ${name}`, () => {
@@ -120,6 +121,49 @@ export function deadLetterViewContract(name: string, makeSubject: DeadLetterSubj
       expect([s.runs('evt_dl_old'), s.runs('evt_dl_new'), s.runs('evt_dl_other')]).toEqual([1, 1, 0])
       expect(ids(await s.deadLetters.list())).toEqual(['evt_dl_other'])
       expect(await s.deadLetters.replayAll({ code: 'schema_mismatch' })).toEqual([])
+    })
+
+    it("counts, lists and replays all within a window of the events' created_at, with the parked window too", async () => {
+      const s = await subject()
+      const hour = 3_600_000
+      const base = new Date(Math.floor(Date.now() / hour) * hour - 10 * hour)
+      const created = (hours: number) => new Date(base.getTime() + hours * hour)
+      // Created in another order than parked; a returned event has no created_at, so it is in no created window.
+      await parkAll(s, [
+        settled('evt_cw_b', created(1)),
+        settled('evt_cw_a', created(0)),
+        returned('evt_cw_r'),
+        settled('evt_cw_c', created(2)),
+        settled('evt_cw_d', created(3)),
+      ])
+      const window = { createdAfter: created(1), createdBefore: created(3) }
+      expect(ids(await s.deadLetters.list(window))).toEqual(['evt_cw_c', 'evt_cw_b'])
+      expect(ids(await s.deadLetters.list({ ...window, order: 'oldest' }))).toEqual(['evt_cw_b', 'evt_cw_c'])
+      expect(ids(await s.deadLetters.list({ createdBefore: created(1) }))).toEqual(['evt_cw_a'])
+      expect(ids(await s.deadLetters.list({ createdAfter: base }))).toEqual([
+        'evt_cw_d',
+        'evt_cw_c',
+        'evt_cw_a',
+        'evt_cw_b',
+      ])
+      const a = (await s.deadLetters.get('evt_cw_a')) as DeadLetter
+      expect(a.createdAt?.getTime()).toBe(base.getTime())
+      const parked = { createdAfter: base, parkedAfter: a.parkedAt }
+      expect(ids(await s.deadLetters.list(parked))).toEqual(['evt_cw_d', 'evt_cw_c', 'evt_cw_a'])
+      if (s.deadLetters.count) {
+        // The dry run: how many a replay of the window would take.
+        expect(await s.deadLetters.count(window)).toBe(2)
+        expect(await s.deadLetters.count({ createdAfter: base })).toBe(4)
+        expect(await s.deadLetters.count(parked)).toBe(3)
+        expect(await s.deadLetters.count({ ...window, parkedBefore: a.parkedAt })).toBe(1)
+      }
+      const outcomes = await s.deadLetters.replayAll(window)
+      expect(outcomes.map((outcome) => outcome.eventId)).toEqual(['evt_cw_b', 'evt_cw_c'])
+      expect(outcomes.report).toMatchObject({ tried: 2, total: 2, remaining: 0, done: true })
+      await s.settle?.()
+      expect(['evt_cw_a', 'evt_cw_b', 'evt_cw_c', 'evt_cw_d', 'evt_cw_r'].map(s.runs)).toEqual([0, 1, 1, 0, 0])
+      expect(ids(await s.deadLetters.list())).toEqual(['evt_cw_d', 'evt_cw_r', 'evt_cw_a'])
+      if (s.deadLetters.count) expect(await s.deadLetters.count(window)).toBe(0)
     })
 
     it('answers not_found to the replay of an unknown id, running nothing', async () => {
