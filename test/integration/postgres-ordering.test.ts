@@ -95,6 +95,7 @@ describe('postgresStore ordering fences', () => {
     expect(await deliver(webhooks, event('transaction_returned', 'txn_m', '2026-11-05T08:00:00Z'))).toBe(200)
     expect(seen.map((o) => o?.newest?.eventType)).toEqual([undefined, 'transaction_settled'])
     expect(seen[1]?.token).toBeGreaterThan(seen[0]?.token ?? Number.POSITIVE_INFINITY)
+    await webhooks.close()
     await admin.query(`DROP SCHEMA ${schema} CASCADE`)
   })
 
@@ -123,6 +124,18 @@ describe('postgresStore ordering fences', () => {
     adding.onAny((_e, context) => void tokens.push(context.ordering?.token ?? 0))
     expect(await deliver(adding, settled)).toBe(200)
     expect(tokens[0]).toBeGreaterThan(0)
+    // The receiver applies 007 in the background, its index built CONCURRENTLY: a DROP SCHEMA racing that build
+    // deadlocked with it. The build's end awaited (007's index valid), the receivers closed, then dropped.
+    const checker = postgresStore(newPool(1), { table, createTable: false })
+    const applied = async () =>
+      (await checker.health?.(AbortSignal.timeout(5000)))?.find((check) => check.name === 'postgres_migration_007')?.ok
+    let built = await applied()
+    for (let i = 0; i < 300 && !built; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      built = await applied()
+    }
+    expect(built).toBe(true)
+    await Promise.all([refusing.close(), adding.close()])
     await admin.query(`DROP SCHEMA ${schema} CASCADE`)
   })
   it('keeps ordering working on a fence table without migration 007 (createTable: false), heldKeys naming it; lists once it is applied', async () => {
@@ -160,6 +173,7 @@ describe('postgresStore ordering fences', () => {
     finish()
     expect(await answered).toBe(200)
     expect(await after.heldKeys()).toEqual([])
+    await Promise.all([before.close(), after.close()])
     await admin.query(`DROP SCHEMA ${schema} CASCADE`)
   })
 })

@@ -1,5 +1,6 @@
 import type { Pool, PoolClient, QueryResult } from 'pg'
 import { checkOut } from './held-client.js'
+import { beginWithTurn, TurnWaitError } from './turn.js'
 
 const noop = () => {}
 
@@ -23,14 +24,70 @@ export async function inTransaction<T>(pool: Pool, work: (client: PoolClient) =>
 }
 
 /**
- * Runs `ddl` (statements without parameters) under a transaction-scoped advisory lock keyed by the table:
- * concurrent `CREATE ... IF NOT EXISTS` can fail on PostgreSQL's catalog, so instances starting together take turns.
+ * Runs `work` in a transaction of its own holding the turn of `table` at schema changes (see turn.ts), waiting for it
+ * at most `boundMs` while a migrate run or an index build holds it (then a {@link TurnWaitError}); as long as it takes
+ * behind another instance's change in a transaction. With `unchanged`, a statement that is a no-op when what `work`
+ * makes is all there: tried without the turn (under a lock_timeout too short to hold up a build) when a migrate run
+ * or a build holds it, the change then skipped when that statement changed nothing.
  */
-export async function createOnce(pool: Pool, table: string, ddl: string): Promise<void> {
-  await inTransaction(pool, async (client) => {
-    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`payhooks:${table}`])
+export async function changeWithin(
+  pool: Pool,
+  table: string,
+  what: string,
+  boundMs: number,
+  work: (client: PoolClient) => Promise<unknown>,
+  unchanged?: string,
+): Promise<void> {
+  const held = await checkOut(pool)
+  const { client } = held
+  let failure: Error | undefined
+  let open = false
+  try {
+    const meanwhile = unchanged === undefined ? undefined : () => changesNothing(client, unchanged)
+    if ((await beginWithTurn(client, table, { what, boundMs, ...(meanwhile ? { meanwhile } : {}) })) === 'done') return
+    open = true
+    await work(client)
+    await client.query('COMMIT')
+  } catch (error) {
+    if (!(error instanceof TurnWaitError)) failure = error instanceof Error ? error : new Error(String(error))
+    if (open && !held.failure) await client.query('ROLLBACK').catch(noop)
+    throw error
+  } finally {
+    held.release(failure)
+  }
+}
+
+/**
+ * Whether `ddl` has nothing to do: run in a transaction under a 1 ms lock_timeout, kept when it wrote nothing (no
+ * transaction id), rolled back otherwise or when it failed (a lock not granted at once, a concurrent creation).
+ */
+async function changesNothing(client: PoolClient, ddl: string): Promise<boolean> {
+  await client.query('BEGIN')
+  try {
+    await client.query('SET LOCAL lock_timeout = 1')
     await client.query(ddl)
-  })
+    const { rows } = await client.query<{ none: boolean }>('SELECT txid_current_if_assigned() IS NULL AS none')
+    if (rows[0]?.none !== true) {
+      await client.query('ROLLBACK')
+      return false
+    }
+    await client.query('COMMIT')
+    return true
+  } catch {
+    await client.query('ROLLBACK')
+    return false
+  }
+}
+
+/**
+ * Runs `ddl` (statements without parameters, `IF NOT EXISTS` or otherwise a no-op once applied) holding the table's
+ * turn at schema changes: concurrent `CREATE ... IF NOT EXISTS` can fail on PostgreSQL's catalog, and a transaction
+ * waiting for a table's lock behind a `CREATE INDEX CONCURRENTLY` deadlocked with it. While a migrate run or an index
+ * build holds the turn, a `ddl` with nothing to do completes at once; one with something to do waits for the turn at
+ * most `lockTimeoutMs`, then rejects ({@link TurnWaitError}; init() is tried again by the next delivery).
+ */
+export async function createOnce(pool: Pool, table: string, ddl: string, lockTimeoutMs = 500): Promise<void> {
+  await changeWithin(pool, table, `creating ${table}`, lockTimeoutMs, (client) => client.query(ddl), ddl)
 }
 
 export type Logger = { warn?(message: string): void; error(message: string): void }

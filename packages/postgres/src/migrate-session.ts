@@ -1,15 +1,15 @@
 import type { Pool, PoolClient } from 'pg'
 import { checkOut } from './held-client.js'
 import type { Logger } from './maintenance.js'
+import { giveTurn, heldBy, holderOf, tryTurn } from './turn.js'
 
-// One session for a whole migrate() run, holding the run's turn at each table it changes (a session-level advisory
-// lock, as CREATE INDEX CONCURRENTLY runs outside any transaction): two runs at once took turns statement by
-// statement, and one's CREATE INDEX CONCURRENTLY, waiting for every transaction older than it, deadlocked with the
-// other's ALTER TABLE waiting for the index build's lock. While a statement of the run waits for another session, the
-// run says which, by pid, from a second connection.
+// One session for a whole migrate() run, holding the turn at schema changes of each table it changes (turn.ts: a
+// session-level advisory lock, as CREATE INDEX CONCURRENTLY runs outside any transaction; the instances' own changes
+// and index builds take the same turns): two runs at once took turns statement by statement, and one's CREATE INDEX
+// CONCURRENTLY, waiting for every transaction older than it, deadlocked with the other's ALTER TABLE waiting for the
+// index build's lock. While a statement of the run waits for another session, the run says which, by pid, from a
+// second connection.
 
-/** The first key of every turn lock of a migrate run; the second is the table's name. */
-const TURN = 'payhooks:migrate'
 /** How often a run waiting for its turn tries again. */
 const TURN_POLL_MS = 200
 /** A wait is first reported after this long, then again each {@link REPORT_EVERY_MS} or when who blocks changes. */
@@ -21,11 +21,6 @@ const BLOCKERS = `SELECT b.pid, coalesce(b.state, 'unknown') AS state,
   coalesce(extract(epoch FROM clock_timestamp() - coalesce(b.query_start, b.xact_start)), 0)::float8 AS query_s
 FROM unnest(pg_blocking_pids($1)) AS blocker(pid) JOIN pg_stat_activity b ON b.pid = blocker.pid
 ORDER BY b.query_start LIMIT 3`
-
-/** Who holds the turn of a table: the session holding that advisory lock. */
-const TURN_HOLDER = `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2
-AND classid::bigint = (hashtext($1)::bigint & 4294967295) AND objid::bigint = (hashtext($2)::bigint & 4294967295)
-LIMIT 1`
 
 /** A migrate run's own session: its statements, the turns it holds, and what it tells while it waits. */
 export interface MigrateSession {
@@ -61,8 +56,8 @@ function spare(pool: Pool): boolean {
 
 /**
  * Opens the session of a migrate run on a connection of `pool` and takes the turn of each of `tables` (all or none,
- * tried again every 200 ms while another run holds one, so a waiting run never holds a snapshot an index build of
- * the other would wait for), logging who holds it.
+ * tried again every 200 ms while another run, an instance's schema change or an index build holds one, so a waiting
+ * run never holds a snapshot an index build holding it would wait for), logging who holds it.
  */
 export async function openSession(pool: Pool, tables: string[], logger: Logger): Promise<MigrateSession> {
   const held = await checkOut(pool)
@@ -71,7 +66,7 @@ export async function openSession(pool: Pool, tables: string[], logger: Logger):
   let pid = 0
   const keys = [...new Set(tables)].sort()
   const unlock = async (taken: string[]) => {
-    for (const key of taken) await client.query('SELECT pg_advisory_unlock(hashtext($1), hashtext($2))', [TURN, key])
+    for (const key of taken) await giveTurn(client, key)
   }
   try {
     pid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid ?? 0
@@ -81,11 +76,7 @@ export async function openSession(pool: Pool, tables: string[], logger: Logger):
       const taken: string[] = []
       let busy: string | undefined
       for (const key of keys) {
-        const { rows } = await client.query<{ ok: boolean }>(
-          'SELECT pg_try_advisory_lock(hashtext($1), hashtext($2)) AS ok',
-          [TURN, key],
-        )
-        if (!rows[0]?.ok) {
+        if (!(await tryTurn(client, key))) {
           busy = key
           break
         }
@@ -96,10 +87,10 @@ export async function openSession(pool: Pool, tables: string[], logger: Logger):
       const waited = Date.now() - started
       if (waited >= FIRST_REPORT_MS && Date.now() - reported >= REPORT_EVERY_MS) {
         reported = Date.now()
-        const holder = (await client.query<{ pid: number }>(TURN_HOLDER, [TURN, busy])).rows[0]?.pid
+        const holder = await holderOf(client, busy)
         say(
           logger,
-          `[payhooks] migrate: waiting for another migrate run on ${busy}${holder ? ` (pid ${holder})` : ''} to finish (${Math.round(waited / 1000)} s so far)`,
+          `[payhooks] migrate: waiting for its turn at the schema changes of ${busy}${heldBy(holder)} (${Math.round(waited / 1000)} s so far)`,
         )
       }
       await sleep(TURN_POLL_MS)

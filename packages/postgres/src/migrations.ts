@@ -275,9 +275,14 @@ async function hasColumn(pool: Pool, relation: string, column: string): Promise<
  * table, so deliveries are never queued behind it; indexes are built `CONCURRENTLY`, outside a transaction (a
  * leftover INVALID index of an interrupted build is dropped and built again); while a build waits for a long
  * transaction, `logger` is told which (pid, state, since when), once a second and then every 10 s. Safe to run again,
- * and from several places at once: a run works on one connection of `pool` holding a turn on each table it changes
- * (a session advisory lock, taken all or none), so runs take turns, the later finding it all applied. The CLI runs
- * it as `payhooks migrate --postgres URL`.
+ * and from several places at once, beside receivers starting on the same tables: a run works on one connection of
+ * `pool` holding the turn at schema changes of each table it changes (a session advisory lock, taken all or none,
+ * tried again every 200 ms and logged while another holds one), and every other schema change of those tables takes
+ * the same turn: another run, a receiver's `CREATE`/`ALTER TABLE` on first use (which waits for it at most its
+ * `migrationLockTimeoutMs`, then fails and is tried again by the next delivery) and every index a receiver builds
+ * `CONCURRENTLY` in the background (tried again later). So they go one at a time, never deadlocking, and the later
+ * finds it all applied (an unqualified table name is the current schema's, so `payhooks_events` and
+ * `public.payhooks_events` share a turn). The CLI runs it as `payhooks migrate --postgres URL`.
  *
  * @example
  * import { migrate } from '@payhooks/postgres'
@@ -296,7 +301,8 @@ export async function migrate(pool: Pool, options: MigrateOptions = {}): Promise
   const lockTimeoutMs = nonNegativeNumber(options.lockTimeoutMs ?? 2000, 'migrate', 'lockTimeoutMs')
   const attempts = Math.max(1, Math.floor(nonNegativeNumber(options.attempts ?? 10, 'migrate', 'attempts')))
   const logger = options.logger ?? console
-  const tables = [table, letters, entries].filter((name): name is string => name !== undefined)
+  // Every table the run may change: the fences are changed by their own turn, as the instances change them.
+  const tables = [table, fenceTableOf(table), letters, entries].filter((name): name is string => name !== undefined)
   const session = await openSession(pool, tables, logger)
   try {
     return await applyMissing(session, { table, letters, entries, lockTimeoutMs, attempts, logger })

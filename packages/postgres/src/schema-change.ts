@@ -1,7 +1,8 @@
-import type { Pool } from 'pg'
+import type { Pool, PoolClient } from 'pg'
 import { checkOut } from './held-client.js'
-import { inTransaction, type Logger } from './maintenance.js'
+import { changeWithin, type Logger } from './maintenance.js'
 import { quoteTable } from './sql.js'
+import { giveTurn, heldBy, holderOf, TurnWaitError, tryTurn } from './turn.js'
 
 /** PostgreSQL's `lock_not_available`: a lock not granted within `lock_timeout`. */
 const LOCK_NOT_AVAILABLE = '55P03'
@@ -36,10 +37,12 @@ async function holdersOf(pool: Pool, relation: string): Promise<string> {
 }
 
 /**
- * Runs `ddl` in a transaction of its own under `SET LOCAL lock_timeout` and an advisory lock keyed by `relation` (so
- * instances starting together take turns): a lock not granted within `lockTimeoutMs` gives up (a {@link
- * LockWaitError} naming the sessions holding one), rather than queue every other statement on the table behind an
- * `ALTER TABLE` waiting for a long read.
+ * Runs `ddl` in a transaction of its own holding the turn of `relation` at schema changes (see turn.ts: instances
+ * starting together, migrate runs and index builds take turns) and under `SET LOCAL lock_timeout`: a lock not granted
+ * within `lockTimeoutMs` gives up (a {@link LockWaitError} naming the sessions holding one), rather than queue every
+ * other statement on the table behind an `ALTER TABLE` waiting for a long read. The turn is waited for as long as
+ * another instance's change holds it (its own timeout bounds it: under load, counting that wait failed a fleet's
+ * init()), and at most `lockTimeoutMs` while a migrate run or an index build does (a {@link LockWaitError} naming it).
  */
 export async function alterWithin(
   pool: Pool,
@@ -49,14 +52,14 @@ export async function alterWithin(
   lockTimeoutMs: number,
 ): Promise<void> {
   try {
-    await inTransaction(pool, async (client) => {
-      // The turn is taken before the timeout is set: an instance waiting for another's schema change (bounded by
-      // that one's own timeout) is not giving up on a table lock; under load it waited past the timeout and failed.
-      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`payhooks:${relation}`])
+    await changeWithin(pool, relation, `migration ${migration}`, lockTimeoutMs, async (client) => {
       await client.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.round(lockTimeoutMs))}`)
       await client.query(ddl)
     })
   } catch (error) {
+    if (error instanceof TurnWaitError) {
+      throw new LockWaitError(migration, relation, `: its turn at schema changes${heldBy(error.holder)}`)
+    }
     if ((error as { code?: unknown }).code !== LOCK_NOT_AVAILABLE) throw error
     throw new LockWaitError(migration, relation, await holdersOf(pool, relation))
   }
@@ -102,40 +105,59 @@ export function indexOf(statement: string): IndexOf {
 /**
  * Builds the index of `statement` (a `CREATE INDEX IF NOT EXISTS <name> ON <table> ...`) with `CONCURRENTLY`, outside
  * any transaction, so writes go on while it is built; a leftover INVALID index of that name (an interrupted
- * concurrent build) is dropped first. One session builds at a time (a session advisory lock): resolves `busy`,
- * building nothing, while another does; `present` when a valid index of that name exists.
+ * concurrent build) is dropped first. The build holds its table's turn at schema changes (a session advisory lock,
+ * see turn.ts; a migrate run's own session holds it already and takes it again): while another session holds it,
+ * rejects at once with a {@link TurnWaitError}, building nothing (a background build is retried later). Resolves
+ * `present` when a valid index of that name exists, `busy` while an earlier release's instance builds it.
  */
 export async function buildIndexConcurrently(pool: Pool, statement: string): Promise<'built' | 'present' | 'busy'> {
-  const index = indexOf(statement).regclass
+  const { regclass: index, name, table } = indexOf(statement)
   const held = await checkOut(pool)
   const { client } = held
   let failure: Error | undefined
-  const key = `payhooks:index:${index}`
+  let taken: TurnWaitError | undefined
   try {
-    const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS locked', [
-      key,
-    ])
-    if (!rows[0]?.locked) return 'busy'
-    try {
-      const found = await client.query<{ valid: boolean }>(
-        'SELECT indisvalid AS valid FROM pg_index WHERE indexrelid = to_regclass($1)',
-        [index],
-      )
-      const valid = found.rows[0]?.valid
-      if (valid === true) return 'present'
-      if (valid === false) await client.query(`DROP INDEX CONCURRENTLY IF EXISTS ${index}`)
-      await client.query(
-        statement.trim().replace(/^CREATE INDEX IF NOT EXISTS/, 'CREATE INDEX CONCURRENTLY IF NOT EXISTS'),
-      )
-      return 'built'
-    } finally {
-      await client.query('SELECT pg_advisory_unlock(hashtext($1))', [key])
+    if (!(await tryTurn(client, table))) {
+      taken = new TurnWaitError(`index ${name}`, table, await holderOf(client, table))
+    } else {
+      try {
+        return await buildHoldingTurn(client, index, statement)
+      } finally {
+        await giveTurn(client, table)
+      }
     }
   } catch (error) {
     failure = error instanceof Error ? error : new Error(String(error))
     throw error
   } finally {
     held.release(failure)
+  }
+  throw taken as TurnWaitError
+}
+
+/** The build of {@link buildIndexConcurrently}, its turn taken: under the index's own key too, as earlier releases. */
+async function buildHoldingTurn(
+  client: PoolClient,
+  index: string,
+  statement: string,
+): Promise<'built' | 'present' | 'busy'> {
+  const key = `payhooks:index:${index}`
+  const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS locked', [key])
+  if (!rows[0]?.locked) return 'busy'
+  try {
+    const found = await client.query<{ valid: boolean }>(
+      'SELECT indisvalid AS valid FROM pg_index WHERE indexrelid = to_regclass($1)',
+      [index],
+    )
+    const valid = found.rows[0]?.valid
+    if (valid === true) return 'present'
+    if (valid === false) await client.query(`DROP INDEX CONCURRENTLY IF EXISTS ${index}`)
+    await client.query(
+      statement.trim().replace(/^CREATE INDEX IF NOT EXISTS/, 'CREATE INDEX CONCURRENTLY IF NOT EXISTS'),
+    )
+    return 'built'
+  } finally {
+    await client.query('SELECT pg_advisory_unlock(hashtext($1))', [key])
   }
 }
 
@@ -173,7 +195,9 @@ export function retryInBackground(attempt: () => Promise<void>, options: Backgro
         const why =
           error instanceof LockWaitError
             ? `waited too long for its lock on ${error.relation}${error.holders}`
-            : `failed: ${(error instanceof Error ? error.message : String(error)).split('\n')[0]}`
+            : error instanceof TurnWaitError
+              ? `found its turn at the schema changes of ${error.relation}${heldBy(error.holder)}`
+              : `failed: ${(error instanceof Error ? error.message : String(error)).split('\n')[0]}`
         ;(logger.warn ?? logger.error).call(
           logger,
           `[payhooks] ${what} ${why}; retrying in ${Math.round(delayMs / 1000)} s (meanwhile ${meanwhile}). Apply it at a quiet time with payhooks migrate --postgres URL.`,
