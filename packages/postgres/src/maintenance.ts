@@ -1,5 +1,7 @@
-import type { Pool, PoolClient, QueryResult } from 'pg'
+import type { Pool, PoolClient } from 'pg'
+import { type Database, databaseOf } from './database.js'
 import { checkOut } from './held-client.js'
+import type { PostgresRows } from './types.js'
 
 const noop = () => {}
 
@@ -26,10 +28,10 @@ export async function inTransaction<T>(pool: Pool, work: (client: PoolClient) =>
  * Runs `ddl` (statements without parameters) under a transaction-scoped advisory lock keyed by the table:
  * concurrent `CREATE ... IF NOT EXISTS` can fail on PostgreSQL's catalog, so instances starting together take turns.
  */
-export async function createOnce(pool: Pool, table: string, ddl: string): Promise<void> {
-  await inTransaction(pool, async (client) => {
-    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`payhooks:${table}`])
-    await client.query(ddl)
+export async function createOnce(pool: Pool | Database, table: string, ddl: string): Promise<void> {
+  await databaseOf(pool).transaction(async (run) => {
+    await run('SELECT pg_advisory_xact_lock(hashtext($1))', [`payhooks:${table}`])
+    await run(ddl)
   })
 }
 
@@ -60,11 +62,17 @@ RETURNING ${expiry} AS at) SELECT count(*)::int AS n, max(at) AS last FROM gone`
  * see {@link batchSql}) until it deletes fewer than `size`: a sweep over millions of rows never holds its locks for
  * longer than one batch. Resolves how many.
  */
-export async function inBatches(pool: Pool, statement: string, values: unknown[], size: number): Promise<number> {
+export async function inBatches(
+  pool: Pool | Database,
+  statement: string,
+  values: unknown[],
+  size: number,
+): Promise<number> {
+  const { query } = databaseOf(pool)
   let total = 0
   let after: Date | string = '-infinity'
   for (;;) {
-    const result: QueryResult<Batch> = await pool.query<Batch>(statement, [size, after, ...values])
+    const result: PostgresRows<Batch> = await query<Batch>(statement, [size, after, ...values])
     const { n, last }: Batch = result.rows[0] ?? { n: 0, last: null }
     total += n
     if (n < size || last === null) return total

@@ -1,6 +1,6 @@
 import type { Pool } from 'pg'
-import { checkOut } from './held-client.js'
-import { inTransaction, type Logger } from './maintenance.js'
+import { type Database, databaseOf } from './database.js'
+import type { Logger } from './maintenance.js'
 
 /** PostgreSQL's `lock_not_available`: a lock not granted within `lock_timeout`. */
 const LOCK_NOT_AVAILABLE = '55P03'
@@ -23,9 +23,9 @@ export class LockWaitError extends Error {
   }
 }
 
-async function holdersOf(pool: Pool, relation: string): Promise<string> {
+async function holdersOf(pool: Pool | Database, relation: string): Promise<string> {
   try {
-    const { rows } = await pool.query<{ pid: number; mode: string; open_s: number }>(HOLDERS, [relation])
+    const { rows } = await databaseOf(pool).query<{ pid: number; mode: string; open_s: number }>(HOLDERS, [relation])
     if (rows.length === 0) return ''
     const each = rows.map((row) => `pid ${row.pid} ${row.mode}, in a transaction for ${Math.round(row.open_s)} s`)
     return `, held by ${each.join('; ')}`
@@ -41,19 +41,19 @@ async function holdersOf(pool: Pool, relation: string): Promise<string> {
  * `ALTER TABLE` waiting for a long read.
  */
 export async function alterWithin(
-  pool: Pool,
+  pool: Pool | Database,
   migration: string,
   relation: string,
   ddl: string,
   lockTimeoutMs: number,
 ): Promise<void> {
   try {
-    await inTransaction(pool, async (client) => {
+    await databaseOf(pool).transaction(async (run) => {
       // The turn is taken before the timeout is set: an instance waiting for another's schema change (bounded by
       // that one's own timeout) is not giving up on a table lock; under load it waited past the timeout and failed.
-      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`payhooks:${relation}`])
-      await client.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.round(lockTimeoutMs))}`)
-      await client.query(ddl)
+      await run('SELECT pg_advisory_xact_lock(hashtext($1))', [`payhooks:${relation}`])
+      await run(`SET LOCAL lock_timeout = ${Math.max(1, Math.round(lockTimeoutMs))}`)
+      await run(ddl)
     })
   } catch (error) {
     if ((error as { code?: unknown }).code !== LOCK_NOT_AVAILABLE) throw error
@@ -62,9 +62,9 @@ export async function alterWithin(
 }
 
 /** Whether `relation` (a table or index, schema-qualified or not) exists. */
-export const relationExists = async (pool: Pool, relation: string) =>
-  (await pool.query<{ found: string | null }>('SELECT to_regclass($1)::text AS found', [relation])).rows[0]?.found !=
-  null
+export const relationExists = async (pool: Pool | Database, relation: string) =>
+  (await databaseOf(pool).query<{ found: string | null }>('SELECT to_regclass($1)::text AS found', [relation])).rows[0]
+    ?.found != null
 
 /**
  * Builds the index of `statement` (a `CREATE INDEX IF NOT EXISTS <name> ON <table> ...`) with `CONCURRENTLY`, outside
@@ -73,7 +73,7 @@ export const relationExists = async (pool: Pool, relation: string) =>
  * building nothing, while another does; `present` when a valid index of that name exists.
  */
 export async function buildIndexConcurrently(
-  pool: Pool,
+  pool: Pool | Database,
   table: string,
   statement: string,
 ): Promise<'built' | 'present' | 'busy'> {
@@ -81,36 +81,28 @@ export async function buildIndexConcurrently(
   if (name === undefined) throw new TypeError('buildIndexConcurrently: not a CREATE INDEX IF NOT EXISTS statement')
   const schema = table.includes('.') ? `"${table.split('.')[0]}".` : ''
   const index = `${schema}${name.startsWith('"') ? name : `"${name}"`}`
-  const held = await checkOut(pool)
-  const { client } = held
-  let failure: Error | undefined
+  const { session } = databaseOf(pool)
+  if (session === undefined) {
+    throw new Error(`building ${index} concurrently needs a connection of its own, which this library does not give`)
+  }
   const key = `payhooks:index:${index}`
-  try {
-    const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS locked', [
-      key,
-    ])
+  return session(async (run) => {
+    const { rows } = await run<{ locked: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS locked', [key])
     if (!rows[0]?.locked) return 'busy'
     try {
-      const found = await client.query<{ valid: boolean }>(
+      const found = await run<{ valid: boolean }>(
         'SELECT indisvalid AS valid FROM pg_index WHERE indexrelid = to_regclass($1)',
         [index],
       )
       const valid = found.rows[0]?.valid
       if (valid === true) return 'present'
-      if (valid === false) await client.query(`DROP INDEX CONCURRENTLY IF EXISTS ${index}`)
-      await client.query(
-        statement.trim().replace(/^CREATE INDEX IF NOT EXISTS/, 'CREATE INDEX CONCURRENTLY IF NOT EXISTS'),
-      )
+      if (valid === false) await run(`DROP INDEX CONCURRENTLY IF EXISTS ${index}`)
+      await run(statement.trim().replace(/^CREATE INDEX IF NOT EXISTS/, 'CREATE INDEX CONCURRENTLY IF NOT EXISTS'))
       return 'built'
     } finally {
-      await client.query('SELECT pg_advisory_unlock(hashtext($1))', [key])
+      await run('SELECT pg_advisory_unlock(hashtext($1))', [key])
     }
-  } catch (error) {
-    failure = error instanceof Error ? error : new Error(String(error))
-    throw error
-  } finally {
-    held.release(failure)
-  }
+  })
 }
 
 /** Options of {@link retryInBackground}. */
