@@ -31,3 +31,12 @@ export const hasMethods = (value: unknown, ...methods: string[]) =>
   (typeof value === 'object' || typeof value === 'function') &&
   value !== null &&
   methods.every((method) => typeof (value as Record<string, unknown>)[method] === 'function')
+
+/** A library's object that cannot serve (ended, destroyed, not initialized): thrown by a binding's `check`. */
+export class UnusableLibraryError extends Error {
+  readonly code = 'library_unusable'
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'UnusableLibraryError'
+  }
+}

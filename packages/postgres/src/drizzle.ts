@@ -1,7 +1,7 @@
 import { type SQL, sql } from 'drizzle-orm'
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres'
 import type { Pool } from 'pg'
-import { described, hasMethods, isPgPool, refuse } from './binding-checks.js'
+import { described, hasMethods, isPgPool, refuse, UnusableLibraryError } from './binding-checks.js'
 import { poolDatabase } from './database.js'
 import { bindPostgresStore } from './engine.js'
 import { numbered, valuesInOrder } from './placeholders.js'
@@ -64,7 +64,9 @@ export function drizzleStore<D extends DrizzleOverPg>(
   const pool = client as unknown as Pool
   const alive = () => {
     if ((pool as { ended?: boolean }).ended) {
-      throw new Error(`${where}: the pg.Pool under the Drizzle database was ended (pool.end()); it needs a live pool`)
+      throw new UnusableLibraryError(
+        `${where}: the pg.Pool under the Drizzle database was ended (pool.end()); it needs a live pool`,
+      )
     }
   }
   alive()

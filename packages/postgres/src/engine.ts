@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { type ClaimResult, DEFAULT_RETENTION_MS, type OrderingPosition, RETRY_WINDOW_MS } from '@payhooks/core'
 import { check, nonNegativeNumber, positiveInteger } from '@payhooks/core/validations'
 import type { Pool } from 'pg'
+import { UnusableLibraryError } from './binding-checks.js'
 import type { Database, Run } from './database.js'
 import { fenceTableOf } from './fence-sql.js'
 import { postgresFences } from './fences.js'
@@ -245,8 +246,20 @@ export function bindPostgresStore<Db>(
 
     ...(fences ? { heldKeys: ({ limit }: { limit: number }) => fences.heldKeys(limit) } : {}),
 
-    // postgresHealth reads through `query` only: the binding's, outside any transaction.
-    health: () => postgresHealth(db as unknown as Pool, { name: 'postgres', store: 'events', table, createTable }),
+    async health() {
+      // The library's object first (ended, destroyed, not initialized): what its check says, with its fix.
+      try {
+        await binding.check?.()
+      } catch (error) {
+        // Anything else (PostgreSQL down) is for the checks below to tell.
+        if (error instanceof UnusableLibraryError) {
+          const [detail, fix] = error.message.split('; it needs ')
+          return [{ name: 'postgres', ok: false, detail: detail as string, fix: `give it ${fix ?? 'a live one'}` }]
+        }
+      }
+      // postgresHealth reads through `query` only: the binding's, outside any transaction.
+      return postgresHealth(db as unknown as Pool, { name: 'postgres', store: 'events', table, createTable })
+    },
 
     shutdown() {
       fences?.stop()

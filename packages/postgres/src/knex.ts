@@ -1,5 +1,5 @@
 import type { Knex } from 'knex'
-import { hasMethods, isPgPool, refuse } from './binding-checks.js'
+import { hasMethods, isPgPool, refuse, UnusableLibraryError } from './binding-checks.js'
 import { bindPostgresStore } from './engine.js'
 import { numbered, valuesInOrder } from './placeholders.js'
 import type { BoundPostgresStore, BoundPostgresStoreOptions, PostgresRows } from './types.js'
@@ -48,7 +48,9 @@ export function knexStore(knex: Knex, options: BoundPostgresStoreOptions = {}): 
   }
   const alive = () => {
     if (client.pool === undefined) {
-      throw new Error(`${where}: the Knex instance has no pool (knex.destroy() was called); it needs a live one`)
+      throw new UnusableLibraryError(
+        `${where}: the Knex instance has no pool (knex.destroy() was called); it needs a live one`,
+      )
     }
   }
   alive()

@@ -1,5 +1,5 @@
 import { CompiledQuery, type Kysely, type QueryResult, type Transaction } from 'kysely'
-import { described, hasMethods, isPgPool, refuse } from './binding-checks.js'
+import { described, hasMethods, isPgPool, refuse, UnusableLibraryError } from './binding-checks.js'
 import { bindPostgresStore } from './engine.js'
 import type { BoundPostgresStore, BoundPostgresStoreOptions, PostgresRows } from './types.js'
 
@@ -70,7 +70,7 @@ export function kyselyStore<DB>(
           await plain.executeQuery(raw('SELECT 1', []))
         } catch (error) {
           if (!ENDED.test(error instanceof Error ? error.message : '')) throw error
-          throw new Error(
+          throw new UnusableLibraryError(
             `${where}: the Kysely instance was destroyed (db.destroy()), or its pool ended; it needs a live one`,
             {
               cause: error,

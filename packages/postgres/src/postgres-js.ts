@@ -1,5 +1,5 @@
 import type { Sql, TransactionSql } from 'postgres'
-import { hasMethods, isPgPool, refuse } from './binding-checks.js'
+import { hasMethods, isPgPool, refuse, UnusableLibraryError } from './binding-checks.js'
 import { bindPostgresStore } from './engine.js'
 import type { BoundPostgresStore, BoundPostgresStoreOptions, PostgresRows } from './types.js'
 
@@ -71,9 +71,12 @@ export function postgresJsStore<Types extends Record<string, unknown> = {}>(
           await unsafe.unsafe('SELECT 1', [])
         } catch (error) {
           if ((error as { code?: unknown }).code !== 'CONNECTION_ENDED') throw error
-          throw new Error(`${where}: the postgres.js client was ended (sql.end()); it needs a live one`, {
-            cause: error,
-          })
+          throw new UnusableLibraryError(
+            `${where}: the postgres.js client was ended (sql.end()); it needs a live one`,
+            {
+              cause: error,
+            },
+          )
         }
       },
     },

@@ -1,5 +1,5 @@
 import type { DataSource, EntityManager, QueryResult, QueryRunner } from 'typeorm'
-import { hasMethods, isPgPool, refuse } from './binding-checks.js'
+import { hasMethods, isPgPool, refuse, UnusableLibraryError } from './binding-checks.js'
 import { bindPostgresStore } from './engine.js'
 import type { BoundPostgresStore, BoundPostgresStoreOptions, PostgresRows } from './types.js'
 
@@ -41,7 +41,7 @@ export function typeormStore(
 ): BoundPostgresStore<EntityManager> {
   const where = 'typeormStore'
   if (isPgPool(dataSource)) refuse(where, dataSource, NEEDS)
-  if (hasMethods(dataSource, 'transaction', 'query') && 'queryRunner' in dataSource && 'connection' in dataSource) {
+  if (hasMethods(dataSource, 'transaction', 'getRepository') && !hasMethods(dataSource, 'createQueryRunner')) {
     refuse(where, dataSource, `${NEEDS}, not one of its EntityManagers`)
   }
   if (!hasMethods(dataSource, 'transaction', 'createQueryRunner') || typeof dataSource.options !== 'object') {
@@ -69,7 +69,7 @@ export function typeormStore(
       session: (work) => alone((runner) => work((text, values) => on(runner, text, values))),
       check() {
         if (!dataSource.isInitialized) {
-          throw new Error(
+          throw new UnusableLibraryError(
             `${where}: the DataSource is not initialized (or was destroyed); it needs await dataSource.initialize() before the receiver starts`,
           )
         }
