@@ -1,6 +1,7 @@
 // The transaction contract of @payhooks/testing against postgresStore and every binding of @payhooks/postgres to a
 // library (Drizzle, Kysely, Knex, TypeORM, postgres.js), on the real PostgreSQL. Each binding's store, writes,
 // failing statement and savepoint are in test/fixtures/bindings/<name>.mjs, which its receiver processes import too.
+// PAYHOOKS_BINDINGS=knex,typeorm runs those alone (while working on one).
 import { join } from 'node:path'
 import { transactionContract } from '@payhooks/testing/transaction-contract'
 import pg from 'pg'
