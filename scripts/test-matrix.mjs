@@ -36,6 +36,7 @@ const REDIS_QUEUE_HONO = [
   'packages/bullmq/src/',
   'test/integration/redis-store.test.ts',
   'test/integration/redis-cluster.test.ts',
+  'test/integration/redis-full.test.ts',
   'test/integration/queue',
   'test/integration/lease-renewal.test.ts',
   'test/integration/store-contract.test.ts',
@@ -56,6 +57,8 @@ export const SIDE_FILES = [
   'test/consumers/consumers.test.ts',
   'test/integration/docs-site.test.ts',
   'test/integration/sandbox-cli.test.ts',
+  'test/integration/sandbox-cli-emit.test.ts',
+  'test/integration/sandbox-cli-start.test.ts',
   'test/integration/readme-snippets.test.ts',
 ]
 

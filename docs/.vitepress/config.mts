@@ -91,6 +91,15 @@ export default defineConfig({
       provider: 'local',
       options: {
         miniSearch: {
+          options: {
+            // Words a reader may use for one thing, indexed and searched as one term: "handler hangs", "hanging
+            // handler" and "stuck handler" find the hung-handlers section as "hung handler" does. Sent to the page
+            // as its source text, as boostDocument below: it may use nothing from this file.
+            processTerm(term: string) {
+              const lower = term.toLowerCase()
+              return /^(hang|hangs|hanging|hung|stuck)$/.test(lower) ? 'hung' : lower
+            },
+          },
           searchOptions: {
             // The guides before the API reference: an API entry ranks high only for the term that is its name as
             // an identifier (`maxEventAgeMs`, `leaseMs` open their entries first); plain words ("rotate secret",

@@ -75,8 +75,8 @@ if (process.argv[1] && realpathSync(process.argv[1]) === import.meta.filename) {
   // On SIGTERM (a deploy, a scale-down), in the order of core's README "Shutting down": GET /ready answers 503 at
   // once, so the balancer stops sending here, while deliveries still arriving are handled; after a grace (a few of
   // the balancer's probe periods in production; SHUTDOWN_GRACE_MS, 2 s by default here) the server stops accepting,
-  // then the receiver lets running handlers finish for up to 8 s (releasing the claims of any still running: their
-  // retry runs them) and the process exits.
+  // then the receiver lets running handlers finish for up to 8 s (aborting the signal of any still running, which
+  // keep their events until they settle or the process exits: the retry runs them after) and the process exits.
   const graceMs = Number(process.env.SHUTDOWN_GRACE_MS) >= 0 ? Number(process.env.SHUTDOWN_GRACE_MS) : 2000
   process.once('SIGTERM', async () => {
     webhooks.drain()

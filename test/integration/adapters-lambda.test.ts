@@ -3,7 +3,14 @@
 // header spellings, and the answer's shape per source.
 import { readdirSync, readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { SIGNATURE_HEADER, sign, type TransactionSettledEvent, WebhookError } from '@payhooks/core'
+import {
+  createWebhooks,
+  type LogFields,
+  SIGNATURE_HEADER,
+  sign,
+  type TransactionSettledEvent,
+  WebhookError,
+} from '@payhooks/core'
 import { type LambdaHttpResult, lambdaWebhooks } from '@payhooks/lambda'
 import { sampleEvent, sampleEventTypes, signedDelivery } from '@payhooks/testing'
 import type { ALBHandler, APIGatewayProxyHandler, APIGatewayProxyHandlerV2, LambdaFunctionURLHandler } from 'aws-lambda'
@@ -80,6 +87,23 @@ describe.each(lambdaEventKinds)('lambda adapter, $name events', ({ kind }) => {
     expect(json(missing).error).toBe('missing_signature')
     expect(runs).toBe(0)
     expect(errors.map((e) => e.code)).toEqual(['invalid_signature', 'missing_signature'])
+  })
+
+  it("logs a wrong or missing signature with the client's address the event's source saw", async () => {
+    const logged: LogFields[] = []
+    const logger = { error() {}, warn: (fields: LogFields) => void logged.push(fields), info() {} }
+    const handler = lambdaWebhooks(createWebhooks({ secret: SECRET, logger }))
+    const signedElsewhere = await signedDelivery(sampleEvent('transaction_settled'), 'whsec_someone_else')
+    const post = (headers: Record<string, string>) =>
+      handler(lambdaEvent(kind, { method: 'POST', headers, body: signedElsewhere.body }))
+    expect((await post(signedElsewhere.headers)).statusCode).toBe(401)
+    expect((await post({ 'content-type': 'application/json' })).statusCode).toBe(401)
+    // sourceIp of API Gateway and function URLs; behind an ALB, the address it appended to x-forwarded-for.
+    const address = kind.startsWith('alb') ? '72.12.164.125' : '192.0.2.1'
+    expect(logged.map((fields) => [fields.code, fields.source])).toEqual([
+      ['invalid_signature', address],
+      ['missing_signature', address],
+    ])
   })
 
   it('answers 401 when one space is added to the signed body, plain or base64-encoded', async () => {

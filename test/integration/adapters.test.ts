@@ -1,6 +1,6 @@
 // One scenario list for every adapter, so Express, Koa, Hono and Fastify cannot drift apart (Lambda runs the
 // same list on events, in adapters-lambda.test.ts).
-import { type TransactionSettledEvent, WebhookError } from '@payhooks/core'
+import { createWebhooks, type LogFields, type TransactionSettledEvent, WebhookError } from '@payhooks/core'
 import { sampleEvent, sampleEventTypes, signedDelivery } from '@payhooks/testing'
 import request from 'supertest'
 import { afterEach, describe, expect, expectTypeOf, it } from 'vitest'
@@ -81,6 +81,23 @@ describe.each(adapterApps)('$name adapter', ({ makeApp }) => {
     expect(missing.body.error).toBe('missing_signature')
     expect(runs).toBe(0)
     expect(errors.map((e) => e.code)).toEqual(['invalid_signature', 'missing_signature'])
+  })
+
+  it("logs a wrong or missing signature with the client's address, as the adapter knows it", async () => {
+    const logged: LogFields[] = []
+    const logger = { error() {}, warn: (fields: LogFields) => void logged.push(fields), info() {} }
+    const webhooks = createWebhooks({ secret: SECRET, logger })
+    const served = await listen(await makeApp(webhooks))
+    closers.push(served.close)
+    const signedElsewhere = await signedDelivery(sampleEvent('transaction_settled'), 'whsec_someone_else')
+    const post = (headers: Record<string, string>) =>
+      request(served.server).post('/webhooks').set(headers).send(signedElsewhere.body)
+    expect((await post(signedElsewhere.headers)).status).toBe(401)
+    expect((await post({ 'content-type': 'application/json' })).status).toBe(401)
+    expect(logged.map((fields) => [fields.code, fields.source])).toEqual([
+      ['invalid_signature', expect.stringMatching(/^(::ffff:)?127\.0\.0\.1$/)],
+      ['missing_signature', expect.stringMatching(/^(::ffff:)?127\.0\.0\.1$/)],
+    ])
   })
 
   it('answers 401 when one space is added to the signed body', async () => {

@@ -48,10 +48,11 @@ afterAll(async () => {
 })
 
 /** A browser context of an operator: the app's auth is the x-ops header here. */
-async function operator(): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
+async function operator(timezoneId?: string): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
   const context = await browser.newContext({
     viewport: { width: 1280, height: 860 },
     extraHTTPHeaders: { 'x-ops': 'yes' },
+    ...(timezoneId ? { timezoneId } : {}),
   })
   const page = await context.newPage()
   const errors: string[] = []
@@ -266,6 +267,48 @@ describe('board on Express with a Redis dead-letter store', () => {
     await shot(page, 'board-overview.png')
     expect(health).not.toContain('127.0.0.1')
     expect(health).not.toContain('redis://')
+  })
+})
+
+describe('board times', () => {
+  let url: string
+
+  beforeAll(async () => {
+    const store = memoryDeadLetterStore()
+    const receiver = boardReceiver(store)
+    const app = express()
+    const board = createBoard({ webhooks: receiver.webhooks, unsafeNoAuthorization: true, logger: { warn() {} } })
+    app.use('/admin/payhooks', expressBoard(board))
+    const served = await listen(app as unknown as Parameters<typeof listen>[0])
+    closers.push(served.close)
+    url = `${served.url}/admin/payhooks/`
+    // Late on a Monday in New York, already Tuesday in UTC.
+    await parkSigned(store, 'evt_zone', { parkedAt: new Date('2026-11-24T03:30:00Z') })
+  }, SLOW)
+
+  it("shows every time with its zone, the browser's or UTC at the operator's choice, kept on reload", {
+    timeout: SLOW,
+  }, async () => {
+    const { page, errors } = await operator('America/New_York')
+    await page.goto(`${url}#/letter/evt_zone`)
+    await page.locator('#letter').waitFor(WAIT)
+    const parkedAt = () => page.locator('dt:text-is("Last parked at") + dd').textContent()
+    expect(await parkedAt()).toMatch(/^Nov 23, 2026, 10:30:00\s?PM EST$/)
+    expect(await page.locator('#zone').textContent()).toBe('Times: EST')
+    await page.locator('#zone').click()
+    await expect.poll(parkedAt, WAIT).toMatch(/^Nov 24, 2026, 3:30:00\s?AM UTC$/)
+    expect(await page.locator('#zone').textContent()).toBe('Times: UTC')
+    await page.reload()
+    await page.locator('#letter').waitFor(WAIT)
+    expect(await parkedAt()).toMatch(/UTC$/)
+    // The list's filter reads its times in the zone shown, and says which.
+    await page.goto(`${url}#/?from=2026-11-24T00:00:00.000Z`)
+    await page.locator('#filters').waitFor(WAIT)
+    expect(await page.locator('#filters input[name="from"]').inputValue()).toBe('2026-11-24T00:00')
+    expect(await page.locator('#filters label').first().textContent()).toContain('from (UTC)')
+    await page.locator('#zone').click()
+    await expect.poll(() => page.locator('#filters input[name="from"]').inputValue(), WAIT).toBe('2026-11-23T19:00')
+    expect(errors).toEqual([])
   })
 })
 

@@ -95,11 +95,30 @@ beforeAll(async () => {
       expect(await deliver(one, answered)).toBe(200)
       expect(await deliver(one, parked)).toBe(500)
       expect(await deliver(two, other)).toBe(200)
+      // Refused by its schema and parked: answered 200, but a failure waiting for a replay.
+      const mismatched = sampleEvent('transaction_settled', { data: { settlement_amount: 'twelve' } })
+      expect(await deliver(two, mismatched)).toBe(200)
       await parkSigned(redisDeadLetterStore(redis, { keyPrefix: `${PREFIX}letters:` }), parkedId, {
         reason: 'ledger down',
       })
       // close() writes each receiver's buffered answers.
       await Promise.all(receivers.map((webhooks) => webhooks.close()))
+      // What an instance writes once its journal takes writes again after its buffer was full: 12 answers dropped.
+      await redisJournal(redis, { keyPrefix: `${PREFIX}journal:` }).write([
+        {
+          id: 'gap00000001',
+          at: Date.now() - 60_000,
+          eventId: '',
+          eventType: '',
+          createdAt: null,
+          status: 0,
+          outcome: 'journal_gap',
+          instance: 'web-1',
+          durationMs: 30_000,
+          secretIndex: 0,
+          copies: 12,
+        },
+      ])
     })(),
   ])
   boardUrl = url
@@ -173,6 +192,11 @@ describe('the Events page of a board-only process sharing the Redis journal', ()
     expect(await page.locator('#not-found').textContent()).toBe(
       'No answer recorded for evt_never_sent (kept 168 hours).',
     )
+    // Not "the service did not reach you" alone: answers were dropped then, and it may be one of them.
+    expect(await page.locator('#journal-gaps').textContent()).toContain('may have been answered in one of these spans')
+    expect(await page.locator('#journal-gaps li').allTextContents()).toEqual([
+      expect.stringMatching(/^12 answers dropped by web-1 between /),
+    ])
     expect(errors).toEqual([])
   })
 
@@ -201,6 +225,10 @@ describe('the Events page of a board-only process sharing the Redis journal', ()
     expect(await page.locator('#result').textContent()).toContain('Processed')
     expect(await redis.get(`${PREFIX}runs:${parkedId}`)).toBe('1')
     expect(await page.locator('#dead-letter .status-replayed').count()).toBe(1)
+    // The replay is in its timeline, and handled it: by the board's own process.
+    expect(await cells(page, '#answers', 3)).toEqual(['handler_failed', 'replay_processed'])
+    expect(await cells(page, '#answers', 2)).toEqual(['500', '—'])
+    expect(await page.locator('#handled-at').textContent()).toMatch(/ by board$/)
     await page.locator('#dead-letter-link').click()
     await page.locator(`#letter[data-event-id="${parkedId}"]`).waitFor(WAIT)
     // And back: the letter links the event's answers.
@@ -224,7 +252,13 @@ describe('the Events page of a board-only process sharing the Redis journal', ()
         ['duplicate', '1', '1'],
       ]),
     )
-    expect(await page.locator('#fleet-cards .value').first().textContent()).toBe('5')
+    expect(rows).toContainEqual(['parked', '1', '1'])
+    expect(await page.locator('#fleet-cards .value').first().textContent()).toBe('6')
+    // The failures' headline counts the parked answer with the two handler failures: 200 to the service, but a failure.
+    expect(await page.locator('#fleet-failing-15 .value').textContent()).toBe('3')
+    expect(await page.locator('#fleet-failing-60 .label').textContent()).toBe(
+      'failed, refused or parked, last 60 min (all instances)',
+    )
     // This process answered nothing: its panel keeps only what it alone knows.
     expect(await page.locator('#instance h3').first().textContent()).toBe('This instance now')
     expect(await page.locator('#outcomes').count()).toBe(0)

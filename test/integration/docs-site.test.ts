@@ -176,6 +176,17 @@ describe('documentation site', () => {
     await page.close()
   })
 
+  it.each(['hung handler', 'handler hangs', 'handler hanging', 'stuck handler'])(
+    'the search finds the hung-handlers section for "%s"',
+    { timeout: SLOW },
+    async (query) => {
+      const { page, errors, hrefs } = await search(query)
+      expect(hrefs.slice(0, 3)).toContain('/guide/operating#hung-handlers')
+      expect(errors).toEqual([])
+      await page.close()
+    },
+  )
+
   it('shows every line of code whole at 1,280 px: long lines wrap, no block hides a part of its lines', {
     timeout: SLOW,
   }, async () => {

@@ -48,8 +48,14 @@ describe.each(['express', 'koa', 'hono'])('examples/%s on SIGTERM', (name) => {
 
     const killedAt = Date.now()
     child.kill('SIGTERM')
-    await new Promise((resolve) => setTimeout(resolve, 200))
-    const draining = await fetch(`http://127.0.0.1:${port}/ready`)
+    // Readiness turns 503 once the process took the signal (at once, but a loaded machine may take a while to
+    // schedule it): asked until then, then a delivery within the grace.
+    let draining = await fetch(`http://127.0.0.1:${port}/ready`)
+    for (let asked = 1; draining.status === 200 && asked < 500; asked++) {
+      await draining.text()
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      draining = await fetch(`http://127.0.0.1:${port}/ready`)
+    }
     expect(draining.status).toBe(503)
     expect(await draining.text()).toContain('draining')
     const during = await signedDelivery(

@@ -109,6 +109,7 @@ async function chaosRun(store: 'postgres' | 'redis' | 'cluster') {
     settled: 0,
     frozenAnswers: {} as Record<number, number>,
     retries: 0,
+    r2Retries: 0,
     finalReturned: 0,
   }
   for (let round = 0; round < ROUNDS; round++) {
@@ -119,7 +120,13 @@ async function chaosRun(store: 'postgres' | 'redis' | 'cluster') {
     expect(JSON.parse(await r1.nextLine())).toEqual({ holding: settled.event_id })
     r1.child.kill('SIGSTOP')
     await sleep(LEASE_MS + 500)
-    expect(await post(r2.port, returned)).toBe(200)
+    // R2 handles the newer event once R1's lease ran out. On a loaded machine its claim may still find the key held
+    // (a renewal R1 sent just before it stopped, answered late) or miss R2's deadline: the service retries then.
+    for (let attempt = 0; (await post(r2.port, returned)) !== 200; attempt++) {
+      if (attempt > 50) throw new Error(`${returned.event_id} never acknowledged while R1 was stopped`)
+      counts.r2Retries++
+      await sleep(100)
+    }
     r1.child.kill('SIGCONT')
     const status = await frozenAnswer
     // R1 answered at its deadline, overdue on waking: its write, then its commit (or done marker), come after.

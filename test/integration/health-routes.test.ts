@@ -1,5 +1,5 @@
 // The readiness route of each framework, mounted in one line on the real framework: 200 while the receiver is
-// ready, 503 with the failed checks' names once drain() is called, and never a check's detail.
+// ready, 503 once drain() is called, and nothing else: no check's name, detail or latency.
 import type { RequestListener } from 'node:http'
 import { createServer } from 'node:http'
 import { getRequestListener } from '@hono/node-server'
@@ -64,36 +64,32 @@ const apps: { name: string; make(webhooks: Receiver): RequestListener | Promise<
 ]
 
 describe.each(apps)('the readiness route on $name', ({ make }) => {
-  it('answers 200 when ready, 503 with the failed check names when not, without details', async () => {
+  it('answers 200 when ready, 503 when not, and nothing else (no check name, store kind or latency)', async () => {
     const webhooks = createWebhooks({ secret: SECRET, store: memoryStore(), checkAtStart: false })
     const server = await listen(await make(webhooks))
     try {
       const ready = await fetch(`${server.url}/ready`)
       expect(ready.status).toBe(200)
       expect(ready.headers.get('content-type')).toMatch(/^application\/json/)
-      expect(await ready.json()).toMatchObject({ ready: true, failed: [] })
+      expect(await ready.json()).toEqual({ ready: true })
       webhooks.drain()
       const draining = await fetch(`${server.url}/ready`)
       expect(draining.status).toBe(503)
-      const text = await draining.text()
-      expect(JSON.parse(text)).toMatchObject({ ready: false, failed: ['draining'] })
-      expect(text).not.toContain('drain() was called')
+      expect(await draining.json()).toEqual({ ready: false })
     } finally {
       await server.close()
       await webhooks.close()
     }
   })
 
-  it('answers 503 naming a store that cannot be reached', async () => {
+  it('answers 503 for a store that cannot be reached, naming neither it nor its address', async () => {
     const down: WebhookStore = { ...memoryStore(), health: () => Promise.reject(new Error('redis://:pw@host down')) }
     const webhooks = createWebhooks({ secret: SECRET, store: down, checkAtStart: false })
     const server = await listen(await make(webhooks))
     try {
       const response = await fetch(`${server.url}/ready`)
       expect(response.status).toBe(503)
-      const text = await response.text()
-      expect(JSON.parse(text)).toMatchObject({ failed: ['store'] })
-      expect(text).not.toContain('pw@host')
+      expect(await response.json()).toEqual({ ready: false })
     } finally {
       await server.close()
       await webhooks.close()

@@ -176,8 +176,10 @@ describe('health() on PostgreSQL', () => {
       'postgres_migration_005:missing',
       'postgres_migration_006:missing',
       'postgres_migration_007:missing',
+      'postgres_migration_012:missing',
       'dead_letter_postgres_migration_002:missing',
       'dead_letter_postgres_migration_003:missing',
+      'dead_letter_postgres_migration_008:missing',
       'dead_letter_postgres_migration_010:missing',
     ])
     expect(check(none, 'dead_letter_postgres_migration_010')).toMatchObject({ severity: 'warning' })
@@ -205,10 +207,16 @@ describe('health() on PostgreSQL', () => {
     expect(second.ready).toBe(false)
     expect(failed(second).filter((name) => name.startsWith('dead_letter'))).toEqual([
       'dead_letter_postgres_migration_003',
+      'dead_letter_postgres_migration_008',
       'dead_letter_postgres_migration_010',
     ])
+    expect(check(second, 'dead_letter_postgres_migration_008')).toMatchObject({
+      severity: 'warning',
+      detail:
+        'index payhooks_dead_letters_code_idx on payhooks_dead_letters is missing: counts and pages of letters by code or event type read the whole table',
+    })
     await runMigration(admin, schema, '003_payhooks_dead_letters_stale_event.sql')
-    expect((await webhooks.health(fresh)).ready).toBe(true) // 004 to 007 and 010 missing are warnings
+    expect((await webhooks.health(fresh)).ready).toBe(true) // 004 to 008, 010 and 012 missing are warnings
     await runMigration(admin, schema, '010_payhooks_dead_letters_kept_counts.sql')
     await runMigration(admin, schema, '004_payhooks_events_body_digest.sql')
     await runMigration(admin, schema, '005_payhooks_events_fences.sql')
@@ -221,6 +229,9 @@ describe('health() on PostgreSQL', () => {
     await runMigration(admin, schema, '006_payhooks_events_fence_token.sql')
     expect(migrationChecks(await webhooks.health(fresh))[4]).toBe('postgres_migration_007:missing')
     await runMigration(admin, schema, '007_payhooks_events_held_keys.sql')
+    await runMigration(admin, schema, '008_payhooks_dead_letters_counts.sql')
+    expect(failed(await webhooks.health(fresh))).toEqual(['postgres_migration_012'])
+    await runMigration(admin, schema, '012_payhooks_sweep_indexes.sql')
     const all = await webhooks.health(fresh)
     expect(failed(all)).toEqual([])
     const closing = webhooks.close()

@@ -520,7 +520,9 @@ describe('postgresDeadLetterStore: retention', () => {
     await store.init()
     await store.park(parked('evt_swept'))
     await store.markReplayed('evt_swept', new Date(Date.now() - 1000))
-    await vi.waitFor(async () => expect((await admin.query(`SELECT 1 FROM ${table}`)).rowCount).toBe(0))
+    await vi.waitFor(async () => expect((await admin.query(`SELECT 1 FROM ${table}`)).rowCount).toBe(0), {
+      timeout: 10_000,
+    })
     store.shutdown()
     await store.park(parked('evt_after_shutdown'))
     await store.markReplayed('evt_after_shutdown', new Date(Date.now() - 1000))
@@ -540,7 +542,7 @@ describe('postgresDeadLetterStore: retention', () => {
     await store.init()
     await admin.query(`ALTER TABLE ${table} RENAME TO ${table}_away`)
     try {
-      await vi.waitFor(() => expect(lines.length).toBeGreaterThan(0))
+      await vi.waitFor(() => expect(lines.length).toBeGreaterThan(0), { timeout: 10_000 })
     } finally {
       await admin.query(`ALTER TABLE ${table}_away RENAME TO ${table}`)
       store.shutdown()

@@ -2,7 +2,7 @@
 // included), the shipped migration, the retention sweep in batches, and the plans its reads take.
 import { createHash, randomUUID } from 'node:crypto'
 import type { JournalRecord } from '@payhooks/core'
-import { postgresJournal } from '@payhooks/postgres'
+import { createJournalTableSql, postgresJournal } from '@payhooks/postgres'
 import { journalContract } from '@payhooks/testing/journal-contract'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -50,15 +50,39 @@ describe('postgresJournal', () => {
     const missing = postgresJournal(pool, { table: `${schema}.payhooks_journal`, createTable: false })
     await expect(missing.init?.()).rejects.toThrow(/does not exist/)
     await runMigration(admin, schema, '009_payhooks_journal.sql')
-    const journal = postgresJournal(pool, {
+    const warnings: string[] = []
+    const options = {
       table: `${schema}.payhooks_journal`,
       createTable: false,
       sweepIntervalMs: 0,
-    })
+      logger: { warn: (line: string) => warnings.push(line), error() {} },
+    }
+    // 009 alone (an earlier release's table): written and read, a count of copies kept as one row, and said once.
+    const journal = postgresJournal(pool, options)
     await journal.init?.()
+    await journal.init?.()
+    expect(warnings).toEqual([expect.stringContaining('has no column copies (migration 013')])
     const answer = record(Date.now())
-    await journal.write([answer])
-    expect(await journal.answers(answer.eventId)).toEqual([answer])
+    await journal.write([answer, { ...record(Date.now()), eventId: answer.eventId, copies: 5 }])
+    expect((await journal.answers(answer.eventId))[0]).toEqual(answer)
+    expect(await journal.answers(answer.eventId)).toHaveLength(2)
+    await runMigration(admin, schema, '013_payhooks_journal_copies.sql')
+    const migrated = postgresJournal(pool, options)
+    await migrated.init?.()
+    const counted = { ...record(Date.now()), copies: 7 }
+    await migrated.write([counted, counted])
+    expect(await migrated.answers(counted.eventId)).toEqual([counted])
+    expect(warnings).toHaveLength(1)
+  })
+
+  it("adds the copies column (013) to an earlier release's table on first use", async () => {
+    const table = tableName()
+    await admin.query(createJournalTableSql(table).replace('  copies integer,\n', ''))
+    const journal = postgresJournal(pool, { table, sweepIntervalMs: 0 })
+    await journal.init?.()
+    const counted = { ...record(Date.now()), copies: 3 }
+    await journal.write([counted])
+    expect(await journal.answers(counted.eventId)).toEqual([counted])
   })
 
   it('sweeps the rows past retention in batches, and keeps the others', async () => {

@@ -10,6 +10,7 @@ import {
   createDeadLetterCountIndexesSql,
   createDeadLetterTableSql,
   createFenceTableSql,
+  createJournalTableSql,
   createTableSql,
   fenceTokenColumnSql,
   migrate,
@@ -166,10 +167,17 @@ it('migrate() applies 007 on the previous release, rebuilding the index an inter
         `CREATE INDEX CONCURRENTLY ${fences}_held ON ${fences} (held_since, ordering_key) WHERE holder IS NOT NULL`,
       )
       .catch((error: { code?: string }) => error.code)
-    await sleep(300)
-    await admin.query(
-      `SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE 'CREATE INDEX CONCURRENTLY ${fences}_held%'`,
-    )
+    // Cancelled once it waits for the open snapshot (its INVALID index made by then): asked until PostgreSQL shows
+    // it waiting, however late that comes on a loaded machine (a fixed 300 ms could come first).
+    for (let asked = 0; ; asked++) {
+      const { rows } = await admin.query<{ cancelled: boolean }>(
+        `SELECT pg_cancel_backend(pid) AS cancelled FROM pg_stat_activity
+         WHERE query LIKE 'CREATE INDEX CONCURRENTLY ${fences}_held%' AND wait_event_type = 'Lock'`,
+      )
+      if (rows.some((row) => row.cancelled)) break
+      if (asked > 500) throw new Error('the concurrent index build never waited for the open snapshot')
+      await sleep(20)
+    }
     expect(await build).toBe('57014') // query_canceled
     await other.query('COMMIT')
     const valid = async () =>
@@ -221,6 +229,25 @@ it('`payhooks migrate --postgres URL` applies what is missing (the journal table
     expect((await entries.answers(record.eventId)).map((r) => r.outcome)).toEqual(['processed'])
   } finally {
     await dropFences(fences)
+    await admin.query(`DROP TABLE IF EXISTS ${journal}`)
+  }
+})
+
+it("migrate() adds the journal's copies column (013) to a table 009 made, once", async () => {
+  const { store } = await tablesOfTest()
+  const journal = `${store}_journal`
+  try {
+    await admin.query(createJournalTableSql(journal).replace('  copies integer,\n', ''))
+    const pool = newPool(2)
+    const options = { table: store, deadLetterTable: false as const, journalTable: journal }
+    expect((await migrate(pool, options)).applied).toContain('013')
+    expect((await migrate(pool, options)).applied).not.toContain('013')
+    const entries = postgresJournal(pool, { table: journal, createTable: false, sweepIntervalMs: 0 })
+    await entries.init?.()
+    await entries.write([{ ...record, copies: 9 }])
+    expect((await entries.answers(record.eventId)).map((r) => r.copies)).toEqual([9])
+  } finally {
+    await dropFences(`${store}_fences`)
     await admin.query(`DROP TABLE IF EXISTS ${journal}`)
   }
 })

@@ -16,7 +16,8 @@ describe('postgresStore on a pool shared with the handlers', () => {
     const pool = newPool(3)
     const store = postgresStore(pool, { table })
     const errors: WebhookError[] = []
-    const webhooks = createWebhooks({ secret, store }).onError((error) => errors.push(error))
+    // One event type on both slots (the pool's max - 1): no bulkhead between types.
+    const webhooks = createWebhooks({ secret, store, bulkheads: false }).onError((error) => errors.push(error))
     let running = 0
     let most = 0
     webhooks.on('transaction_settled', async (event) => {

@@ -65,9 +65,10 @@ describe('postgresStore: writes and done marker in one transaction', () => {
 
   it('rolls the writes back and answers 503 when the claim was lost before the commit', async () => {
     const { store: table, ledger } = await tablesOfTest()
-    // The loss is found by the first renewal, a third of the lease in; then the commit fails. At a 900 ms lease
-    // (800 ms deadline) a loaded CI machine once answered deadline_exceeded before that: 1.5 s of room now.
-    const { webhooks, errors } = receiver(table, { leaseMs: 2400, deadlineMs: 2300 })
+    // The loss is found by the first renewal, a third of the lease in (1.5 s); then the commit fails, and the answer
+    // says so. The deadline leaves those two queries 2.9 s (at a 900 ms lease and 800 ms deadline a loaded CI
+    // machine answered deadline_exceeded first; at 2.4 s and 2.3 s, 1.5 s of room).
+    const { webhooks, errors } = receiver(table, { leaseMs: 4500, deadlineMs: 4400 })
     let aborted: unknown
     const stolen = gate()
     webhooks.on('transaction_settled', async (event, { db, signal }) => {
@@ -86,7 +87,7 @@ describe('postgresStore: writes and done marker in one transaction', () => {
     expect(await stateOf(table, 'evt_stolen')).toEqual({ token: 'other-delivery' })
     expect(errors.map((e) => e.message)).toEqual([
       'store extend failed for evt_stolen: claim lost: its lease ran out and another delivery took it',
-      "store complete failed for evt_stolen: claim lost before commit (its lease ran out, as for a process frozen past it, and another delivery may have taken its event or ordering key; or close() released it); the handlers' writes were rolled back and a retry runs them again",
+      "store complete failed for evt_stolen: claim lost before commit (its lease ran out, as for a process frozen past it, and another delivery may have taken its event or ordering key); the handlers' writes were rolled back and a retry runs them again",
     ])
   })
 
@@ -128,13 +129,15 @@ describe('postgresStore: writes and done marker in one transaction', () => {
 
   it('renews the claim on another connection while the transaction stays open (a pool of two)', async () => {
     const { store: table, ledger } = await tablesOfTest()
-    // A lease a loaded machine renews in time: at 300 and 800 ms, CI's other work (two vitest processes and their
-    // TypeScript builds on 2 cores) now and then held a renewal past the lease's last third, the run gave the lease
-    // up and the other receiver took the event (the transaction then rolled back: the ledger still had one row).
-    const first = receiver(table, { leaseMs: 2000, deadlineMs: 100, pool: newPool(2) })
-    // The other receiver's deadline is long enough for a claim query on a loaded machine (at 100 ms one was
-    // answered 503 deadline_exceeded in a CI run), so each retry shows what the store answered.
-    const other = receiver(table, { leaseMs: 2000, deadlineMs: 1000 })
+    // A lease a loaded machine renews in time: renewed every second, a renewal may come 2 s late. At 300 and 800 ms,
+    // CI's other work (two vitest processes and their TypeScript builds on 2 cores) now and then held a renewal past
+    // the lease's last third, the run gave the lease up and the other receiver took the event (the transaction then
+    // rolled back: the ledger still had one row).
+    const leaseMs = 3000
+    const first = receiver(table, { leaseMs, deadlineMs: 100, pool: newPool(2) })
+    // The other receiver's deadline leaves a claim query on a loaded machine seconds (at 100 ms, and even at 1 s,
+    // one could be answered 503 deadline_exceeded), so each retry shows what the store answered.
+    const other = receiver(table, { leaseMs, deadlineMs: leaseMs - 100 })
     let runs = 0
     const release = gate()
     first.webhooks.onAny(async (event, { db }) => {
@@ -146,17 +149,21 @@ describe('postgresStore: writes and done marker in one transaction', () => {
       runs++
     })
     const answered = deliver(first.webhooks, 'evt_long')
-    await vi.waitFor(() => expect(runs).toBe(1))
+    await vi.waitFor(() => expect(runs).toBe(1), { timeout: 10_000, interval: 20 })
     const started = Date.now()
+    // Retries every 200 ms, the last one sent past 1.2 leases: after the first renewal past the claim's first lease.
     const statuses = new Set<number>()
-    while (Date.now() < started + 4500) {
+    for (let sentAt = 0; sentAt < started + 1.2 * leaseMs; ) {
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      sentAt = Date.now()
       statuses.add((await deliver(other.webhooks, 'evt_long')).status)
-      await new Promise((resolve) => setTimeout(resolve, 50))
     }
     release.open()
     expect((await answered).status).toBe(503) // deadline; the handler went on
     expect(statuses).toEqual(new Set([409]))
-    await vi.waitFor(async () => expect(await stateOf(table, 'evt_long')).toEqual({ token: null }))
+    await vi.waitFor(async () => expect(await stateOf(table, 'evt_long')).toEqual({ token: null }), {
+      timeout: 10_000,
+    })
     expect((await deliver(other.webhooks, 'evt_long')).body.status).toBe('duplicate')
     expect(runs).toBe(1)
     expect(await rowsOf(ledger)).toEqual(['evt_long'])
@@ -242,7 +249,9 @@ describe('postgresStore: table and retention', () => {
     if (claim.status !== 'claimed') throw new Error('expected a claim')
     await store.complete('evt_expiring', claim.token)
     await admin.query(`UPDATE ${table} SET expires_at = clock_timestamp() - interval '1 second'`)
-    await vi.waitFor(async () => expect((await admin.query(`SELECT 1 FROM ${table}`)).rowCount).toBe(0))
+    await vi.waitFor(async () => expect((await admin.query(`SELECT 1 FROM ${table}`)).rowCount).toBe(0), {
+      timeout: 10_000,
+    })
     store.shutdown()
     await store.claim('evt_after_shutdown', 1)
     await admin.query(`UPDATE ${table} SET expires_at = clock_timestamp() - interval '1 second'`)

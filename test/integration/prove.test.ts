@@ -14,6 +14,7 @@ import { unusedPort } from '../fixtures/sandbox-receivers.js'
 interface Report {
   run: string
   requests: number
+  onceOnly: { checked: boolean; passed?: boolean; problems?: string[] }
   checks: {
     id: string
     verdict: string
@@ -177,6 +178,7 @@ describe('payhooks prove', () => {
         expect(stderr).toBe('')
         expect(notPassed(report)).toEqual([])
         expect(report?.summary.fail).toBe(0)
+        expect(report?.onceOnly).toMatchObject({ checked: true, passed: true, problems: [] })
         expect(code).toBe(0)
         // Each acknowledged event of the series ran its handlers once, under an id that says it came from prove.
         const ids = [...runs.keys()]
@@ -231,6 +233,11 @@ describe('payhooks prove', () => {
         expect(dropped?.answers[0]?.status).toBe(200)
         expect(dropped?.finding).toMatch(/answered 2XX but the ledger shows its handlers never ran .*: a lost event/)
         expect(report?.summary.fail).toBe(1)
+        expect(report?.onceOnly).toMatchObject({
+          checked: true,
+          passed: false,
+          problems: [`${dropped?.answers[0]?.eventId}: acknowledged, ran 0 times`],
+        })
       } finally {
         await receiver.close()
       }
@@ -263,6 +270,9 @@ describe('payhooks prove', () => {
         expect(stdout).toMatch(/^resend-80h +PASS +422 \d+ ms +refused with a reason: 422 stale_event/m)
         expect(stdout).toMatch(/^ {4}why: anyone can POST to your URL/m)
         expect(stdout).toMatch(/^16 checks: \d+ PASS, \d+ WARN, 0 FAIL; \d+ requests in/m)
+        expect(stdout).toMatch(/^once-only: NOT CHECKED \(no --ledger/m)
+        // The example keeps no dead letters: the old event is refused 422, nothing is parked.
+        expect(stdout).toMatch(/^letters: none parked, by the answers/m)
       } finally {
         await app.close()
       }

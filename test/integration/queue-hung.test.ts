@@ -13,6 +13,11 @@ import { connect, deliver, onCleanup, redisUrl, runCleanups, SECRET, sleep } fro
 
 afterEach(runCleanups)
 
+// The job's lock is renewed every half of lockDurationMs and the claim every third of leaseMs: either renewal may come
+// 1.5 s or more late before it lapses (at 600 and 900 ms, 300 and 600 ms of room on a loaded machine's Redis).
+const LOCK_MS = 3000
+const STALLED_CHECK_MS = 500
+
 describe('queue mode and a hung handler', () => {
   it('keeps the job with its worker past maxRunMs, lockDuration and stalledInterval: the event runs once', async () => {
     const id = randomUUID()
@@ -23,26 +28,29 @@ describe('queue mode and a hung handler', () => {
     onCleanup(() => queue.close())
     const errors: WebhookError[] = []
     let runs = 0
+    let startedAt = Number.POSITIVE_INFINITY
     const stuck = gate()
     const workers = [0, 1].map(() => {
       const webhooks = createWebhooks({
         secret: SECRET,
         store: redisStore(redis, { keyPrefix: `payhooks-test-store:${id}:` }),
         queue,
-        deadlineMs: 100,
-        leaseMs: 900,
-        maxRunMs: 300,
+        // The delivery's enqueue gets 2 s (at 100 ms, a loaded machine's Redis answered it 503 deadline_exceeded).
+        deadlineMs: 2000,
+        leaseMs: 3000,
+        maxRunMs: 2500,
       })
       webhooks.onError((error) => void errors.push(error))
       webhooks.onAny(async () => {
         runs++
+        startedAt = Date.now()
         await stuck.promise // ignores context.signal
       })
       const worker = startWorker(webhooks as Webhooks<unknown>, {
         connection: redis,
         ...names,
-        lockDurationMs: 600,
-        stalledIntervalMs: 300,
+        lockDurationMs: LOCK_MS,
+        stalledIntervalMs: STALLED_CHECK_MS,
         maxStalledCount: 2,
       })
       onCleanup(() => worker.close(true))
@@ -57,9 +65,10 @@ describe('queue mode and a hung handler', () => {
     try {
       const eventId = `evt_hung_${id}`
       expect((await deliver(workers[0]?.webhooks as Webhooks<unknown>, eventId)).status).toBe(200) // queued
-      await vi.waitFor(() => expect(errors.map((e) => e.code)).toContain('handler_timeout'), { timeout: 5000 })
-      // Past several lock durations and stalled checks, with the job's retries ready to run at once.
-      await sleep(2000)
+      await vi.waitFor(() => expect(errors.map((e) => e.code)).toContain('handler_timeout'), { timeout: 10_000 })
+      // Past the lock duration and the two stalled checks that would find a lock let lapse, with the job's retries
+      // ready to run at once.
+      await sleep(startedAt + LOCK_MS + 2 * STALLED_CHECK_MS + 200 - Date.now())
       expect(runs, errors.map((e) => e.message).join('\n')).toBe(1)
       expect(await inspect.getJobCounts('active', 'failed', 'delayed', 'wait')).toEqual({
         active: 1,

@@ -1,51 +1,16 @@
 // `payhooks sandbox --manual-clock`, `payhooks sandbox advance` and `payhooks sandbox emit`, run as
 // child processes of the built CLI against a real sandbox and a real receiver on 127.0.0.1.
 import { spawnSync } from 'node:child_process'
-import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createWebhooks, memoryStore } from '@payhooks/core'
 import { createManualClock, createSandbox } from '@payhooks/sandbox'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { assertBuilt, exited, runCli, startCli } from '../fixtures/cli-run.js'
-import {
-  call,
-  type Receiver,
-  serveLater,
-  startReceiver,
-  unusedPort,
-  webhooksListener,
-} from '../fixtures/sandbox-receivers.js'
+import { describe, expect, it } from 'vitest'
+import { exited, runCli } from '../fixtures/cli-run.js'
+import { HOUR, receiver, startSandbox, useReceiver } from '../fixtures/sandbox-cli.js'
+import { call, startReceiver, unusedPort } from '../fixtures/sandbox-receivers.js'
 
-const HOUR = 3_600_000
-
-interface Started {
-  url: string
-  dashboard: string
-  chaos: unknown
-  manualClock: boolean
-  state?: string
-  restoredSubscriptions?: number
-  tokenRequired: boolean
-  token?: string
-  credentials: { resellers: { key: string }[] }
-}
-
-async function startSandbox(args: string[], env: Record<string, string> = {}) {
-  const { child, line } = await startCli(['sandbox', '--port', '0', '--no-chaos', '--json', ...args], /^\{/, env)
-  return { child, started: JSON.parse(line) as Started }
-}
-
-let receiver: Receiver
-beforeAll(async () => {
-  assertBuilt()
-  // Fails the first send of every event, then answers 200.
-  receiver = await startReceiver((request) => {
-    const seen = receiver.requests.filter((r) => r.json?.event_id === request.json?.event_id).length
-    return seen === 1 ? { status: 503, body: 'not yet' } : 200
-  })
-})
-afterAll(() => receiver.close())
+useReceiver()
 
 describe('payhooks sandbox --manual-clock and sandbox advance', () => {
   it('holds the retry until advance moves the clock one hour', async () => {
@@ -268,170 +233,5 @@ describe('payhooks sandbox --manual-clock and sandbox advance', () => {
     const result = await runCli(['sandbox', 'advance', '1h', '--base-url', `http://127.0.0.1:${await unusedPort()}`])
     expect(result.code).toBe(1)
     expect(result.stderr).toMatch(/^payhooks sandbox advance: cannot reach the sandbox at http:\/\/127\.0\.0\.1:\d+/)
-  })
-})
-
-describe('payhooks sandbox --state', () => {
-  it('keeps subscriptions and their secrets across a restart', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'payhooks-cli-state-'))
-    const state = join(dir, 'sandbox.json')
-    try {
-      const first = await startSandbox(['--state', state])
-      let created: { id: string; signature_secret: string }
-      try {
-        expect(first.started).toMatchObject({ state, restoredSubscriptions: 0 })
-        const answer = await call(first.started.url, 'POST', '/ps/webhook/subscription', {
-          auth: `reseller ${first.started.credentials.resellers[0]?.key}`,
-          body: { url: receiver.url, event_types: ['transaction_settled'], is_active: true },
-        })
-        created = answer.json.data
-      } finally {
-        first.child.kill('SIGTERM')
-        expect(await exited(first.child)).toBe(0)
-      }
-      expect((await stat(state)).mode & 0o777).toBe(0o600)
-
-      const second = await startSandbox(['--state', state])
-      try {
-        expect(second.started).toMatchObject({ state, restoredSubscriptions: 1 })
-        const kept = await call(second.started.url, 'GET', `/ps/webhook/subscription/${created.id}`, {
-          auth: `reseller ${second.started.credentials.resellers[0]?.key}`,
-        })
-        expect(kept.status).toBe(200)
-        expect(kept.json.data.signature_secret).toBe(created.signature_secret)
-      } finally {
-        second.child.kill('SIGTERM')
-        expect(await exited(second.child)).toBe(0)
-      }
-    } finally {
-      await rm(dir, { recursive: true, force: true })
-    }
-  })
-})
-
-describe('payhooks sandbox emit', () => {
-  it('warns when no subscription gets the event, and still logs it', async () => {
-    const { child, started } = await startSandbox([])
-    try {
-      const env = { PAYHOOKS_BASE_URL: started.url }
-      const text = await runCli(['sandbox', 'emit', 'transaction_settled', '--merchant', '9999'], { env })
-      expect(text.code).toBe(0)
-      expect(text.stdout).toMatch(/^Emitted transaction_settled evt_\S+ \(merchant 9999\) to 0 subscription\(s\)\n$/)
-      expect(text.stderr).toMatch(
-        /^payhooks sandbox emit: warning: merchant 9999 is no merchant of the sandbox's accounts/,
-      )
-
-      const json = await runCli(
-        ['sandbox', 'emit', 'payment_created', '--data', '{"payment_id":"pay_1"}', '--event-id', 'evt_cli_1', '--json'],
-        { env },
-      )
-      expect(json.code).toBe(0)
-      const answer = JSON.parse(json.stdout)
-      expect(answer).toMatchObject({ deliveries: 0, warning: expect.stringMatching(/no active subscription/) })
-      expect(answer.data).toMatchObject({ eventId: 'evt_cli_1', event: { data: { payment_id: 'pay_1' } } })
-      expect((await call(started.url, 'GET', '/_sandbox/log')).json.total_item_count).toBe(2)
-    } finally {
-      child.kill('SIGTERM')
-      await exited(child)
-    }
-  })
-})
-
-describe('payhooks sandbox emit --age and --created-at', () => {
-  it('stamps created_at in the past, so a real receiver answers stale_event, and prints that answer and its meaning', async () => {
-    const { child, started } = await startSandbox([])
-    const target = await serveLater()
-    try {
-      const created = await call(started.url, 'POST', '/ps/webhook/subscription', {
-        auth: `reseller ${started.credentials.resellers[0]?.key}`,
-        body: { url: target.url, event_types: ['transaction_settled'], is_active: true },
-      })
-      expect(created.status).toBe(200)
-      const webhooks = createWebhooks({ secret: created.json.data.signature_secret as string, store: memoryStore() })
-      const handled: string[] = []
-      webhooks.on('transaction_settled', (event) => void handled.push(event.event_id))
-      target.use(webhooksListener(webhooks))
-      const env = { PAYHOOKS_BASE_URL: started.url }
-
-      const before = Date.now()
-      const old = await runCli(['sandbox', 'emit', 'transaction_settled', '--age', '75h'], { env })
-      expect(old.code, old.stderr).toBe(0)
-      const createdAt = /, created_at (\S+Z)\) to 1 subscription/.exec(old.stdout)?.[1] as string
-      expect(Math.abs(before - 75 * HOUR - Date.parse(createdAt))).toBeLessThan(60_000)
-      expect(old.stdout).toMatch(/^ {2}wsub_\S+ {2}pending {2}422 in \d+ ms$/m)
-      expect(old.stdout).toMatch(/^ {6}\{"error":"stale_event","message":"event older than this receiver accepts/m)
-      expect(old.stdout).toMatch(/^ {6}means: stale_event: the event's created_at is older/m)
-      expect(handled).toEqual([])
-
-      const now = await runCli(['sandbox', 'emit', 'transaction_settled', '--created-at', new Date().toISOString()], {
-        env,
-      })
-      expect(now.stdout).toMatch(/^ {2}wsub_\S+ {2}delivered {2}200 in \d+ ms$/m)
-      expect(now.stdout).toMatch(/^ {6}\{"ok":true,"event_id":"evt_\S+","status":"processed"\}$/m)
-      expect(handled).toHaveLength(1)
-
-      const log = (await call(started.url, 'GET', '/_sandbox/log')).json.data as { createdAt?: string }[]
-      expect(log.map((entry) => entry.createdAt)).toContain(createdAt)
-
-      const both = await runCli(['sandbox', 'emit', 'transaction_settled', '--age', '1h', '--created-at', createdAt], {
-        env,
-      })
-      expect([both.code, both.stderr]).toEqual([2, expect.stringContaining('give --created-at or --age, not both')])
-      const bad = await runCli(['sandbox', 'emit', 'transaction_settled', '--created-at', 'yesterday'], { env })
-      expect([bad.code, bad.stderr]).toEqual([
-        1,
-        expect.stringContaining('400: created_at must be an ISO 8601 UTC time'),
-      ])
-    } finally {
-      child.kill('SIGTERM')
-      await exited(child)
-      await target.close()
-    }
-  })
-})
-
-describe('payhooks sandbox beyond loopback', () => {
-  it('prints a control token, and the control commands need it', async () => {
-    const { child, started } = await startSandbox(['--host', '0.0.0.0', '--manual-clock'])
-    try {
-      expect(started.tokenRequired).toBe(true)
-      expect(started.token).toMatch(/^[\x21-\x7e]{16,}$/)
-      expect(started.dashboard).toBe(`${started.url}/?token=${encodeURIComponent(started.token as string)}`)
-      const base = `http://127.0.0.1:${new URL(started.url).port}`
-
-      const refused = await runCli(['sandbox', 'advance', '1h', '--base-url', base])
-      expect(refused.code).toBe(1)
-      expect(refused.stderr).toMatch(/401: .*sandbox token.* \(pass --token or set PAYHOOKS_SANDBOX_TOKEN\)\n$/)
-      expect((await call(base, 'GET', '/_sandbox/credentials')).status).toBe(401)
-
-      const flag = await runCli(['sandbox', 'advance', '1h', '--base-url', base, '--token', started.token as string])
-      expect(flag.code).toBe(0)
-      const env = await runCli(['sandbox', 'emit', 'transaction_settled', '--base-url', base], {
-        env: { PAYHOOKS_SANDBOX_TOKEN: started.token as string },
-      })
-      expect(env.code).toBe(0)
-    } finally {
-      child.kill('SIGTERM')
-      expect(await exited(child)).toBe(0)
-    }
-  })
-
-  it('takes its token from --token or PAYHOOKS_SANDBOX_TOKEN, and prints it in text mode', async () => {
-    const token = 'shared-dev-box-token-42'
-    const { child, line, output } = await startCli(
-      ['sandbox', '--port', '0', '--host', '0.0.0.0', '--no-chaos'],
-      /^Control token: /,
-      { PAYHOOKS_SANDBOX_TOKEN: token },
-    )
-    try {
-      expect(line).toBe(`Control token: ${token} (x-sandbox-token header; PAYHOOKS_SANDBOX_TOKEN for the CLI)`)
-      expect(output().stdout).toMatch(/^Dashboard: http:\/\/0\.0\.0\.0:\d+\/\?token=shared-dev-box-token-42$/m)
-    } finally {
-      child.kill('SIGTERM')
-      await exited(child)
-    }
-    const short = await runCli(['sandbox', '--port', '0', '--token', 'short'])
-    expect(short.code).toBe(2)
-    expect(short.stderr).toMatch(/--token must be at least 16 visible ASCII characters/)
   })
 })

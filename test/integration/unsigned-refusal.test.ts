@@ -90,7 +90,7 @@ describe.each(lambdaEventKinds)('lambda, $name events', ({ kind }) => {
 })
 
 describe('refusals of unsigned and wrongly signed requests', () => {
-  it('are logged at warn once a second per reason with a count, and kept out of the latency of signed deliveries', async () => {
+  it('are logged at warn once a second per reason and address with a count, and kept out of the latency of signed deliveries', async () => {
     const lines: { level: string; fields: LogFields; message: string }[] = []
     const logger = {
       error: (fields: LogFields, message?: string) =>
@@ -141,7 +141,8 @@ describe('refusals of unsigned and wrongly signed requests', () => {
       all.filter((line) => line.fields.suppressed !== undefined).map((line) => [line.fields.code, line]),
     )
     expect(told.missing_signature?.fields.suppressed).toBe(39)
-    expect(told.missing_signature?.message).toMatch(/and 39 more like it in the last 1 s/)
+    expect(told.missing_signature?.message).toMatch(/and 39 more like it from 127\.0\.0\.1 in the last 1 s/)
+    expect(told.missing_signature?.fields.source).toBe('127.0.0.1')
     expect(told.invalid_signature?.fields.suppressed).toBe(19)
     expect(all).toHaveLength(4)
 

@@ -153,7 +153,7 @@ describe('createBoard', () => {
       outcomes: [{ eventId: 'evt_replay', status: 'processed' }],
     })
     expect(audits[0]?.at).toBeInstanceOf(Date)
-    expect(logs).toContain('payhooks board: replay of 1 dead letter(s) by ops')
+    expect(logs).toContain('payhooks board: replay of 1 dead letter(s) by ops: 1 processed')
   })
 
   it('refuses a state change without a same-origin Origin, JSON, or the CSRF token, and changes nothing', async () => {
@@ -167,7 +167,6 @@ describe('createBoard', () => {
       // The whole origin: another scheme or port of the same host is another origin.
       { origin: `http://${HOST}` },
       { origin: `https://${HOST}:8443` },
-      { 'x-forwarded-proto': 'http' },
       { 'sec-fetch-site': 'cross-site' },
       { 'content-type': 'application/x-www-form-urlencoded' },
       { [CSRF_HEADER]: '' },

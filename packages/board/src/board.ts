@@ -1,4 +1,5 @@
 import { type Answer, countParked, deleteSelected, listLetters, oneLetter, problem, replaySelected } from './api.js'
+import { auditLine } from './audit-line.js'
 import { eventTimeline, journalOf, listEvents } from './events.js'
 import { heldKeys, instanceStats, secretUsage } from './instance.js'
 import { BadQuery, filterFrom } from './letters.js'
@@ -17,6 +18,7 @@ import {
 import {
   type Board,
   type BoardAuditEntry,
+  type BoardLogger,
   type BoardOptions,
   type BoardRequest,
   type BoardResponse,
@@ -36,6 +38,12 @@ const text = (status: number, body: string, headers: Record<string, string> = {}
   body,
 })
 
+/** The default logger: one line each on the console, the message alone (it says everything the fields do). */
+const CONSOLE_LINES: BoardLogger = {
+  warn: (_fields, message) => console.warn(message),
+  info: (_fields, message) => console.info(message),
+}
+
 const LETTER = /^\/api\/dead-letters\/([^/]+)$/
 const EVENT = /^\/api\/events\/([^/]+)$/
 
@@ -52,21 +60,29 @@ function idOf(segment: string): string | undefined {
  * An operator console over `webhooks.deadLetters`: a page and a JSON API listing dead letters with filters and
  * pages, showing one whole, replaying (one, the selected, or all matching a filter after confirming the count)
  * and deleting; with a journal (`createWebhooks({ journal })`), an Events page: an event's every answer, searched by
- * its id, and the fleet's answers filtered and paged. Every request goes through your `authorize`; replays and deletes need a same-origin `Origin` and
- * the page's CSRF token, and are reported to `onAudit` and the logger. Serve it with a mount:
+ * its id, and the fleet's answers filtered and paged. Every request goes through your `authorize`; replays and deletes need
+ * an `Origin` the board was configured with (`origin`, `allowedOrigins`; or the address it is reached by, such as
+ * `http://127.0.0.1:3000`) and the page's CSRF token, and are reported to `onAudit` and the logger. Serve it with a mount:
  * `expressBoard` (`@payhooks/board/express`), `nodeBoard`, `honoBoard`, `koaBoard` or `fastifyBoard`.
  *
  * @example
  * import { createBoard } from '@payhooks/board'
  * import { expressBoard } from '@payhooks/board/express'
  *
- * const board = createBoard({ webhooks, authorize: (req: express.Request) => req.session?.role === 'ops' })
+ * const board = createBoard({
+ *   webhooks,
+ *   authorize: (req: express.Request) => req.session?.role === 'ops',
+ *   origin: 'https://admin.example.com', // where operators open it
+ * })
  * app.use('/admin/payhooks', expressBoard(board))
  */
 export function createBoard<Request = unknown>(options: BoardOptions<Request>): Board<Request> {
   const { webhooks, authorize, readOnly = false, actor, onAudit, replayBatchSize = 50 } = options
-  const allowedOrigins = checkAllowedOrigins(options.allowedOrigins ?? [])
-  const logger = options.logger ?? console
+  const allowedOrigins = [
+    ...checkAllowedOrigins(options.origin === undefined ? [] : [options.origin], 'origin'),
+    ...checkAllowedOrigins(options.allowedOrigins ?? []),
+  ]
+  const logger = options.logger ?? CONSOLE_LINES
   if (!webhooks?.deadLetters) throw new TypeError('createBoard: webhooks must be a receiver from createWebhooks')
   if (!Number.isSafeInteger(replayBatchSize) || replayBatchSize < 1 || replayBatchSize > 500) {
     throw new RangeError('createBoard: replayBatchSize must be a whole number from 1 to 500')
@@ -91,9 +107,7 @@ export function createBoard<Request = unknown>(options: BoardOptions<Request>): 
 
   async function audit(request: BoardRequest<Request>, entry: Omit<BoardAuditEntry, 'actor' | 'at'>) {
     const full: BoardAuditEntry = { ...entry, actor: actor ? await actor(request.native) : undefined, at: new Date() }
-    const ids = full.outcomes?.map((o) => o.eventId) ?? full.deleted ?? []
-    const fields = { code: `board_${full.action}`, actor: full.actor, event_ids: ids.join(','), count: ids.length }
-    const message = `payhooks board: ${full.action.replace('_', ' ')} of ${ids.length} dead letter(s) by ${full.actor ?? 'unknown'}`
+    const { fields, message } = auditLine(full)
     if (logger.info) logger.info(fields, message)
     else logger.warn(fields, message)
     try {

@@ -78,6 +78,47 @@ describe('the Events API', () => {
     expect((await board.handle(request({ path: '/api/events', user: 'mallory' }))).status).toBe(403)
   })
 
+  it('says where answers were dropped: gaps on the page of an id without answers and on a timeline; copies counted', async () => {
+    const { board, journal, settled } = await journaled()
+    const at = Date.now() - 30_000
+    const base = { eventType: 'transaction_settled', createdAt: null, status: 0, instance: 'web-2', secretIndex: 0 }
+    await journal.write([
+      { ...base, id: 'gap1', at, eventId: '', eventType: '', outcome: 'journal_gap', durationMs: 20_000, copies: 40 },
+      { ...base, id: 'lost1', at: at + 5, eventId: 'evt_lost', outcome: 'journal_dropped', durationMs: 0, copies: 2 },
+      {
+        ...base,
+        id: 'dup1',
+        at: at + 6,
+        eventId: settled,
+        status: 200,
+        outcome: 'duplicate',
+        durationMs: 1,
+        copies: 9,
+      },
+    ])
+    const gap = {
+      from: new Date(at).toISOString(),
+      to: new Date(at + 20_000).toISOString(),
+      instance: 'web-2',
+      dropped: 40,
+    }
+    const missing = json(await get(board, '/api/events/evt_never'))
+    expect(missing).toMatchObject({ timeline: null, gaps: [gap] })
+    const lost = json(await get(board, '/api/events/evt_lost'))
+    expect(lost.timeline.handledAt).toBeNull()
+    expect(lost.timeline.answers).toMatchObject([{ status: 0, outcome: 'journal_dropped', copies: 2 }])
+    expect(lost.gaps).toEqual([gap])
+    const counted = json(await get(board, `/api/events/${settled}`)).timeline.answers
+    expect(counted.map((a: { outcome: string; copies: number }) => [a.outcome, a.copies])).toContainEqual([
+      'duplicate',
+      9,
+    ])
+    const { journal: fleet } = json(await get(board, '/api/overview'))
+    expect(fleet.last15).toMatchObject({ duplicate: 10, journal_gap: 40 })
+    // Accounts are listed by outcome, not counted as answers per minute.
+    expect(fleet.perMinute.reduce((sum: number, n: number) => sum + n, 0)).toBe(4 + 9)
+  })
+
   it('a dead-letter store that cannot answer leaves the timeline showing', async () => {
     const { webhooks, settled } = await journaled()
     const down = Object.assign(Object.create(webhooks), {

@@ -1,6 +1,6 @@
 // The Events page's API: the journal's answers (`webhooks.events`) as the page shows them: an event's timeline with
 // its dead letter, answers filtered and keyset-paged, or that the journal is off. The journal holds no body.
-import { type EventListQuery, type Events, type JournalAnswer, journalListQuery } from '@payhooks/core'
+import { type EventListQuery, type Events, type JournalAnswer, type JournalGap, journalListQuery } from '@payhooks/core'
 import type { Answer } from './api.js'
 import { BadQuery, date } from './letters.js'
 import type { BoardWebhooks } from './types.js'
@@ -23,7 +23,32 @@ const answerJson = (answer: JournalAnswer) => ({
   instance: answer.instance,
   durationMs: answer.durationMs,
   verifiedWith: { index: answer.verifiedWith.index, label: answer.verifiedWith.label ?? null },
+  // An older @payhooks/core has no counts of copies: each answer is one.
+  copies: answer.copies ?? 1,
 })
+
+const gapJson = (gap: JournalGap) => ({
+  from: gap.from.toISOString(),
+  to: gap.to.toISOString(),
+  instance: gap.instance,
+  dropped: gap.dropped,
+})
+
+/** The most gaps the page of an id without answers lists. */
+const MAX_GAPS = 20
+
+/** For an id without answers: the spans, within retention, in which an instance dropped answers of any event. */
+async function gapsKept(events: Events) {
+  const { answers } = await events.list({ outcome: 'journal_gap', limit: MAX_GAPS })
+  return answers
+    .map((gap) => ({
+      from: gap.at.toISOString(),
+      to: new Date(gap.at.getTime() + gap.durationMs).toISOString(),
+      instance: gap.instance,
+      dropped: gap.copies ?? 1,
+    }))
+    .reverse()
+}
 
 const kept = (events: Events) => ({ enabled: true as const, retentionHours: (events.retentionMs ?? 0) / HOUR })
 
@@ -60,6 +85,8 @@ export async function listEvents(webhooks: JournaledWebhooks, params: URLSearchP
         eventType: answer.eventType,
       })),
       cursor: page.cursor ?? null,
+      // A list by event type stops searching after a bound: answers before this time were not searched yet.
+      searchedFrom: page.searchedFrom?.toISOString() ?? null,
     },
   }
 }
@@ -78,11 +105,15 @@ export async function eventTimeline(webhooks: JournaledWebhooks, eventId: string
         () => undefined,
       ),
   ])
+  // Where no answer was recorded, the spans in which answers were dropped say it may have been one of them (an older
+  // @payhooks/core has no gaps).
+  const gaps = timeline ? (timeline.gaps ?? []).map(gapJson) : await gapsKept(events).catch(() => [])
   return {
     status: 200,
     json: {
       ...kept(events),
       eventId,
+      gaps,
       timeline: timeline
         ? {
             eventType: timeline.eventType,

@@ -69,6 +69,32 @@ describe('the board and stats()', () => {
     expect(stats.secrets.usage).toHaveLength(1)
   })
 
+  it('shows runs overrunning deadlineMs and the event types quarantined, as soon as they are', async () => {
+    const webhooks = createWebhooks({
+      secret: SECRET,
+      store: memoryStore(),
+      checkAtStart: false,
+      deadlineMs: 50,
+      maxConcurrentEvents: 2,
+    })
+    webhooks.onError(() => {})
+    let settle = () => {}
+    const stuck = new Promise<void>((resolve) => {
+      settle = resolve
+    })
+    webhooks.on('transaction_settled', () => stuck) // ignores its signal
+    const board = createBoard({ webhooks, authorize: () => true })
+    expect((await deliver(webhooks, 'evt_overrun')).status).toBe(503)
+    await vi.waitFor(() => expect(webhooks.stats().quarantined).toHaveLength(1), { timeout: 5000 })
+    expect((await get(board, '/api/overview')).json.instance).toMatchObject({
+      overrunning: { count: 1, oldest: { eventId: 'evt_overrun', eventType: 'transaction_settled' } },
+      quarantined: [{ eventType: 'transaction_settled', overrunning: 1, slots: 1 }],
+    })
+    settle()
+    await vi.waitFor(() => expect(webhooks.stats().quarantined).toEqual([]), { timeout: 5000 })
+    await webhooks.close()
+  })
+
   it('lists verifications per secret per hour (72), with labels and when each was last used', async () => {
     vi.useFakeTimers({ toFake: ['Date'] })
     vi.setSystemTime(Date.parse('2026-11-26T10:15:00Z'))

@@ -36,6 +36,25 @@ export function instanceSummary(webhooks: Instance) {
           },
         }
       : null,
+    // Nor, older still, the bulkheads' figures.
+    overrunning: stats.overrunning
+      ? {
+          count: stats.overrunning.count,
+          oldest: stats.overrunning.oldest && {
+            eventId: stats.overrunning.oldest.eventId,
+            eventType: stats.overrunning.oldest.eventType,
+            since: stats.overrunning.oldest.since.toISOString(),
+          },
+        }
+      : null,
+    quarantined: stats.quarantined
+      ? stats.quarantined.map((type) => ({
+          eventType: type.eventType,
+          since: type.since.toISOString(),
+          overrunning: type.overrunning,
+          slots: type.slots,
+        }))
+      : null,
     conflicts: stats.conflicts,
     retrying: {
       count: retrying.count,

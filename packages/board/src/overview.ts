@@ -8,6 +8,13 @@ import { instanceSummary } from './instance.js'
 
 const CODES: DeadLetterCode[] = ['schema_mismatch', 'handler_failed', 'stale_event']
 
+/**
+ * Outcomes of the journal's own accounts, not answers: work settled after the deadline (`<outcome>_late`), dead
+ * letters replayed (`replay_<status>`), answers dropped (`journal_dropped`, `journal_gap`).
+ */
+const isAccount = (outcome: string): boolean =>
+  outcome.endsWith('_late') || outcome.startsWith('replay_') || outcome.startsWith('journal_')
+
 /** How long a panel may take before its place says it could not be gathered. */
 export const PANEL_TIMEOUT_MS = 2_000
 
@@ -34,7 +41,8 @@ const PANELS: Record<string, Panel> = {
     const parked = counts.reduce((sum, n) => sum + n, 0)
     return { parked, byCode, durable: webhooks.deadLetters.durable ?? null }
   },
-  // The fleet's answers, every instance together, from the journal; null without one.
+  // The fleet's answers, every instance together, from the journal (its accounts by outcome, not among the answers
+  // per minute); null without one.
   async journal(webhooks) {
     const events = journalOf(webhooks)
     if (!events) return null
@@ -47,7 +55,9 @@ const PANELS: Record<string, Panel> = {
       from: from.toISOString(),
       last15,
       last60: total,
-      perMinute: perMinute.map((counts) => Object.values(counts).reduce((sum, n) => sum + n, 0)),
+      perMinute: perMinute.map((counts) =>
+        Object.entries(counts).reduce((sum, [outcome, n]) => sum + (isAccount(outcome) ? 0 : n), 0),
+      ),
     }
   },
   async health(webhooks) {

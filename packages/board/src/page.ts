@@ -30,6 +30,7 @@ export function page(token: string): string {
     <a href="#/keys" data-view="keys">Ordering keys</a>
   </nav>
   <span id="mode" class="mode" hidden>read-only</span>
+  <button id="zone" class="zone" type="button" title="Show times in UTC or in this browser's zone"></button>
 </header>
 <p id="notice" class="notice" role="status" hidden></p>
 <main id="view"></main>

@@ -166,6 +166,36 @@ describe('replay all matching, in batches', () => {
     expect([...runs.values()].every((n) => n === 1)).toBe(true)
   })
 
+  it("audits every batch with its run's filter, whatever a request continuing it sends, in one log line each", async () => {
+    const { board, store, webhooks, audits, logs } = await setUp({ replayBatchSize: 50 })
+    webhooks.on('transaction_settled', (event) => {
+      if (event.event_id === 'evt_a_7') throw new Error('still down')
+    })
+    for (let i = 0; i < 120; i++) await park(store, `evt_a_${i}`, { at: at(i), code: 'handler_failed' })
+    await park(store, 'evt_a_schema', { at: at(3), code: 'schema_mismatch' })
+    const started = Date.now()
+    let body: Record<string, unknown> = { filter: { code: 'handler_failed' }, confirmCount: 120 }
+    for (;;) {
+      const batch = json(await board.handle(request(change('/api/dead-letters/replay-matching', body)))) as Batch
+      if (batch.cursor === null) break
+      // The page's filter box changed meanwhile (or a hand-made request): the cursor's run is what replays.
+      body = { filter: { code: 'schema_mismatch', eventType: 'payment_created' }, cursor: batch.cursor }
+    }
+    expect(audits.map((audit) => audit.outcomes?.length)).toEqual([50, 50, 20])
+    for (const audit of audits) {
+      expect(audit.filter?.code).toBe('handler_failed')
+      expect(audit.filter?.eventType).toBeUndefined()
+      expect(audit.filter?.parkedBefore?.getTime()).toBeGreaterThanOrEqual(started)
+    }
+    expect((await store.get('evt_a_schema'))?.status).toBe('parked')
+    const lines = logs.filter((line) => line.startsWith('payhooks board: replay all'))
+    expect(lines).toHaveLength(3)
+    expect(lines[0]).toMatch(
+      /^payhooks board: replay all of 50 dead letter\(s\) by ops: 49 processed, 1 failed; filter code=handler_failed parkedBefore=\S+Z$/,
+    )
+    for (const line of lines) expect(line).not.toMatch(/evt_a_\d+.*evt_a_\d+|\n/)
+  })
+
   it('refuses a batch size outside 1 to 500', async () => {
     for (const replayBatchSize of [0, 501, 1.5]) {
       await expect(setUp({ replayBatchSize })).rejects.toThrow(/replayBatchSize/)

@@ -68,7 +68,8 @@ export async function replayBatch(
   if (outcomes.length > 0) {
     await audit({
       action: 'replay_all',
-      filter,
+      // The run's own filter: a batch continued by cursor replays the run's letters, whatever filter its body holds.
+      filter: batch.filter ?? (cursor === undefined ? filter : undefined),
       outcomes: outcomes.map(({ eventId, status }) => ({ eventId, status })),
     })
   }

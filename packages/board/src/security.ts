@@ -1,6 +1,7 @@
 // The board can replay payments: every state change needs the CSRF cookie's token echoed in a header (a form
-// or an image cannot send one), a same-origin Origin, and JSON; every answer forbids framing, sniffing and any
-// script but the board's own files.
+// or an image cannot send one), an Origin the board was configured with (or, reached by an address such as
+// 127.0.0.1, that address's), and JSON; every answer forbids framing, sniffing and any script but the board's own
+// files.
 import { randomBytes, timingSafeEqual } from 'node:crypto'
 import type { BoardRequest } from './types.js'
 
@@ -63,11 +64,8 @@ function originOf(text: string): string | undefined {
   }
 }
 
-/**
- * The board's own origin: the scheme a proxy reports (`x-forwarded-proto`), else the connection's, and `Host`.
- * Compared whole, so `http://admin.example.com` is not `https://admin.example.com`.
- */
-function ownOrigin(request: BoardRequest): string | undefined {
+/** The origin a request was asked on: `Host`, with the scheme a proxy reports (`x-forwarded-proto`), else the connection's. */
+function hostOrigin(request: BoardRequest): string | undefined {
   const host = request.header('host')
   if (!host) return undefined
   const forwarded = request.header('x-forwarded-proto')?.split(',')[0]?.trim().toLowerCase()
@@ -76,15 +74,33 @@ function ownOrigin(request: BoardRequest): string | undefined {
 }
 
 /**
- * The listed origins as {@link originOf} writes them (`https://admin.example.com:443/` is `https://admin.example.com`),
- * or a TypeError naming the option when one is not an origin (a bare host, a path).
+ * {@link hostOrigin}, only when `Host` names a loopback host or an IP address: a name in `Host` is whatever the
+ * browser asked for, and a page of another site that resolves its own name to this server (DNS rebinding) sends its
+ * name, so a name is never taken as the board's own. An address cannot be rebound: a page served from it is the board's.
  */
-export function checkAllowedOrigins(allowedOrigins: readonly string[]): string[] {
+function addressedOrigin(request: BoardRequest): string | undefined {
+  const origin = hostOrigin(request)
+  if (origin === undefined) return undefined
+  const { hostname } = new URL(origin)
+  const address =
+    hostname === 'localhost' ||
+    hostname.endsWith('.localhost') ||
+    hostname.startsWith('[') ||
+    /^\d{1,3}(\.\d{1,3}){3}$/.test(hostname)
+  return address ? origin : undefined
+}
+
+/**
+ * The listed origins as {@link originOf} writes them (`https://admin.example.com:443/` is `https://admin.example.com`),
+ * or a TypeError naming the option (`allowedOrigins`, `origin`) when one is not an origin (a bare host, a path).
+ */
+export function checkAllowedOrigins(allowedOrigins: readonly string[], option = 'allowedOrigins'): string[] {
+  if (!Array.isArray(allowedOrigins)) throw new TypeError(`createBoard: ${option} must be an array of origins`)
   return allowedOrigins.map((entry) => {
     const origin = typeof entry === 'string' ? originOf(entry) : undefined
     if (origin === undefined || !/^https?:\/\//i.test(entry) || new URL(entry).href !== `${origin}/`) {
       throw new TypeError(
-        'createBoard: allowedOrigins must be origins (scheme://host[:port]), such as https://admin.example.com',
+        `createBoard: ${option} must be ${option === 'origin' ? 'an origin' : 'origins'} (scheme://host[:port]), such as https://admin.example.com`,
       )
     }
     return origin
@@ -97,7 +113,12 @@ export function stateChangeRefusal(request: BoardRequest, allowedOrigins: readon
   if (!originHeader) return 'missing Origin header'
   const origin = originOf(originHeader)
   if (origin === undefined) return 'cross-origin request'
-  if (origin !== ownOrigin(request) && !allowedOrigins.includes(origin)) return 'cross-origin request'
+  if (!allowedOrigins.includes(origin) && origin !== addressedOrigin(request)) {
+    // Asked on a name the board was not told is its own: say how to tell it, rather than trust the name.
+    return origin === hostOrigin(request)
+      ? `origin ${origin} is not the board's: set createBoard({ origin: '${origin}' }) if operators reach it there`
+      : 'cross-origin request'
+  }
   const site = request.header('sec-fetch-site')
   if (site !== undefined && site !== 'same-origin') return 'cross-origin request'
   if (!(request.header('content-type') ?? '').toLowerCase().startsWith('application/json')) {

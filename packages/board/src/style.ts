@@ -14,6 +14,8 @@ nav { display: flex; gap: 14px; }
 nav a { color: #c9d2ea; text-decoration: none; padding: 3px 0; border-bottom: 2px solid transparent; }
 nav a[aria-current="page"] { color: #fff; border-bottom-color: #b7c3ff; }
 .mode { margin-left: auto; font-size: 12px; padding: 2px 10px; border-radius: 999px; background: #3a4254; color: #ffd27a; }
+.zone { margin-left: auto; font: inherit; font-size: 12px; padding: 2px 10px; border: 1px solid #4a5368; border-radius: 999px; background: transparent; color: #dfe5ff; cursor: pointer; }
+.mode:not([hidden]) + .zone { margin-left: 0; }
 .notice { margin: 0; padding: 8px 24px; background: #e8edff; }
 .notice[data-kind="error"] { background: var(--fail-bg); color: var(--fail); }
 .notice[data-kind="ok"] { background: var(--ok-bg); color: var(--ok); }
@@ -76,6 +78,7 @@ td.chart { width: 45%; min-width: 220px; }
 .search input[type="search"] { flex: 1 1 420px; max-width: 560px; font-size: 14px; padding: 7px 10px; }
 .http-ok { background: var(--ok-bg); color: var(--ok); }
 .http-fail { background: var(--fail-bg); color: var(--fail); }
+.http-none { background: var(--bg); color: var(--muted); }
 .outcome { background: var(--line); color: var(--ink); font-weight: 500; }
 .outcome-processed { background: var(--ok-bg); color: var(--ok); }
 .outcome-handler_failed, .outcome-handler_timeout, .outcome-store_unavailable, .outcome-deadline_exceeded { background: var(--fail-bg); color: var(--fail); }

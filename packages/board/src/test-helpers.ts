@@ -26,6 +26,7 @@ export async function setUp(options: Partial<BoardOptions<{ user: string }>> = {
       audits.push(entry)
     },
     logger: { warn: (_fields, message) => logs.push(message), info: (_fields, message) => logs.push(message) },
+    origin: `https://${HOST}`,
     ...options,
   })
   return { store, webhooks, runs, board, audits, logs }

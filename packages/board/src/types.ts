@@ -24,7 +24,10 @@ export interface BoardAuditEntry {
   /** Who did it: what {@link BoardOptions.actor} returned, or undefined. */
   actor: string | undefined
   at: Date
-  /** The filter of a `replay_all`. */
+  /**
+   * The filter of a `replay_all`: the run's, as it started (its `parkedBefore` the moment it did), the same for
+   * every batch of the run whatever a request continuing it sends.
+   */
   filter?: DeadLetterFilter
   /** What each replay did (`replay`, `replay_all`). */
   outcomes?: { eventId: string; status: ReplayOutcome['status'] }[]
@@ -64,15 +67,26 @@ export interface BoardOptions<Request = unknown> {
   /** Called after every replay and delete made from the board. An error it throws is logged, not answered. */
   onAudit?: (entry: BoardAuditEntry) => void | Promise<void>
   /**
-   * Where replays, deletes and the no-authorization warning are logged.
-   * @default console
+   * Where replays, deletes and the no-authorization warning are logged: one line each, with counts (by outcome),
+   * the first and last id and a replay-all run's filter as fields; every id goes to `onAudit`.
+   * @default console, the message alone, one line
    */
   logger?: BoardLogger
   /**
-   * Origins (`https://admin.example.com`: scheme, host and port) a state-changing request may come from, besides the
-   * board's own: the `Host` it was asked on with the scheme of the connection (`x-forwarded-proto` from a proxy
-   * wins). The whole origin is compared, so `http://` is not `https://` and another port is another origin. Set it
-   * when a proxy rewrites `Host`, or the board is reached under another name.
+   * The board's own origin, as operators' browsers reach it (`https://admin.example.com`: scheme, host and port):
+   * replay and delete need a request whose `Origin` is it (or one of `allowedOrigins`). The board never takes its
+   * origin from a request's `Host` header, which a page of another site resolving its name to your server (DNS
+   * rebinding) sets to its own name; without `origin` or `allowedOrigins`, only a board reached by an address
+   * (`http://127.0.0.1:3000`, `http://localhost:3000`, `http://10.0.0.5`) takes that address as its origin, and one
+   * reached by a name answers replay and delete 403, saying what to set.
+   * @example
+   * createBoard({ webhooks, authorize, origin: 'https://admin.example.com' })
+   * @default none
+   */
+  origin?: string
+  /**
+   * Other origins a state-changing request may come from, besides {@link BoardOptions.origin}: more names the board
+   * is reached by. The whole origin is compared, so `http://` is not `https://` and another port is another origin.
    * @default []
    */
   allowedOrigins?: string[]

@@ -1,3 +1,4 @@
+export type { BulkheadOptions } from './bulkheads/options.js'
 export {
   compareDeadLetters,
   type DeadLetter,
@@ -36,6 +37,7 @@ export {
   ClosingError,
   DeadlineError,
   EventConflictError,
+  EventHeldError,
   FutureEventError,
   HandlerError,
   HandlerTimeoutError,
@@ -45,6 +47,7 @@ export {
   MethodNotAllowedError,
   PayloadError,
   PayloadTooLargeError,
+  QuarantinedError,
   RawBodyUnavailableError,
   SchemaError,
   type SchemaIssue,
@@ -75,6 +78,7 @@ export {
   type FleetCounts,
   type Journal,
   type JournalAnswer,
+  type JournalGap,
   type JournalListedAnswer,
   type JournalListQuery,
   type JournalMinute,
@@ -146,6 +150,9 @@ export type {
   DeliveryCounts,
   HungRun,
   HungRuns,
+  OverrunningRun,
+  OverrunningRuns,
+  QuarantinedType,
   ReceiverStats,
   RefusedRequests,
   RetryingEvent,

@@ -23,6 +23,33 @@ export interface NodeRequestOptions {
   rawBody?: ((req: IncomingMessage) => RawBody | undefined) | undefined
   /** How to fix the app when a parser consumed the body without keeping it: one sentence, framework-specific. */
   fix: string
+  /**
+   * The client's address, as {@link RawDelivery.remoteAddress}: read only when a failure is logged or diagnosed.
+   * @default `req.ip` when a framework set one (Express, which honours its `trust proxy`), else the socket's peer
+   */
+  remoteAddress?: ((req: IncomingMessage) => string | undefined) | undefined
+}
+
+/** `req.ip` when a framework set one (Express), else the socket's peer address. */
+function clientAddress(req: IncomingMessage): string | undefined {
+  const ip = (req as { ip?: unknown }).ip
+  return typeof ip === 'string' ? ip : req.socket?.remoteAddress
+}
+
+/** A delivery of a Node request: its client's address is looked up only when read (a failure's log or the doctor). */
+class NodeDelivery implements RawDelivery {
+  constructor(
+    readonly method: string,
+    readonly body: RawBody | PromiseLike<RawBody>,
+    readonly getHeader: (name: string) => string | undefined,
+    private readonly req: IncomingMessage,
+    private readonly address: ((req: IncomingMessage) => string | undefined) | undefined,
+    readonly stopReading?: () => void,
+  ) {}
+
+  get remoteAddress(): string | undefined {
+    return (this.address ?? clientAddress)(this.req)
+  }
 }
 
 /** A body being read by {@link readNodeBody}. */
@@ -204,11 +231,12 @@ function nodeDelivery(
       const value = headers[name]
       return Array.isArray(value) ? value[0] : value
     }
+    const address = options.remoteAddress
     // Refused unread, whatever an earlier layer kept: no work for a sender without the secret.
-    if (isUnsigned(method, getHeader)) return webhooks.reject(missingSignature())
+    if (isUnsigned(method, getHeader)) return webhooks.reject(missingSignature(), (address ?? clientAddress)(req))
     const kept = options.body ?? options.rawBody?.(req)
-    if (kept !== undefined) return { method, body: kept, getHeader }
-    if (method !== 'POST') return { method, body: '', getHeader }
+    if (kept !== undefined) return new NodeDelivery(method, kept, getHeader, req, address)
+    if (method !== 'POST') return new NodeDelivery(method, '', getHeader, req, address)
     if (streamConsumed(req)) {
       return webhooks.reject(
         new RawBodyUnavailableError(`the request body was already read and parsed. ${options.fix}`),
@@ -219,7 +247,7 @@ function nodeDelivery(
     if (length !== undefined && Number(length) > limit) return webhooks.reject(new PayloadTooLargeError(limit))
     // The body by callback: no promise per request, and processing starts in the stream's own 'end'.
     const body = new NodeBody(req, limit)
-    return { method, body: body as unknown as PromiseLike<Uint8Array>, getHeader, stopReading: body.stop }
+    return new NodeDelivery(method, body as unknown as PromiseLike<Uint8Array>, getHeader, req, address, body.stop)
   } catch (error) {
     return webhooks.reject(new InternalError(error))
   }
@@ -227,7 +255,7 @@ function nodeDelivery(
 
 /**
  * A readiness route for node:http (and Express, whose request handlers take the same arguments): 200
- * `{"ready":true,...}` when `webhooks.health()` is ready, 503 with the failed check names otherwise. Point the load
+ * `{"ready":true}` when `webhooks.health()` is ready, 503 `{"ready":false}` otherwise (nothing else). Point the load
  * balancer's or Kubernetes' readiness probe at it; `webhooks.drain()` turns it 503 for a shutdown.
  *
  * @example

@@ -111,6 +111,14 @@ export interface RawDelivery {
   body: RawBody | PromiseLike<RawBody>
   getHeader: HeaderLookup
   /**
+   * The client's address as the transport knows it (the socket's peer, or the framework's `req.ip` behind a
+   * trusted proxy), used only to keep one sender's failures apart from another's: a flood of wrongly signed
+   * requests from one address is logged once a second and spends its own share of the signature doctor's time,
+   * so the lines and hints of every other sender still come through. Never answered, never parsed.
+   * @default none: every request counts as from one source
+   */
+  remoteAddress?: string
+  /**
    * Called when the deadline passes before a `body` promise settled: stop reading (the answer asks to close the
    * connection) and settle the promise. Without it the read goes on until the transport ends it.
    */
@@ -120,8 +128,9 @@ export interface RawDelivery {
 /** Options of {@link Webhooks.close}. */
 export interface CloseOptions {
   /**
-   * How long to wait for deliveries and dispatches still running. Then handlers still running are told
-   * to stop (`context.signal` aborted), their claims are released, and the store is shut down anyway.
+   * How long to wait for deliveries, dispatches, replays and done markers still running. Then handlers still
+   * running are told to stop (`context.signal` aborted); a run still going keeps its claim, renewed, until it
+   * settles or the process ends, and the store is shut down once it settled.
    * Must be `>= 0` and finite: anything else makes `close` reject with a `RangeError` and leaves the receiver open.
    * @default 10_000
    */
@@ -159,10 +168,11 @@ export type AnyEvent<E> = E[keyof E] | UnknownEvent
 export type HandlerContext<Extra extends object = {}> = {
   /**
    * Aborted when this run no longer holds the event's claim (its renewal failed: the store is down,
-   * or the lease ran out and another delivery took it) or the receiver shut down (`close` timed out;
-   * the claim is then released so the service's retry runs the event), or the handlers overran `maxRunMs`
-   * (a `HandlerTimeoutError`: the claim stays held until they settle). Pass it to `fetch`, database
-   * calls and loops, so work stops once another run may take over, and a hung call ends.
+   * or the lease ran out and another delivery took it), when the receiver shuts down (`close` timed out, a
+   * `ClosingError`), or when the handlers overran `maxRunMs` (a `HandlerTimeoutError`). In the last two the claim
+   * stays held, renewed, until they settle: a handler that fails on it has its event released for the retry.
+   * Pass it to `fetch`, database calls and loops, so work stops once another run may take over, and a hung
+   * call ends.
    */
   readonly signal: AbortSignal
   /**
@@ -270,18 +280,28 @@ export interface Webhooks<E, C extends object = {}> {
   replayAll(filter?: DeadLetterFilter): Promise<ReplayOutcome[]>
   /** Reports `error` to the `onError` listeners, or logs it in one line when there are none. */
   report(error: WebhookError): void
-  /** Reports `error` to `onError` (or the logger) and returns the answer for it, for transport-level failures. */
-  reject(error: WebhookError): WebhookResult
+  /**
+   * Reports `error` to `onError` (or the logger) and returns the answer for it, for transport-level failures.
+   * `remoteAddress` is the client's, as in {@link RawDelivery.remoteAddress}.
+   */
+  reject(error: WebhookError, remoteAddress?: string): WebhookResult
   /**
    * Shuts the receiver down: from now on deliveries are answered 503 `closing` (with `retry-after`, so the
-   * service retries later) and `dispatch` rejects with {@link ClosingError}. Waits for the deliveries and
-   * dispatches already running, at most `timeoutMs`; handlers still running then have their
-   * `context.signal` aborted and their claims released (so the service's retry runs those events), and
-   * the store's `shutdown()` is called. Calling it again returns the same promise. It rejects only when
-   * `timeoutMs` is not a finite number `>= 0` (a `RangeError`, `close: timeoutMs must be >= 0`), and then the
-   * receiver stays open; once closing has begun it never rejects: a failing release or `shutdown()` is
-   * reported to `onError` as a {@link StoreError}. Stop queue workers first, so they do not dispatch into a
-   * closed receiver.
+   * service retries later) and `dispatch` rejects with {@link ClosingError}. Waits for the deliveries,
+   * dispatches and replays already running, for done markers still retried in the background, and for the
+   * stores' health checks under way (told to stop through their signal; `health()` starts none once closing), at
+   * most `timeoutMs`. Handlers still running then have their `context.signal` aborted (a `ClosingError`) and a
+   * moment (`timeoutMs`, at most 1 s) to stop. A run still going after that keeps its claim: this instance goes
+   * on renewing it until the handlers settle (their event then marked done, or released, or parked on the
+   * service's last tries) or the process ends (the lease then runs out and the service's retry runs the event).
+   * A retry reaching another instance meanwhile is answered 409 `in_progress`: a handler is never run beside
+   * itself. `close` resolves without waiting for such runs; the store's and the dead-letter store's `shutdown()`
+   * are called once no work is left: before it resolves, or after the last of them settles. Keep a connection
+   * you passed to a store open until the process exits: the renewals need it. Calling it again returns the
+   * same promise. It rejects only when `timeoutMs` is not a finite number `>= 0` (a `RangeError`,
+   * `close: timeoutMs must be >= 0`), and then the receiver stays open; once closing has begun it never rejects:
+   * a failing `shutdown()` is reported to `onError` as a {@link StoreError}. Stop queue workers first, so they
+   * do not dispatch into a closed receiver.
    *
    * @example
    * process.once('SIGTERM', async () => {

@@ -18,6 +18,12 @@ export interface WebRequestOptions {
    * @default 'Pass the request to payhooks before anything reads its body.'
    */
   fix?: string
+  /**
+   * The client's address, as the runtime knows it (Bun's `server.requestIP(request)`, Deno's `info.remoteAddr`,
+   * Cloudflare's `cf-connecting-ip`): see {@link RawDelivery.remoteAddress}. A `Request` carries none.
+   * @default none
+   */
+  remoteAddress?: string
 }
 
 const DEFAULT_FIX = 'Pass the request to payhooks before anything reads its body.'
@@ -134,7 +140,10 @@ export function receiveWebRequest(
     const getHeader: HeaderLookup = (name) => request.headers.get(name)
     let body: RawBody | Promise<RawBody> | null | undefined = options.body
     let stopReading: (() => void) | undefined
-    if (isUnsigned(method, getHeader)) return Promise.resolve(toResponse(webhooks.reject(missingSignature())))
+    const remoteAddress = options.remoteAddress
+    if (isUnsigned(method, getHeader)) {
+      return Promise.resolve(toResponse(webhooks.reject(missingSignature(), remoteAddress)))
+    }
     if (method !== 'POST') body = ''
     else if (body === null) {
       const error = new RawBodyUnavailableError(`the request body was already parsed. ${options.fix ?? DEFAULT_FIX}`)
@@ -159,7 +168,7 @@ export function receiveWebRequest(
         }
       }
     }
-    return webhooks.receive({ method, body, getHeader, stopReading }).then(toResponse)
+    return webhooks.receive({ method, body, getHeader, stopReading, remoteAddress }).then(toResponse)
   } catch (error) {
     return Promise.resolve(toResponse(webhooks.reject(new InternalError(error))))
   }

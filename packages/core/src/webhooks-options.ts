@@ -1,3 +1,4 @@
+import type { BulkheadOptions } from './bulkheads/options.js'
 import type { DeadLetterStore } from './dead-letters/types.js'
 import type { ProxyArrivalOptions } from './http/proxy-arrival.js'
 import type { Journal } from './journal/types.js'
@@ -112,6 +113,29 @@ export interface WebhooksOptions<S extends SchemaMapOption = {}, C extends objec
    */
   maxConcurrentEvents?: number
   /**
+   * Bulkheads between event types, so one type whose handlers hang cannot take every slot of
+   * `maxConcurrentEvents` (on every instance) while the others are answered 503 `busy`. Each type may hold at most
+   * its share of the slots (half by default, at least 1); a delivery of a type holding its share waits for one of
+   * its own slots, claiming nothing, or is answered 503 `busy`, while the others' deliveries go on. A run whose
+   * handlers still run `deadlineMs` after the claim counts as overrunning at once (`stats().overrunning`, the
+   * `overrunning_handlers` health check, `payhooks.handlers.overrunning`); once `quarantineAfter` of a type's runs
+   * overrun (by default its whole share) the type is quarantined: reported to `onError` (`QuarantinedError`), its
+   * deliveries answered 503 `quarantined` at once (parked on the service's last tries with a durable `deadLetters`),
+   * until one of those runs settles. With `maxConcurrentEvents` unbounded there are no slots to share, and only a
+   * `quarantineAfter` given here applies. `false` turns them off. See "Bulkheads" in docs/guide/production.md.
+   *
+   * @example
+   * // 8 slots: any one type at most 4 of them, transaction_settled (most of the traffic) 6.
+   * const webhooks = createWebhooks({
+   *   secret,
+   *   store: postgresStore(pool),
+   *   maxConcurrentEvents: 8,
+   *   bulkheads: { perType: { transaction_settled: 6 } },
+   * })
+   * @default `{ share: 0.5 }`: each type at most half the slots (at least 1), quarantined once its share overruns
+   */
+  bulkheads?: BulkheadOptions | false
+  /**
    * Queue mode: once verified and parsed, an event is handed to this queue and answered 200 at once;
    * a worker later runs the handlers through {@link Webhooks.dispatch}. Without it, handlers run
    * inline and the answer waits for them.
@@ -120,8 +144,9 @@ export interface WebhooksOptions<S extends SchemaMapOption = {}, C extends objec
   /**
    * Where signed events that cannot be handled are parked instead of disappearing once the service stops
    * retrying: one whose schema refuses it, one whose handlers fail (or overrun `maxRunMs`) when it was signed over
-   * 71 hours ago (the service's last tries), and, with `ordering`, one then held back by its key (another event's
-   * claim holds it: a `KeyHeldError`, kept as a `handler_failed` letter). With a durable store (`redisDeadLetterStore` from `@payhooks/redis`) the event is
+   * 71 hours ago (the service's last tries), one then still run by another delivery (a hung handler: an
+   * `EventHeldError`), and, with `ordering`, one then held back by its key (another event's claim holds it: a
+   * `KeyHeldError`); both kept as `handler_failed` letters. With a durable store (`redisDeadLetterStore` from `@payhooks/redis`) the event is
    * answered 200 `parked` once stored; with `memoryDeadLetterStore()` it is kept for inspection but answered as
    * before (422, 500, 409), since a restart loses it. Either way the failure is reported to `onError`. Replay with
    * {@link Webhooks.replay}.
@@ -182,9 +207,11 @@ export interface WebhooksOptions<S extends SchemaMapOption = {}, C extends objec
    * Where every answer to a signed delivery is journaled (its time, status, outcome, instance, duration, which
    * secret verified it, and the event's id, type and `created_at`; never the body or a secret), so any instance
    * sharing it, a board-only process too, can answer "did we get evt_X, and what did we answer?" through
-   * `webhooks.events`. Unsigned and wrongly signed requests write nothing. Written in batches off the hot path
-   * (every 250 ms): an answer still buffered when the process dies is lost; the journal is an account, not the
-   * source of truth. `memoryJournal()` here, `redisJournal` in `@payhooks/redis`, `postgresJournal` in
+   * `webhooks.events`. Unsigned and wrongly signed requests write nothing; copies of one event past the first 3 in a
+   * minute are counted, not kept one by one. Written in batches off the hot path (every 250 ms), a refused write
+   * tried again with backoff: an answer still buffered when the process dies is lost, and a full buffer (10 000)
+   * drops the oldest copies first and records how many it dropped; the journal is an account, not the source of
+   * truth. `memoryJournal()` here, `redisJournal` in `@payhooks/redis`, `postgresJournal` in
    * `@payhooks/postgres`.
    *
    * @example

@@ -47,11 +47,14 @@ export interface ExpressMiddlewareOptions extends ExpressWebhooksOptions {
 /** Express's `next`: called for a request this middleware does not answer. */
 export type ExpressNext = (error?: unknown) => void
 
-const FIX =
+export const FIX =
   'Mount the webhook route before express.json() / express.urlencoded() / express.text(), ' +
   'or keep the raw bytes with express.json({ verify: keepRawBody }) from @payhooks/express.'
 
-function keptBody(req: IncomingMessage): RawBody | undefined {
+/** Core's request options with the adapter's fix and its default kept bytes. */
+export const REQUEST_OPTIONS: NodeRequestOptions = { fix: FIX }
+
+export function keptBody(req: IncomingMessage): RawBody | undefined {
   const { rawBody, body } = req as ParsedFields
   if (rawBody instanceof Uint8Array) return rawBody
   // Text some layer decoded: a byte order mark its decoder dropped is put back when content-length counts it.
@@ -144,7 +147,7 @@ function routingSettings(req: IncomingMessage): RoutingSettings {
  * Whether a request is for `path`, as Express's router would decide for `app.all(path)`: the pathname `parseurl`
  * gives (Express's own parser), compared as path-to-regexp compares a literal path.
  */
-function pathMatcher(path: string): (req: IncomingMessage) => boolean {
+export function pathMatcher(path: string): (req: IncomingMessage) => boolean {
   const bare = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path
   const escaped = bare.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')
   const loose = bare === '/' ? '^\\/?$' : `^${escaped}(?:\\/)?$`
@@ -160,11 +163,13 @@ function pathMatcher(path: string): (req: IncomingMessage) => boolean {
 
 /**
  * A `verify` function for Express body parsers that keeps the exact bytes on `req.rawBody`, so
- * `expressWebhooks` still works when `express.json()` runs before the webhook route.
+ * `expressWebhooks` still works when `express.json()` runs before the webhook route. Mount
+ * `expressWebhookErrors` after the route, so a body the parser refuses there gets the receiver's answer.
  *
  * @example
  * app.use(express.json({ verify: keepRawBody }))
  * app.post('/webhooks', expressWebhooks(webhooks))
+ * app.use(expressWebhookErrors(webhooks, { path: '/webhooks' }))
  */
 export function keepRawBody(req: IncomingMessage, _res: ServerResponse, buf: Buffer): void {
   ;(req as ParsedFields).rawBody = buf

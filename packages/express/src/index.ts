@@ -6,4 +6,5 @@ export {
   expressWebhooks,
   keepRawBody,
 } from './adapter.js'
+export { type ExpressWebhookErrorsOptions, expressWebhookErrors } from './body-errors.js'
 export { expressHealth } from './health.js'

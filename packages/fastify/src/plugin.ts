@@ -82,7 +82,7 @@ export const fastifyWebhooks: FastifyPluginAsync<FastifyWebhooksOptions> = async
     // A Content-Type header that is no media type at all: Fastify refuses it before any parser, but
     // the signature does not cover it, so the bytes are read and verified all the same.
     if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE')
-      return send(reply, await receiveNodeRequest(webhooks, request.raw, { fix: FIX }))
+      return send(reply, await receiveNodeRequest(webhooks, request.raw, { fix: FIX, remoteAddress: () => request.ip }))
     throw error // to the app's error handler: the request never reached the route
   })
 
@@ -95,8 +95,11 @@ export const fastifyWebhooks: FastifyPluginAsync<FastifyWebhooksOptions> = async
         const value = headers[name]
         return Array.isArray(value) ? value[0] : value
       }
+      const remoteAddress = request.ip
       result = await webhooks.receive(
-        read ? { body: read.body, getHeader, stopReading: read.stop } : { body: NO_BODY, getHeader },
+        read
+          ? { body: read.body, getHeader, stopReading: read.stop, remoteAddress }
+          : { body: NO_BODY, getHeader, remoteAddress },
       )
     } catch (error) {
       result = webhooks.reject(new InternalError(error))

@@ -22,6 +22,12 @@ export interface HonoWebhooksOptions {
    * honoWebhooks(webhooks, { rawBody: (c) => c.get('signedBody') })
    */
   rawBody?: (c: Context) => RawBody | Promise<RawBody | undefined> | undefined
+  /**
+   * The client's address, to keep one sender's failures apart from another's in the log and the signature
+   * doctor's time (`getConnInfo(c).remote.address` of your runtime's `hono/<runtime>` module, say).
+   * @default the socket's peer on `@hono/node-server`, `server.requestIP()` on Bun, `remoteAddr` on Deno, else none
+   */
+  remoteAddress?: (c: Context) => string | undefined
 }
 
 const FIX =
@@ -75,12 +81,36 @@ export function honoWebhooks(
     } catch (error) {
       return toResponse(webhooks.reject(new InternalError(error)))
     }
-    const response = await receiveWebRequest(webhooks, c.req.raw, { body, fix: FIX })
+    let remoteAddress: string | undefined
+    try {
+      remoteAddress = (options.remoteAddress ?? runtimeAddress)(c)
+    } catch {
+      // Only the log's grouping and the doctor's share depend on it: the delivery goes on without.
+    }
+    const response = await receiveWebRequest(webhooks, c.req.raw, { body, fix: FIX, remoteAddress })
     // Over HTTP/2 through @hono/node-server (its Node request on c.env.incoming) a connection header is dropped by
     // Node with a warning: HTTP/2 has none, its stream ends with the answer.
     if (overHttp2(c)) response.headers.delete('connection')
     return response
   }
+}
+
+interface RuntimeEnv {
+  /** @hono/node-server's Node request. */
+  incoming?: { socket?: { remoteAddress?: string } }
+  /** Bun's server. */
+  requestIP?: (request: Request) => { address?: string } | null
+  /** Deno's handler info. */
+  remoteAddr?: { hostname?: string }
+}
+
+/** The peer's address where the runtime hands Hono one (Node, Bun, Deno); undefined elsewhere. */
+function runtimeAddress(c: Context): string | undefined {
+  const env = c.env as RuntimeEnv | undefined
+  if (env === undefined || env === null) return undefined
+  const address = env.incoming?.socket?.remoteAddress ?? env.remoteAddr?.hostname
+  if (address !== undefined) return address
+  return typeof env.requestIP === 'function' ? (env.requestIP(c.req.raw)?.address ?? undefined) : undefined
 }
 
 const overHttp2 = (c: Context): boolean =>

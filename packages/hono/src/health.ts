@@ -1,8 +1,8 @@
 import { type HealthOptions, type HealthReceiver, webHealth } from '@payhooks/core'
 
 /**
- * A readiness route: 200 `{"ready":true,...}` when `webhooks.health()` is ready, 503 with the failed check names
- * otherwise (`webhooks.drain()` makes it 503 for a shutdown).
+ * A readiness route: 200 `{"ready":true}` when `webhooks.health()` is ready, 503 `{"ready":false}`
+ * otherwise, and nothing else (`webhooks.drain()` makes it 503 for a shutdown).
  *
  * @example
  * app.get('/ready', honoHealth(webhooks))

@@ -14,6 +14,8 @@ export interface KoaWebhookContext {
   status: number
   body: unknown
   set(field: string, value: string): void
+  /** The client's address (Koa's, which honours `app.proxy`): keeps one sender's logged failures apart from another's. */
+  ip?: string
 }
 
 /** Options of {@link koaWebhooks}. */
@@ -69,6 +71,14 @@ export function koaWebhooks<C extends KoaWebhookContext = KoaWebhookContext>(
 ): (ctx: C, next?: () => Promise<unknown>) => Promise<void> {
   const pickBody = options.rawBody
   return async function payhooksKoa(ctx) {
-    send(ctx, await receiveNodeRequest(webhooks, ctx.req, { body: pickBody?.(ctx) ?? keptBody(ctx), fix: FIX }))
+    const body = pickBody?.(ctx) ?? keptBody(ctx)
+    send(
+      ctx,
+      await receiveNodeRequest(webhooks, ctx.req, {
+        body,
+        fix: FIX,
+        remoteAddress: () => ctx.ip ?? ctx.req.socket?.remoteAddress,
+      }),
+    )
   }
 }

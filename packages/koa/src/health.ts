@@ -8,8 +8,8 @@ export interface KoaHealthContext {
 }
 
 /**
- * A readiness route: 200 `{"ready":true,...}` when `webhooks.health()` is ready, 503 with the failed check names
- * otherwise (`webhooks.drain()` makes it 503 for a shutdown).
+ * A readiness route: 200 `{"ready":true}` when `webhooks.health()` is ready, 503 `{"ready":false}`
+ * otherwise, and nothing else (`webhooks.drain()` makes it 503 for a shutdown).
  *
  * @example
  * router.get('/ready', koaHealth(webhooks))

@@ -26,7 +26,9 @@ export interface LambdaHttpEvent {
   httpMethod?: string
   requestContext?: object & {
     /** HTTP API and function URL events. */
-    http?: { method?: string }
+    http?: { method?: string; sourceIp?: string }
+    /** REST API events. */
+    identity?: { sourceIp?: string }
     /** Present only in ALB events. */
     elb?: unknown
   }
@@ -57,6 +59,17 @@ function headerLookup(event: LambdaHttpEvent): (name: string) => string | undefi
     for (const key in multi) if (key.toLowerCase() === name) return multi[key]?.[0]
     return undefined
   }
+}
+
+/**
+ * The client's address as the event's source saw it: `sourceIp` of API Gateway and function URLs; behind an ALB,
+ * the last address of `x-forwarded-for`, the one the balancer appended (those before it are the client's word).
+ */
+function sourceIp(event: LambdaHttpEvent, getHeader: (name: string) => string | undefined): string | undefined {
+  const context = event.requestContext
+  const ip = context?.http?.sourceIp ?? context?.identity?.sourceIp
+  if (ip !== undefined || context?.elb === undefined) return ip
+  return getHeader('x-forwarded-for')?.split(',').at(-1)?.trim() || undefined
 }
 
 function toResult(event: LambdaHttpEvent, { status, headers: answerHeaders, body }: WebhookResult): LambdaHttpResult {
@@ -105,10 +118,11 @@ export function lambdaWebhooks(webhooks: LambdaReceiver): (event: LambdaHttpEven
       let body: RawBody = skipped ? '' : (event.body ?? '')
       if (!skipped && event.isBase64Encoded) body = Buffer.from(body, 'base64')
       const size = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength
+      const remoteAddress = sourceIp(event, getHeader)
       result =
         size > limit
-          ? webhooks.reject(new PayloadTooLargeError(limit))
-          : await webhooks.receive({ method, body, getHeader })
+          ? webhooks.reject(new PayloadTooLargeError(limit), remoteAddress)
+          : await webhooks.receive({ method, body, getHeader, remoteAddress })
     } catch (error) {
       result = webhooks.reject(new InternalError(error))
     }

@@ -160,6 +160,38 @@ describe('payhooks.handlers.hung and payhooks.handler.timeouts', () => {
   })
 })
 
+describe('payhooks.handlers.overrunning and payhooks.event_types.quarantined', () => {
+  it('gauge runs past deadlineMs at once, long before maxRunMs, and the type their bulkhead quarantined', async () => {
+    const { webhooks, gauge } = receiver({
+      store: memoryStore(),
+      deadlineMs: 50,
+      maxRunMs: 600_000,
+      maxConcurrentEvents: 2,
+    })
+    let settle = () => {}
+    const stuck = new Promise<void>((resolve) => {
+      settle = resolve
+    })
+    webhooks.on('transaction_settled', () => stuck) // ignores its signal
+    expect(await gauge('payhooks.handlers.overrunning')).toBe(0)
+    expect(await gauge('payhooks.event_types.quarantined')).toBe(0)
+    await deliverSettled(webhooks, 'txn_overrun') // its type's one slot of two, past the deadline
+    for (let i = 0; i < 200 && webhooks.stats().quarantined.length === 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+    expect(await gauge('payhooks.handlers.overrunning')).toBe(1)
+    expect(await gauge('payhooks.event_types.quarantined')).toBe(1)
+    expect(await gauge('payhooks.handlers.hung')).toBe(0)
+    settle()
+    for (let i = 0; i < 200 && webhooks.stats().overrunning.count > 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+    expect(await gauge('payhooks.handlers.overrunning')).toBe(0)
+    expect(await gauge('payhooks.event_types.quarantined')).toBe(0)
+    await webhooks.close()
+  })
+})
+
 describe('payhooks.health.check', () => {
   it('observes each health() check, 1 passing and 0 failing, with its name and severity: warnings too', async () => {
     const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE)

@@ -162,7 +162,26 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): Telemetry {
           unit: '{run}',
         })
         .addCallback((result) => result.observe(gauges.hung()))
-      const { heldKeys, parkedLetters, healthChecks } = gauges
+      const { heldKeys, parkedLetters, healthChecks, overrunning, quarantined } = gauges
+      // A receiver older than the bulkheads has neither.
+      if (overrunning) {
+        meter
+          .createObservableGauge('payhooks.handlers.overrunning', {
+            description:
+              'Runs whose handlers still run deadlineMs after their claim (their delivery answered 503 deadline_exceeded), hung ones included: the first sign of a handler that ignores its signal.',
+            unit: '{run}',
+          })
+          .addCallback((result) => result.observe(overrunning()))
+      }
+      if (quarantined) {
+        meter
+          .createObservableGauge('payhooks.event_types.quarantined', {
+            description:
+              'Event types quarantined by the bulkheads (too many of their runs overrunning deadlineMs): their deliveries are answered 503 quarantined.',
+            unit: '{type}',
+          })
+          .addCallback((result) => result.observe(quarantined()))
+      }
       if (healthChecks) {
         meter
           .createObservableGauge('payhooks.health.check', {

@@ -93,7 +93,7 @@ export function postgresDeadLetterStore(
     counted = true
     await fillDeadLetterCounts(pool, table)
     for (const statement of [...createDeadLetterCountIndexesSql(table).split(';\n'), deadLetterSweepIndexSql(table)]) {
-      await buildIndexConcurrently(pool, table, statement)
+      await buildIndexConcurrently(pool, statement)
     }
   }
 

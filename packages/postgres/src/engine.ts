@@ -168,7 +168,7 @@ export function bindPostgresStore<Db>(
       } else if (createTable) {
         indexer ??= retryInBackground(
           async () => {
-            await buildIndexConcurrently(db, table, expiryIndexSql(table))
+            await buildIndexConcurrently(db, expiryIndexSql(table))
           },
           {
             what: `${where}: migration 012 (sql/012_payhooks_sweep_indexes.sql) on ${table}`,

@@ -91,7 +91,7 @@ export async function applyHeldKeys(db: Database, table: string, fenceTable: str
   if (!(await hasColumns(db, fenceTable, HOLDER_COLUMNS))) {
     await alterWithin(db, '007', fenceTable, columns, lockTimeoutMs)
   }
-  await buildIndexConcurrently(db, fenceTable, index)
+  await buildIndexConcurrently(db, index)
 }
 
 /**
@@ -118,7 +118,7 @@ export function postgresFences(
   const index012 = () => {
     indexing ??= retryInBackground(
       async () => {
-        await buildIndexConcurrently(db, fenceTable, fenceExpiryIndexSql(table))
+        await buildIndexConcurrently(db, fenceExpiryIndexSql(table))
       },
       {
         what: `postgresStore: migration 012 (sql/012_payhooks_sweep_indexes.sql) on ${fenceTable}`,

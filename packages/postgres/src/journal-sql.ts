@@ -17,10 +17,11 @@ function indexName(table: string, suffix: string): string {
 }
 
 /**
- * The statements creating the journal's table and its indexes, `IF NOT EXISTS` (what `init()` runs and
- * `sql/009_payhooks_journal.sql` holds for the default name), for migrations of a table of another name. One row
- * per answer; the primary key `(at, id)` orders lists and the retention sweep, `(event_id, at)` serves an event's
- * timeline, and a partial index by outcome serves lists of failures.
+ * The statements creating the journal's table and its indexes, `IF NOT EXISTS` (what `init()` runs, and
+ * `sql/009_payhooks_journal.sql` then `sql/013_payhooks_journal_copies.sql` hold for the default name), for
+ * migrations of a table of another name. One row per answer (or per count of copies alike, `copies`); the primary
+ * key `(at, id)` orders lists and the retention sweep, `(event_id, at)` serves an event's timeline, and a partial
+ * index by outcome serves lists of failures.
  *
  * @example
  * import { createJournalTableSql } from '@payhooks/postgres'
@@ -41,6 +42,7 @@ export function createJournalTableSql(table: string): string {
   duration_ms integer NOT NULL,
   secret_index smallint NOT NULL,
   secret_label text,
+  copies integer,
   PRIMARY KEY (at, id)
 );
 CREATE INDEX IF NOT EXISTS ${indexName(table, 'event_idx')} ON ${t} (event_id, at);
@@ -48,21 +50,36 @@ CREATE INDEX IF NOT EXISTS ${indexName(table, 'outcome_idx')} ON ${t} (outcome, 
   WHERE outcome NOT IN ${ROUTINE}`
 }
 
+/**
+ * Migration 013: the `copies` column (how many answers alike a row stands for; null: one) on a journal table made
+ * by 009, for migrations of a table of another name. Adding a nullable column rewrites nothing.
+ *
+ * @example
+ * import { journalCopiesColumnSql } from '@payhooks/postgres'
+ *
+ * await migrationClient.query(journalCopiesColumnSql('billing.webhook_journal'))
+ */
+export function journalCopiesColumnSql(table: string): string {
+  return `ALTER TABLE ${quoteTable(checkTable(table, 'journalCopiesColumnSql'))} ADD COLUMN IF NOT EXISTS copies integer`
+}
+
 const COLUMNS =
   'id, at, event_id, event_type, created_at, status, outcome, instance, duration_ms, secret_index, secret_label'
 
-/** The statements of one journal table. */
-export function journalStatements(table: string) {
+/** The statements of one journal table; `copies`: whether it has the column of migration 013. */
+export function journalStatements(table: string, copies = true) {
   const t = quoteTable(table)
+  const columns = copies ? `${COLUMNS}, copies` : COLUMNS
   return {
     probe: `SELECT 1 FROM ${t} LIMIT 0`,
-    // One statement per batch, whatever its size: the columns as arrays.
-    insert: `INSERT INTO ${t} (${COLUMNS})
+    // One statement per batch, whatever its size: the columns as arrays. A row held already (the batch written
+    // again after a lost reply) is kept once.
+    insert: `INSERT INTO ${t} (${columns})
 SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::smallint[], $7::text[],
-  $8::text[], $9::integer[], $10::smallint[], $11::text[])`,
-    answers: `SELECT ${COLUMNS} FROM ${t} WHERE event_id = $1 AND at >= $2 ORDER BY at, id`,
-    counts: `SELECT at / 60000 * 60000 AS minute, outcome, count(*)::integer AS count FROM ${t}
-WHERE at >= $1 AND at < $2 GROUP BY 1, 2`,
+  $8::text[], $9::integer[], $10::smallint[], $11::text[]${copies ? ', $12::integer[]' : ''}) ON CONFLICT DO NOTHING`,
+    answers: `SELECT ${columns} FROM ${t} WHERE event_id = $1 AND at >= $2 ORDER BY at, id`,
+    counts: `SELECT at / 60000 * 60000 AS minute, outcome, ${copies ? 'sum(coalesce(copies, 1))' : 'count(*)'}::integer AS count
+FROM ${t} WHERE at >= $1 AND at < $2 GROUP BY 1, 2`,
     // A batch of the oldest expired rows, by the primary key; rows another sweep holds are skipped, not waited for.
     sweep: `DELETE FROM ${t} WHERE ctid = ANY(ARRAY(
   SELECT ctid FROM ${t} WHERE at < $1 ORDER BY at LIMIT $2 FOR UPDATE SKIP LOCKED))`,
@@ -85,7 +102,7 @@ WHERE at >= $1 AND at < $2 GROUP BY 1, 2`,
       }
       values.push(query.limit)
       return {
-        text: `SELECT ${COLUMNS} FROM ${t} WHERE ${where.join(' AND ')} ORDER BY at DESC, id DESC LIMIT $${values.length}`,
+        text: `SELECT ${columns} FROM ${t} WHERE ${where.join(' AND ')} ORDER BY at DESC, id DESC LIMIT $${values.length}`,
         values,
       }
     },

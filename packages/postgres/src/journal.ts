@@ -1,8 +1,10 @@
 import { type Journal, type JournalRecord, journalRetention } from '@payhooks/core'
 import { nonNegativeNumber, positiveInteger } from '@payhooks/core/validations'
 import type { Pool } from 'pg'
-import { createJournalTableSql, journalStatements } from './journal-sql.js'
+import { postgresHealth } from './health.js'
+import { createJournalTableSql, journalCopiesColumnSql, journalStatements } from './journal-sql.js'
 import { createOnce, startSweeper } from './maintenance.js'
+import { alterWithin } from './schema-change.js'
 import { checkTable } from './sql.js'
 import type { PostgresJournalOptions } from './types.js'
 
@@ -18,6 +20,7 @@ interface JournalRow {
   duration_ms: number
   secret_index: number
   secret_label: string | null
+  copies?: number | null
 }
 
 function toRecord(row: JournalRow): JournalRecord {
@@ -33,8 +36,17 @@ function toRecord(row: JournalRow): JournalRecord {
     durationMs: row.duration_ms,
     secretIndex: row.secret_index,
   }
-  return row.secret_label === null ? record : { ...record, secretLabel: row.secret_label }
+  const labeled = row.secret_label === null ? record : { ...record, secretLabel: row.secret_label }
+  return row.copies === null || row.copies === undefined ? labeled : { ...labeled, copies: row.copies }
 }
+
+const hasColumn = async (pool: Pool, table: string, column: string) =>
+  (
+    await pool.query(
+      'SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname = $2 AND NOT attisdropped',
+      [table, column],
+    )
+  ).rows.length > 0
 
 /** PostgreSQL text cannot hold NUL; an instance name or label with one is kept with U+FFFD instead. */
 const text = (value: string) => value.replaceAll('\u0000', '\uFFFD')
@@ -45,7 +57,9 @@ const text = (value: string) => value.replaceAll('\u0000', '\uFFFD')
  * written off the hot path. Rows past `retentionMs` are never returned, and each instance deletes them every
  * `sweepIntervalMs` in batches of `sweepBatch` by the primary key's time, each batch its own short statement that
  * skips rows another sweep holds: no long lock. The table is created on first use unless `createTable` is false
- * (then run `sql/009_payhooks_journal.sql`, or `createJournalTableSql`, as a migration).
+ * (then run `sql/009_payhooks_journal.sql` and `sql/013_payhooks_journal_copies.sql`, or `payhooks migrate`, as a
+ * migration; without 013 a count of copies is kept as one row, and `init()` warns). A batch written again (after a
+ * lost reply) keeps each row once; `init()` is tried again after it failed.
  *
  * @example
  * import { createWebhooks } from '@payhooks/core'
@@ -66,8 +80,9 @@ export function postgresJournal(
   const sweepIntervalMs = nonNegativeNumber(options.sweepIntervalMs ?? 600_000, where, 'sweepIntervalMs')
   const sweepBatch = positiveInteger(options.sweepBatch ?? 1000, where, 'sweepBatch')
   const logger = options.logger ?? console
-  const sql = journalStatements(table)
+  let sql = journalStatements(table, false)
   let sweeper: { stop(): void } | undefined
+  let warned = false
 
   /** Deletes every row past retention, a batch per statement; resolves how many. */
   async function sweep(): Promise<number> {
@@ -83,14 +98,28 @@ export function postgresJournal(
   return {
     retentionMs,
     async init() {
-      if (createTable) await createOnce(pool, table, createJournalTableSql(table))
-      else await pool.query(sql.probe)
+      if (createTable) {
+        await createOnce(pool, table, createJournalTableSql(table))
+        // An earlier release's table: the column of 013 added (a nullable column: nothing rewritten).
+        if (!(await hasColumn(pool, table, 'copies'))) {
+          await alterWithin(pool, '013', table, journalCopiesColumnSql(table), 2000)
+        }
+      } else await pool.query(sql.probe)
+      const copies = await hasColumn(pool, table, 'copies')
+      sql = journalStatements(table, copies)
+      if (!copies && !warned) {
+        warned = true
+        ;(logger.warn ?? logger.error).call(
+          logger,
+          `[payhooks] ${where}: ${table} has no column copies (migration 013: payhooks migrate --postgres, or sql/013_payhooks_journal_copies.sql): a count of copies is kept as one row`,
+        )
+      }
       if (sweepIntervalMs > 0 && sweeper === undefined) {
         sweeper = startSweeper(sweep, sweepIntervalMs, logger, `${where}: sweep of ${table}`)
       }
     },
     async write(records) {
-      const columns: unknown[][] = Array.from({ length: 11 }, () => [])
+      const columns: unknown[][] = Array.from({ length: 12 }, () => [])
       for (const r of records) {
         const row = [
           r.id,
@@ -104,10 +133,11 @@ export function postgresJournal(
           Math.min(Math.round(r.durationMs), 2_147_483_647),
           r.secretIndex,
           r.secretLabel === undefined ? null : text(r.secretLabel),
+          r.copies ?? null,
         ]
         for (let i = 0; i < row.length; i++) (columns[i] as unknown[]).push(row[i])
       }
-      await pool.query(sql.insert, columns)
+      await pool.query(sql.insert, sql.insert.includes('$12') ? columns : columns.slice(0, 11))
     },
     async answers(eventId) {
       const { rows } = await pool.query<JournalRow>(sql.answers, [eventId, Date.now() - retentionMs])
@@ -126,6 +156,8 @@ export function postgresJournal(
         .filter((row) => row.minute + 60_000 > oldest)
     },
     sweep,
+    // Its table, columns and indexes (migration 009), as warnings: the journal is off the delivery path.
+    health: () => postgresHealth(pool, { name: 'journal_postgres', store: 'journal', table, createTable }),
     async shutdown() {
       sweeper?.stop()
       sweeper = undefined

@@ -14,15 +14,24 @@ import {
   fenceTokenColumnSql,
   heldKeysSql,
 } from './fence-sql.js'
-import { createJournalTableSql } from './journal-sql.js'
+import { createJournalTableSql, journalCopiesColumnSql } from './journal-sql.js'
 import type { Logger } from './maintenance.js'
-import { alterWithin, buildIndexConcurrently, relationExists as exists, LockWaitError } from './schema-change.js'
-import { bodyDigestColumnSql, checkTable, createTableSql, expiryIndexSql } from './sql.js'
+import { type MigrateSession, openSession } from './migrate-session.js'
+import {
+  alterWithin,
+  buildIndexConcurrently,
+  relationExists as exists,
+  indexOf,
+  LockWaitError,
+} from './schema-change.js'
+import { bodyDigestColumnSql, checkTable, createTableSql, expiryIndexSql, quoteTable } from './sql.js'
 
 /**
- * What each migration of `sql/` leaves in the database, for `health()`: the table it makes or changes (the
- * store's `table` plus `suffix`) and the columns (or check constraint) that then exist. A new migration adds one
- * entry here; `health()` reports it as `postgres_migration_<number>` (`dead_letter_postgres_migration_<number>`).
+ * What each migration of `sql/` leaves in the database, for `health()` and `migrate()`: the table it makes or
+ * changes (the store's `table` plus `suffix`), the columns (or check constraint) that then exist, and the indexes it
+ * builds. A new migration adds one entry here; `health()` reports it as `postgres_migration_<number>`
+ * (`dead_letter_postgres_migration_<number>`, `journal_postgres_migration_<number>`), and `migrate()` builds its
+ * indexes.
  */
 export interface Migration {
   /** Its number in `sql/`: `'004'`. */
@@ -30,11 +39,18 @@ export interface Migration {
   /** Its file in `sql/`. */
   file: string
   /** Which store needs it. */
-  store: 'events' | 'dead_letters'
+  store: 'events' | 'dead_letters' | 'journal'
   /** Appended to the store's `table` to name the table it makes (`'_fences'`). @default '' */
   suffix?: string
   /** Columns it creates or adds. */
   columns: readonly string[]
+  /**
+   * The indexes it builds, as `CREATE INDEX IF NOT EXISTS <name> ON <table> ...` statements for the store's
+   * `table`: `migrate()` builds each `CONCURRENTLY`, and `health()` checks each exists and is valid.
+   */
+  indexes?: (table: string) => readonly string[]
+  /** What is slow while only its indexes are missing. @default without */
+  indexesWithout?: string
   /** A text every one of the table's check constraints naming `handler_failed` contains once applied. */
   constraintIncludes?: string
   /** What breaks without it; a migration needed only by an option is a warning. */
@@ -68,6 +84,8 @@ export const MIGRATIONS: readonly Migration[] = [
       'status',
       'replayed_at',
     ],
+    indexes: (table) => statementsOf(createDeadLetterTableSql(table)).slice(1),
+    indexesWithout: 'each page of letters reads the whole table',
     without: 'no event can be parked, so events that need parking are refused',
   },
   {
@@ -110,7 +128,40 @@ export const MIGRATIONS: readonly Migration[] = [
     store: 'events',
     suffix: '_fences',
     columns: ['held_since', 'holder_event_id', 'holder_event_type'],
+    indexes: (table) => (fenceTableOf(table) === undefined ? [] : statementsOf(heldKeysSql(table)).slice(1)),
+    indexesWithout: 'webhooks.heldKeys() reads every fence',
     without: 'webhooks.heldKeys() cannot list the ordering keys held (it rejects, naming this migration)',
+    severity: 'warning',
+  },
+  {
+    number: '008',
+    file: '008_payhooks_dead_letters_counts.sql',
+    store: 'dead_letters',
+    columns: [],
+    indexes: (table) => statementsOf(createDeadLetterCountIndexesSql(table)),
+    without: 'counts and pages of letters by code or event type read the whole table',
+    severity: 'warning',
+  },
+  {
+    number: '009',
+    file: '009_payhooks_journal.sql',
+    store: 'journal',
+    columns: [
+      'at',
+      'id',
+      'event_id',
+      'event_type',
+      'created_at',
+      'status',
+      'outcome',
+      'instance',
+      'duration_ms',
+      'secret_index',
+      'secret_label',
+    ],
+    indexes: (table) => statementsOf(createJournalTableSql(table)).slice(1),
+    indexesWithout: "the journal's lists read the whole table",
+    without: "the journal's writes fail: webhooks.events misses the answers (deliveries are unaffected)",
     severity: 'warning',
   },
   {
@@ -119,10 +170,42 @@ export const MIGRATIONS: readonly Migration[] = [
     store: 'dead_letters',
     suffix: '_counts',
     columns: ['status', 'code', 'event_type', 'shard', 'n'],
+    indexes: (table) => [deadLetterSweepIndexSql(table)],
+    indexesWithout: 'each batch of the sweep of replayed letters reads the whole table',
     without: 'count() reads the letters it counts (slower as the backlog grows)',
     severity: 'warning',
   },
+  {
+    number: '012',
+    file: '012_payhooks_sweep_indexes.sql',
+    store: 'events',
+    columns: [],
+    indexes: (table) => [
+      expiryIndexSql(table),
+      ...(fenceTableOf(table) === undefined ? [] : [fenceExpiryIndexSql(table)]),
+    ],
+    without: 'each batch of the hourly sweep reads the whole table (and the fences)',
+    severity: 'warning',
+  },
+  {
+    number: '013',
+    file: '013_payhooks_journal_copies.sql',
+    store: 'journal',
+    columns: ['copies'],
+    without: 'copies of one delivery past the first few in a minute are kept as one row without their count',
+    severity: 'warning',
+  },
 ]
+
+/** The statements of a multi-statement text, one each. */
+function statementsOf(sql: string): string[] {
+  return sql.split(/;\s*\n/).map((statement) => statement.trim())
+}
+
+/** The index statements of migration `number` for `table` (none when it builds none). */
+function indexesOf(number: string, table: string): readonly string[] {
+  return MIGRATIONS.find((migration) => migration.number === number)?.indexes?.(table) ?? []
+}
 
 /** Options of {@link migrate}. */
 export interface MigrateOptions {
@@ -138,7 +221,7 @@ export interface MigrateOptions {
   deadLetterTable?: string | false
   /**
    * The journal's table, as given to `postgresJournal` (`table`): made (migration 009) ahead of a release that turns
-   * the journal on, or its indexes completed; `false` leaves it alone.
+   * the journal on, or its indexes completed and its `copies` column added (013); `false` leaves it alone.
    * @default 'payhooks_journal'
    */
   journalTable?: string | false
@@ -167,7 +250,7 @@ export interface MigrateResult {
 async function hasColumn(pool: Pool, relation: string, column: string): Promise<boolean> {
   const { rows } = await pool.query(
     'SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname = $2 AND NOT attisdropped',
-    [relation, column],
+    [quoteTable(relation), column],
   )
   return rows.length > 0
 }
@@ -177,11 +260,14 @@ async function hasColumn(pool: Pool, relation: string, column: string): Promise<
  * rolls out: the store's table and its fences (001, 004 to 007, and 012: the sweep's indexes), the dead letters'
  * (002, 003, 008, and 010: the counts' triggers, then the counts filled from one snapshot while letters go on being
  * written), then the journal's (009: made even before the journal is turned on, so the release that turns it on has
- * its table). Each
+ * its table; 013: its `copies` column). Each
  * `ALTER TABLE` runs under a short `lock_timeout` and is tried again with backoff while a long transaction holds the
  * table, so deliveries are never queued behind it; indexes are built `CONCURRENTLY`, outside a transaction (a
- * leftover INVALID index of an interrupted build is dropped and built again). Safe to run again, and from several
- * places at once. The CLI runs it as `payhooks migrate --postgres URL`.
+ * leftover INVALID index of an interrupted build is dropped and built again); while a build waits for a long
+ * transaction, `logger` is told which (pid, state, since when), once a second and then every 10 s. Safe to run again,
+ * and from several places at once: a run works on one connection of `pool` holding a turn on each table it changes
+ * (a session advisory lock, taken all or none), so runs take turns, the later finding it all applied. The CLI runs
+ * it as `payhooks migrate --postgres URL`.
  *
  * @example
  * import { migrate } from '@payhooks/postgres'
@@ -194,14 +280,39 @@ async function hasColumn(pool: Pool, relation: string, column: string): Promise<
 export async function migrate(pool: Pool, options: MigrateOptions = {}): Promise<MigrateResult> {
   const table = checkTable(options.table ?? 'payhooks_events', 'migrate')
   const deadLetters = options.deadLetterTable ?? 'payhooks_dead_letters'
+  const letters = deadLetters === false ? undefined : checkTable(deadLetters, 'migrate')
+  const journal = options.journalTable ?? 'payhooks_journal'
+  const entries = journal === false ? undefined : checkTable(journal, 'migrate')
   const lockTimeoutMs = nonNegativeNumber(options.lockTimeoutMs ?? 2000, 'migrate', 'lockTimeoutMs')
   const attempts = Math.max(1, Math.floor(nonNegativeNumber(options.attempts ?? 10, 'migrate', 'attempts')))
   const logger = options.logger ?? console
+  const tables = [table, letters, entries].filter((name): name is string => name !== undefined)
+  const session = await openSession(pool, tables, logger)
+  try {
+    return await applyMissing(session, { table, letters, entries, lockTimeoutMs, attempts, logger })
+  } finally {
+    await session.release()
+  }
+}
+
+interface Run {
+  table: string
+  letters: string | undefined
+  entries: string | undefined
+  lockTimeoutMs: number
+  attempts: number
+  logger: Logger
+}
+
+/** The migrations missing, applied in order on the run's own session. */
+async function applyMissing(session: MigrateSession, run: Run): Promise<MigrateResult> {
+  const { table, letters, entries, lockTimeoutMs, attempts, logger } = run
+  const db = session.db
   const applied: string[] = []
   const alter = async (number: string, relation: string, ddl: string) => {
     for (let attempt = 1, delayMs = 1000; ; attempt++, delayMs = Math.min(delayMs * 2, 15_000)) {
       try {
-        await alterWithin(pool, number, relation, ddl, lockTimeoutMs)
+        await alterWithin(db, number, relation, ddl, lockTimeoutMs)
         applied.push(number)
         return
       } catch (error) {
@@ -214,45 +325,45 @@ export async function migrate(pool: Pool, options: MigrateOptions = {}): Promise
       }
     }
   }
-  const index = async (number: string, relation: string, statement: string) => {
-    if ((await buildIndexConcurrently(pool, relation, statement)) === 'built' && !applied.includes(number)) {
-      applied.push(number)
-    }
+  const index = async (number: string, statement: string) => {
+    const { name, table: relation } = indexOf(statement)
+    const built = await session.watch(`migration ${number} (index ${name})`, relation, () =>
+      buildIndexConcurrently(db, statement),
+    )
+    if (built === 'built' && !applied.includes(number)) applied.push(number)
   }
 
-  if (!(await exists(pool, table))) await alter('001', table, createTableSql(table))
-  if (!(await hasColumn(pool, table, 'body_digest'))) await alter('004', table, bodyDigestColumnSql(table))
+  if (!(await exists(db, table))) await alter('001', table, createTableSql(table))
+  if (!(await hasColumn(db, table, 'body_digest'))) await alter('004', table, bodyDigestColumnSql(table))
   const fences = fenceTableOf(table)
   if (fences !== undefined) {
-    if (!(await exists(pool, fences))) await alter('005', fences, createFenceTableSql(table))
-    if (!(await hasColumn(pool, fences, 'fence_token'))) await alter('006', fences, fenceTokenColumnSql(table))
-    const [columns, heldIndex] = heldKeysSql(table).split(';\n') as [string, string]
-    const held = await Promise.all(
-      ['held_since', 'holder_event_id', 'holder_event_type'].map((c) => hasColumn(pool, fences, c)),
-    )
-    if (held.includes(false)) await alter('007', fences, columns)
-    await index('007', fences, heldIndex)
-    await index('012', fences, fenceExpiryIndexSql(table))
-  }
-  await index('012', table, expiryIndexSql(table))
-  if (deadLetters !== false) {
-    const letters = checkTable(deadLetters, 'migrate')
-    if (!(await exists(pool, letters))) await alter('002', letters, createDeadLetterTableSql(letters))
-    await alterWithin(pool, '003', letters, widenDeadLetterCodeSql(letters), lockTimeoutMs)
-    for (const statement of createDeadLetterCountIndexesSql(letters).split(/;\s*\n/)) {
-      await index('008', letters, statement)
+    if (!(await exists(db, fences))) await alter('005', fences, createFenceTableSql(table))
+    if (!(await hasColumn(db, fences, 'fence_token'))) await alter('006', fences, fenceTokenColumnSql(table))
+    const [columns] = statementsOf(heldKeysSql(table)) as [string]
+    let held = true
+    for (const column of ['held_since', 'holder_event_id', 'holder_event_type']) {
+      held &&= await hasColumn(db, fences, column)
     }
-    if (!(await hasCounts(pool, letters))) await alter('010', letters, createDeadLetterCountsSql(letters))
-    if ((await fillDeadLetterCounts(pool, letters)) && !applied.includes('010')) applied.push('010')
-    await index('010', letters, deadLetterSweepIndexSql(letters))
+    if (!held) await alter('007', fences, columns)
+    for (const statement of indexesOf('007', table)) await index('007', statement)
   }
-  const journal = options.journalTable ?? 'payhooks_journal'
-  if (journal !== false) {
-    const entries = checkTable(journal, 'migrate')
-    const [, ...indexes] = createJournalTableSql(entries).split(/;\s*\n/)
+  for (const statement of indexesOf('012', table)) await index('012', statement)
+  if (letters !== undefined) {
+    if (!(await exists(db, letters))) await alter('002', letters, createDeadLetterTableSql(letters))
+    for (const statement of indexesOf('002', letters)) await index('002', statement)
+    await alterWithin(db, '003', letters, widenDeadLetterCodeSql(letters), lockTimeoutMs)
+    for (const statement of indexesOf('008', letters)) await index('008', statement)
+    if (!(await hasCounts(db, letters))) await alter('010', letters, createDeadLetterCountsSql(letters))
+    if ((await fillDeadLetterCounts(db, letters)) && !applied.includes('010')) applied.push('010')
+    for (const statement of indexesOf('010', letters)) await index('010', statement)
+  }
+  if (entries !== undefined) {
     // A new table is empty: its indexes come at once; an existing one gets a missing index built CONCURRENTLY.
-    if (!(await exists(pool, entries))) await alter('009', entries, createJournalTableSql(entries))
-    else for (const statement of indexes) await index('009', entries, statement)
+    if (!(await exists(db, entries))) await alter('009', entries, createJournalTableSql(entries))
+    else {
+      for (const statement of indexesOf('009', entries)) await index('009', statement)
+      if (!(await hasColumn(db, entries, 'copies'))) await alter('013', entries, journalCopiesColumnSql(entries))
+    }
   }
   return { applied }
 }

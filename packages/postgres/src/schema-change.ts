@@ -1,6 +1,7 @@
 import type { Pool } from 'pg'
 import { type Database, databaseOf } from './database.js'
 import type { Logger } from './maintenance.js'
+import { quoteTable } from './sql.js'
 
 /** PostgreSQL's `lock_not_available`: a lock not granted within `lock_timeout`. */
 const LOCK_NOT_AVAILABLE = '55P03'
@@ -25,7 +26,9 @@ export class LockWaitError extends Error {
 
 async function holdersOf(pool: Pool | Database, relation: string): Promise<string> {
   try {
-    const { rows } = await databaseOf(pool).query<{ pid: number; mode: string; open_s: number }>(HOLDERS, [relation])
+    const { rows } = await databaseOf(pool).query<{ pid: number; mode: string; open_s: number }>(HOLDERS, [
+      quoteTable(relation),
+    ])
     if (rows.length === 0) return ''
     const each = rows.map((row) => `pid ${row.pid} ${row.mode}, in a transaction for ${Math.round(row.open_s)} s`)
     return `, held by ${each.join('; ')}`
@@ -61,10 +64,45 @@ export async function alterWithin(
   }
 }
 
-/** Whether `relation` (a table or index, schema-qualified or not) exists. */
+/**
+ * Whether the table `relation` (checked, schema-qualified or not) exists: looked up quoted, as every statement names
+ * it, so a mixed-case name is found as it was made.
+ */
 export const relationExists = async (pool: Pool | Database, relation: string) =>
-  (await databaseOf(pool).query<{ found: string | null }>('SELECT to_regclass($1)::text AS found', [relation])).rows[0]
-    ?.found != null
+  (
+    await databaseOf(pool).query<{ found: string | null }>('SELECT to_regclass($1)::text AS found', [
+      quoteTable(relation),
+    ])
+  ).rows[0]?.found != null
+
+const NAME = '("[^"]+"|[A-Za-z0-9_]+)'
+const INDEX_STATEMENT = new RegExp(`^CREATE INDEX IF NOT EXISTS ${NAME} ON (${NAME}(?:\\.${NAME})?) `)
+
+/** What a `CREATE INDEX IF NOT EXISTS <name> ON <table> ...` statement builds. */
+export interface IndexOf {
+  /** The index as the statement names it, in its table's schema: for `to_regclass` and `DROP INDEX`. */
+  regclass: string
+  /** Its name, unquoted, for messages. */
+  name: string
+  /** Its table, unquoted, for messages. */
+  table: string
+}
+
+/**
+ * The index a `CREATE INDEX IF NOT EXISTS` statement of this package builds, named as the statement names it (a
+ * quoted name keeps its case, an unquoted one is folded, as PostgreSQL made it).
+ */
+export function indexOf(statement: string): IndexOf {
+  const match = INDEX_STATEMENT.exec(statement.trim())
+  if (!match) throw new TypeError('indexOf: not a CREATE INDEX IF NOT EXISTS statement')
+  const [, name, relation, first, second] = match as unknown as [string, string, string, string, string | undefined]
+  const unquote = (part: string) => part.replaceAll('"', '')
+  return {
+    regclass: second === undefined ? name : `${first}.${name}`,
+    name: unquote(name),
+    table: unquote(relation),
+  }
+}
 
 /**
  * Builds the index of `statement` (a `CREATE INDEX IF NOT EXISTS <name> ON <table> ...`) with `CONCURRENTLY`, outside
@@ -74,13 +112,9 @@ export const relationExists = async (pool: Pool | Database, relation: string) =>
  */
 export async function buildIndexConcurrently(
   pool: Pool | Database,
-  table: string,
   statement: string,
 ): Promise<'built' | 'present' | 'busy'> {
-  const name = /^CREATE INDEX IF NOT EXISTS ("[^"]+"|[A-Za-z0-9_]+) ON /.exec(statement.trim())?.[1]
-  if (name === undefined) throw new TypeError('buildIndexConcurrently: not a CREATE INDEX IF NOT EXISTS statement')
-  const schema = table.includes('.') ? `"${table.split('.')[0]}".` : ''
-  const index = `${schema}${name.startsWith('"') ? name : `"${name}"`}`
+  const index = indexOf(statement).regclass
   const { session } = databaseOf(pool)
   if (session === undefined) {
     throw new Error(`building ${index} concurrently needs a connection of its own, which this library does not give`)

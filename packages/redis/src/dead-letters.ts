@@ -50,6 +50,11 @@ end
 
 // A replayed letter, or a parked one of other bytes, is left as it is; either way the letter as it stands is
 // returned, so the receiver tells which.
+// Not flagged allow-oom (allow-oom.ts), unlike a claim's steps: a letter carries a whole body, and a full Redis
+// taking letters past maxmemory grows until the host kills it, losing what it had acknowledged. A full Redis refuses
+// a new letter at its first write (the HSET, nothing written before it), so the park fails, the delivery gets its
+// own non-2XX answer and the service retries it; a letter already parked is parked again (its first write is a
+// ZREM, and a script that wrote is never stopped midway).
 // ARGV: prefix, id, type, body, headers, code, reason, createdAt, parkedAt, now.
 const PARK_SCRIPT = `${LIB}
 local k = P..'letter:'..ARGV[2]
@@ -187,7 +192,8 @@ function toLetter(hash: Record<string, Buffer>): DeadLetter | undefined {
  * Takes any `ioredis` client (standalone, Sentinel or Cluster) and never closes it. On a Cluster the
  * `keyPrefix` must hold a hash tag (the default `{payhooks-dead-letters}:` does), so all of a store's keys share
  * one slot. Calls reject within `commandTimeoutMs` when Redis is down or slow: parking then fails, and the
- * delivery is answered non-2XX as without dead letters.
+ * delivery is answered non-2XX as without dead letters. So does a Redis full to `maxmemory`: it refuses a new letter
+ * before writing any of it.
  *
  * @example
  * import { createWebhooks } from '@payhooks/core'

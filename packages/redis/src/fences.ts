@@ -134,9 +134,13 @@ export const TAKE_CALL = 'take(ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), AR
 export const LEAVE_CALL = 'leave(ARGV[1], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[2])'
 export const RENEW_CALL = 'renew(ARGV[1], tonumber(ARGV[2]), ARGV[3])'
 
-/** On a Cluster, the fence's own steps (KEYS: the fence's four keys). */
-export const CLUSTER_SCRIPTS = {
+/** On a Cluster, the fence's own steps (KEYS: the fence's four keys): the take, refused by a full Redis... */
+export const CLUSTER_CLAIM_SCRIPTS = {
   payhooksFenceTake: `${fenceLocals(1)}${FENCE_LUA}\nreturn ${TAKE_CALL}`,
+}
+
+/** ...and the steps of a fence taken, which a full Redis still runs (allow-oom.ts). */
+export const CLUSTER_HOLDER_SCRIPTS = {
   payhooksFenceLeave: `${fenceLocals(1)}${FENCE_LUA}\n${LEAVE_CALL}\nreturn 0`,
   payhooksFenceRenew: `${fenceLocals(1)}${FENCE_LUA}\nreturn ${RENEW_CALL}`,
 }

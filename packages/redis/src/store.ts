@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto'
 import type { ClaimResult, WebhookStore } from '@payhooks/core'
 import type { Cluster, Redis } from 'ioredis'
+import { allowOomCommands, type ScriptDefinition } from './allow-oom.js'
 import { connectionDeadline } from './connection.js'
 import {
-  CLUSTER_SCRIPTS,
+  CLUSTER_CLAIM_SCRIPTS,
+  CLUSTER_HOLDER_SCRIPTS,
   FENCE_LUA,
   type Fence,
   fenceEntry,
@@ -64,8 +66,7 @@ const RELEASE_SCRIPT = `local event = KEYS[1]${RELEASE_LUA}`
 // the mark, frees the fence and writes the done marker, release frees both. An ordered event costs two round trips,
 // as an unordered one; on a Cluster, four (fences.ts). ARGV: the claim token, then takeArgs or leaveArgs (fences.ts),
 // or the lease and ordering key.
-const ORDERED_SCRIPTS = {
-  payhooksOrderedClaim: `local event = KEYS[1]
+const ORDERED_CLAIM_SCRIPT = `local event = KEYS[1]
 ${fenceLocals(2)}${FENCE_LUA}
 if not redis.call('SET', event, ARGV[1], 'NX', 'PX', ARGV[2]) then
   local value = redis.call('GET', event)
@@ -74,7 +75,10 @@ if not redis.call('SET', event, ARGV[1], 'NX', 'PX', ARGV[2]) then
 end
 local taken = ${TAKE_CALL}
 if taken[1] == 'b' then redis.call('DEL', event) end
-return taken`,
+return taken`
+
+// The steps of a claim already taken, which a full Redis still runs (allow-oom.ts); a claim's own are refused.
+const ORDERED_HOLDER_SCRIPTS = {
   payhooksOrderedComplete: `local event = KEYS[1]
 ${fenceLocals(2)}${FENCE_LUA}
 ${LEAVE_CALL}${COMPLETE_LUA}`,
@@ -89,19 +93,24 @@ ${RENEW_CALL}${EXTEND_LUA}`,
 type FenceKeys = readonly [string, string, string, string]
 type Args = readonly (string | number)[]
 
-interface StoreCommands {
+/** The claims' scripts: refused by a full Redis, as the claim's `SET NX` is. */
+interface ClaimCommands {
   payhooksClaim(key: string, token: string, leaseMs: number): Promise<string | [number, string | null]>
-  payhooksExtend(key: string, token: string, leaseMs: number): Promise<number>
-  payhooksComplete(key: string, token: string, retentionMs: number): Promise<number>
-  payhooksRelease(key: string, token: string): Promise<number>
   payhooksOrderedClaim(
     key: string,
     ...rest: [...FenceKeys, string, ...Args]
   ): Promise<string | TakeReply | [number, string | null]>
+  payhooksFenceTake(...args: [...FenceKeys, string, ...Args]): Promise<TakeReply>
+}
+
+/** The steps of a claim taken: run by a full Redis too (allow-oom.ts). */
+interface HolderCommands {
+  payhooksExtend(key: string, token: string, leaseMs: number): Promise<number>
+  payhooksComplete(key: string, token: string, retentionMs: number): Promise<number>
+  payhooksRelease(key: string, token: string): Promise<number>
   payhooksOrderedComplete(key: string, ...rest: [...FenceKeys, string, ...Args]): Promise<number>
   payhooksOrderedRelease(key: string, ...rest: [...FenceKeys, string, ...Args]): Promise<number>
   payhooksOrderedExtend(key: string, ...rest: [...FenceKeys, string, ...Args]): Promise<number>
-  payhooksFenceTake(...args: [...FenceKeys, string, ...Args]): Promise<TakeReply>
   payhooksFenceLeave(...args: [...FenceKeys, string, ...Args]): Promise<number>
   payhooksFenceRenew(...args: [...FenceKeys, string, ...Args]): Promise<number>
 }
@@ -127,7 +136,9 @@ function processing([ttl, digest]: [number, string | null]): ClaimResult {
  * `release` only succeed for the claim's owner, and a crashed owner's claim expires with its lease.
  * Takes any `ioredis` client (standalone, Sentinel or Cluster) and never
  * closes it. Calls reject within `commandTimeoutMs` when Redis is down or slow, so the receiver
- * answers 503; the client's own reconnection brings the store back.
+ * answers 503; the client's own reconnection brings the store back. A full Redis (`maxmemory`, `noeviction`)
+ * refuses new claims (503 too), while the renewal, done marker and release of claims taken still run: their
+ * scripts carry Redis 7's `allow-oom` flag (a server before Redis 7 gets them unflagged).
  *
  * @example
  * import { Redis } from 'ioredis'
@@ -142,16 +153,23 @@ export function redisStore(
 ): WebhookStore & { readonly retentionMs: number } {
   const { keyPrefix, retentionMs, commandTimeoutMs } = storeOptions(options)
 
-  client.defineCommand('payhooksClaim', { numberOfKeys: 1, lua: CLAIM_SCRIPT })
-  client.defineCommand('payhooksExtend', { numberOfKeys: 1, lua: EXTEND_SCRIPT })
-  client.defineCommand('payhooksComplete', { numberOfKeys: 1, lua: COMPLETE_SCRIPT })
-  client.defineCommand('payhooksRelease', { numberOfKeys: 1, lua: RELEASE_SCRIPT })
   // On a Cluster an event's key and its fence are in different slots, which no script may span.
   const cluster = (client as { isCluster?: boolean }).isCluster === true
-  for (const [name, lua] of Object.entries(cluster ? CLUSTER_SCRIPTS : ORDERED_SCRIPTS)) {
-    client.defineCommand(name, { numberOfKeys: cluster ? 4 : 5, lua })
+  const fenceKeys = cluster ? 4 : 5
+  client.defineCommand('payhooksClaim', { numberOfKeys: 1, lua: CLAIM_SCRIPT })
+  if (cluster)
+    client.defineCommand('payhooksFenceTake', { numberOfKeys: 4, lua: CLUSTER_CLAIM_SCRIPTS.payhooksFenceTake })
+  else client.defineCommand('payhooksOrderedClaim', { numberOfKeys: 5, lua: ORDERED_CLAIM_SCRIPT })
+  const holderScripts: Record<string, ScriptDefinition> = {
+    payhooksExtend: { numberOfKeys: 1, lua: EXTEND_SCRIPT },
+    payhooksComplete: { numberOfKeys: 1, lua: COMPLETE_SCRIPT },
+    payhooksRelease: { numberOfKeys: 1, lua: RELEASE_SCRIPT },
   }
-  const commands = client as unknown as StoreCommands
+  for (const [name, lua] of Object.entries(cluster ? CLUSTER_HOLDER_SCRIPTS : ORDERED_HOLDER_SCRIPTS)) {
+    holderScripts[name] = { numberOfKeys: fenceKeys, lua }
+  }
+  const claims = client as unknown as ClaimCommands
+  const commands = allowOomCommands<HolderCommands>(client, holderScripts)
 
   const deadline = connectionDeadline(client, { timeoutMs: commandTimeoutMs, caller: 'redisStore' })
   const { call } = deadline
@@ -177,9 +195,7 @@ export function redisStore(
         client
           .set(key, token, 'PX', lease, 'NX')
           // After giving up (the caller has its error already) nothing more is sent.
-          .then((set) =>
-            set === 'OK' ? 'claimed' : abandoned ? NEVER_READ : commands.payhooksClaim(key, token, lease),
-          ),
+          .then((set) => (set === 'OK' ? 'claimed' : abandoned ? NEVER_READ : claims.payhooksClaim(key, token, lease))),
       'claim got no reply from Redis',
       // A command may still run once Redis answers again: drop the lease it would leave behind (sent after
       // it on the same connection), and send no second command once given up.
@@ -196,7 +212,7 @@ export function redisStore(
     let reply: TakeReply
     if (!cluster) {
       const answer = await call(
-        () => commands.payhooksOrderedClaim(key, ...fence.keys, token, ...take),
+        () => claims.payhooksOrderedClaim(key, ...fence.keys, token, ...take),
         'claim got no reply from Redis',
         () => {
           commands
@@ -211,7 +227,7 @@ export function redisStore(
       if (state !== 'claimed') return eventState(state)
       try {
         reply = await call(
-          () => commands.payhooksFenceTake(...fence.keys, token, ...take),
+          () => claims.payhooksFenceTake(...fence.keys, token, ...take),
           'fence got no reply from Redis',
           () => {
             leaveFence(fence, token, false).catch(noop)

@@ -55,9 +55,10 @@ async function deliver(
  * The behaviour payhooks relies on from a {@link Journal}, as a vitest suite: an event's records oldest first,
  * records shared by the instances of a namespace, listing newest first with filters and keyset pages that neither
  * skip nor repeat a record (ties on `at` included), counts per minute by outcome, nothing returned past
- * `retentionMs`; then through receivers sharing it: two receivers and a board-only process, an event answered 500 by
- * one, 200 by the other, then a duplicate, read back in order from the third; a sender without the secret writes
- * nothing.
+ * `retentionMs`, a batch written again kept once, the `copies` a record stands for counted; then through receivers
+ * sharing it: two receivers and a board-only process, an event answered 500 by one, 200 by the other, then a
+ * duplicate, read back in order from the third; 2,000 copies of one delivery kept as a few records; a sender
+ * without the secret writes nothing.
  *
  * Each test works in a fresh namespace, calls `init` (when present) once on every instance before using it, and
  * `shutdown` (when present) after the test.
@@ -214,6 +215,53 @@ export function journalContract(name: string, makeJournal: JournalFactory): void
       ])
     })
 
+    it('keeps a batch written again once (a retry after a lost reply), and counts the copies a record stands for', async () => {
+      const journal = await fleet()()
+      const now = Date.now()
+      const batch = [
+        record({ eventId: 'evt_again', at: now - 2000, outcome: 'handler_failed', status: 500 }),
+        record({ eventId: 'evt_again', at: now - 1000 }),
+        record({ eventId: 'evt_again', at: now - 500, outcome: 'duplicate', copies: 41 }),
+        record({ eventId: '', eventType: '', at: now - 400, outcome: 'journal_gap', status: 0, copies: 7 }),
+      ]
+      await journal.write(batch)
+      await journal.write(batch)
+      await journal.write([batch[1] as JournalRecord])
+      expect(await journal.answers('evt_again')).toEqual(batch.slice(0, 3))
+      expect((await journal.list({ limit: 10 })).map((r) => r.id)).toEqual([...batch].reverse().map((r) => r.id))
+      expect(await journal.list({ limit: 10, outcome: 'journal_gap' })).toEqual([batch[3]])
+      const minute = (at: number) => at - (at % MINUTE)
+      const counts = await journal.counts(minute(now - 2000), minute(now) + MINUTE)
+      const total: Record<string, number> = {}
+      for (const { outcome, count } of counts) total[outcome] = (total[outcome] ?? 0) + count
+      expect(total).toEqual({ handler_failed: 1, processed: 1, duplicate: 41, journal_gap: 7 })
+    })
+
+    it("lists by event type through a receiver's events, hours apart, a page at a time, none skipped or repeated", async () => {
+      const journal = await fleet()()
+      const webhooks = createWebhooks({ secret: SECRET, journal, logger: { error() {} }, checkAtStart: false })
+      closing.push(() => webhooks.close())
+      const now = Date.now()
+      // Answers of a rare type 1, 5 and 30 hours ago (two at the same millisecond), among common ones.
+      const rare = [1, 5, 5, 30].map((hours) =>
+        record({ eventId: `evt_rare_${hours}`, at: now - hours * 3_600_000, eventType: 'transaction_returned' }),
+      )
+      const common = Array.from({ length: 40 }, (_, i) => record({ eventId: `evt_c_${i}`, at: now - i * 3_000_000 }))
+      await journal.write([...common, ...rare])
+      const seen: string[] = []
+      let cursor: string | undefined
+      for (let page = 0; page < 100; page++) {
+        const found = await webhooks.events.list({ eventType: 'transaction_returned', limit: 1, cursor })
+        seen.push(...found.answers.map((answer) => answer.eventId))
+        cursor = found.cursor
+        if (!cursor) break
+      }
+      expect(seen.sort()).toEqual(rare.map((r) => r.eventId).sort())
+      expect(seen).toHaveLength(4)
+      const nothing = await webhooks.events.list({ eventType: 'no_such_type' })
+      expect(nothing.answers).toEqual([])
+    })
+
     it('returns nothing past its retention', async () => {
       const journal = await fleet()()
       const old = Date.now() - journal.retentionMs - MINUTE
@@ -282,6 +330,31 @@ export function journalContract(name: string, makeJournal: JournalFactory): void
         expect(answers.map((a) => [a.eventId, a.instance])).toEqual([[event.event_id, 'receiver-1']])
         const { total } = await board.events.counts({ minutes: 5 })
         expect(total).toEqual({ handler_failed: 1, processed: 1, duplicate: 1 })
+      })
+
+      it('2,000 copies of one captured delivery leave a few records; a real event keeps its answers', async () => {
+        const { one, two, board } = await receivers()
+        const real = sampleEvent('transaction_settled')
+        expect((await deliver(one, real)).status).toBe(500)
+        await sleep(2)
+        expect((await deliver(two, real)).status).toBe(200)
+        const captured = sampleEvent('transaction_settled')
+        const { body, headers } = await signedDelivery(captured, SECRET)
+        const replay = { method: 'POST', body, getHeader: (name: string) => headers[name as keyof typeof headers] }
+        expect((await two.receive(replay)).status).toBe(200)
+        for (let i = 0; i < 2000; i++) await (i % 2 ? one : two).receive(replay)
+        await one.events.flush()
+        await two.events.flush()
+        const copies = await board.events.get(captured.event_id as string)
+        const answers = copies?.answers ?? []
+        // Per instance and minute: the first 3 copies, then one count (a minute may turn during the run).
+        expect(answers.length).toBeLessThanOrEqual(1 + 2 * 2 * 4)
+        expect(answers.reduce((sum, a) => sum + a.copies, 0)).toBe(2001)
+        expect(answers.filter((a) => a.outcome === 'processed')).toHaveLength(1)
+        expect((await board.events.list({ limit: 1000 })).answers.length).toBeLessThanOrEqual(2 + answers.length)
+        const timeline = await board.events.get(real.event_id as string)
+        expect(timeline?.answers.map((a) => a.outcome)).toEqual(['handler_failed', 'processed'])
+        expect((await board.events.counts({ minutes: 5 })).total.duplicate).toBe(2000)
       })
 
       it('a sender without the secret leaves no entry; the body and the secret are never stored', async () => {

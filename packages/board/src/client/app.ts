@@ -6,6 +6,7 @@ import { showLetter } from './letter.js'
 import { showLetters } from './letters.js'
 import { showOverview } from './overview.js'
 import { showSecrets } from './secrets.js'
+import { setZone, zone, zoneName } from './time.js'
 
 const view = document.getElementById('view') as HTMLElement
 let session: Session
@@ -39,6 +40,17 @@ async function start(): Promise<void> {
     return
   }
   ;(document.getElementById('mode') as HTMLElement).hidden = !session.readOnly
+  const zoneButton = document.getElementById('zone') as HTMLButtonElement
+  const label = () => {
+    zoneButton.textContent = `Times: ${zoneName()}`
+    zoneButton.dataset.zone = zone()
+  }
+  label()
+  zoneButton.addEventListener('click', () => {
+    setZone(zone() === 'utc' ? 'local' : 'utc')
+    label()
+    void route()
+  })
   window.addEventListener('hashchange', () => {
     noticeAfterNavigation()
     void route()

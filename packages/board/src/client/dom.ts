@@ -18,9 +18,7 @@ export function el<K extends keyof HTMLElementTagNameMap>(
   return element
 }
 
-export function when(iso: string | null): string {
-  return iso ? new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' }) : '—'
-}
+export { when } from './time.js'
 
 export function notice(message: string, kind: 'ok' | 'error' | 'info' = 'info'): void {
   const element = document.getElementById('notice') as HTMLElement

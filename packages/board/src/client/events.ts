@@ -4,6 +4,7 @@
 import { get, type Session } from './api.js'
 import { type Child, el, when } from './dom.js'
 import { replayLetter } from './letter.js'
+import { fromInput, inputValue, precise, zoneName } from './time.js'
 
 interface Answer {
   at: string
@@ -12,6 +13,16 @@ interface Answer {
   instance: string
   durationMs: number
   verifiedWith: { index: number; label: string | null }
+  /** How many answers alike the row stands for (copies counted past the first few, answers dropped). */
+  copies: number
+}
+
+/** A span in which an instance dropped answers of any event. */
+interface Gap {
+  from: string
+  to: string
+  instance: string
+  dropped: number
 }
 
 type Off = { enabled: false }
@@ -23,10 +34,13 @@ interface Kept {
 interface Page extends Kept {
   answers: Listed[]
   cursor: string | null
+  /** Set when a list by event type stopped searching: answers before it are not searched yet. */
+  searchedFrom?: string | null
 }
 
 interface Timeline extends Kept {
   eventId: string
+  gaps: Gap[]
   timeline: { eventType: string; createdAt: string | null; handledAt: string | null; answers: Answer[] } | null
   deadLetter: { status: string; code: string; parkedAt: string } | { unavailable: true } | null
 }
@@ -46,13 +60,16 @@ function answersTable(id: string, answers: readonly Answer[] | readonly Listed[]
             el(
               'td',
               {},
-              el('a', { href: eventHref((answer as Listed).eventId), class: 'id' }, (answer as Listed).eventId),
+              // A gap's row is no event's: it counts the answers of any event an instance dropped.
+              (answer as Listed).eventId === ''
+                ? 'any event'
+                : el('a', { href: eventHref((answer as Listed).eventId), class: 'id' }, (answer as Listed).eventId),
             ),
             el('td', {}, (answer as Listed).eventType),
           ]
         : []),
       el('td', {}, statusBadge(answer.status)),
-      el('td', {}, outcomeBadge(answer.outcome)),
+      el('td', {}, outcomeBadge(answer.outcome), (answer.copies ?? 1) > 1 ? ` ×${answer.copies}` : ''),
       el('td', { class: 'id' }, answer.instance),
       el('td', {}, ms(answer.durationMs)),
       el('td', {}, secret(answer)),
@@ -81,9 +98,15 @@ const OUTCOMES = [
   'store_unavailable',
   'deadline_exceeded',
   'busy',
+  'quarantined',
   'key_held',
   'event_conflict',
   'closing',
+  'processed_late',
+  'replay_processed',
+  'replay_failed',
+  'journal_dropped',
+  'journal_gap',
 ]
 
 const eventHref = (eventId: string) => `#/event/${encodeURIComponent(eventId)}`
@@ -117,24 +140,18 @@ function searchBox(value = ''): HTMLFormElement {
 function filterForm(params: URLSearchParams): HTMLFormElement {
   const input = (name: string, label: string, type = 'search', list?: string) =>
     el('input', { name, type, list, 'aria-label': label, placeholder: label, value: params.get(name) ?? '' })
-  const local = (name: string) => {
-    const value = params.get(name)
-    if (!value) return ''
-    const date = new Date(value)
-    return new Date(date.getTime() - date.getTimezoneOffset() * 60_000).toISOString().slice(0, 16)
-  }
   const from = input('from', 'answered from', 'datetime-local')
   const to = input('to', 'answered before', 'datetime-local')
-  from.value = local('from')
-  to.value = local('to')
+  from.value = inputValue(params.get('from'))
+  to.value = inputValue(params.get('to'))
   const form = el(
     'form',
     { class: 'filters', id: 'event-filters' },
     input('eventType', 'event type'),
     input('outcome', 'any outcome', 'search', 'outcomes'),
     el('datalist', { id: 'outcomes' }, ...OUTCOMES.map((outcome) => el('option', { value: outcome }))),
-    el('label', {}, 'from', from),
-    el('label', {}, 'to', to),
+    el('label', {}, `from (${zoneName()})`, from),
+    el('label', {}, `to (${zoneName()})`, to),
     el('button', { type: 'submit' }, 'Filter'),
   )
   form.addEventListener('submit', (event) => {
@@ -142,7 +159,7 @@ function filterForm(params: URLSearchParams): HTMLFormElement {
     const next = new URLSearchParams()
     for (const name of FILTERS) {
       let value = ((form.elements.namedItem(name) as HTMLInputElement | null)?.value ?? '').trim()
-      if (value && (name === 'from' || name === 'to')) value = new Date(value).toISOString()
+      if (value && (name === 'from' || name === 'to')) value = fromInput(value)
       if (value) next.set(name, value)
     }
     location.hash = `#/events?${next}`
@@ -177,23 +194,27 @@ function journalOff(view: HTMLElement): void {
 }
 
 const ms = (value: number) => `${value} ms`
-/** An answer's time to the millisecond: answers of one event often fall within one second. */
-const precise = (iso: string) =>
-  new Date(iso).toLocaleString(undefined, {
-    year: 'numeric',
-    month: 'short',
-    day: 'numeric',
-    hour: 'numeric',
-    minute: '2-digit',
-    second: '2-digit',
-    fractionalSecondDigits: 3,
-  })
 const secret = (answer: Answer) =>
   answer.verifiedWith.label === null
     ? `secret #${answer.verifiedWith.index}`
     : `${answer.verifiedWith.label} (#${answer.verifiedWith.index})`
+/** Status 0: an account of the receiver's own (work settled after the deadline, a replay, answers dropped). */
 const statusBadge = (status: number) =>
-  el('span', { class: `badge http-${status >= 200 && status < 300 ? 'ok' : 'fail'}` }, String(status))
+  status === 0
+    ? el('span', { class: 'badge http-none', title: 'no HTTP answer: an account of the receiver' }, '—')
+    : el('span', { class: `badge http-${status >= 200 && status < 300 ? 'ok' : 'fail'}` }, String(status))
+const span = (gap: Gap) =>
+  `${gap.dropped} answer${gap.dropped === 1 ? '' : 's'} dropped by ${gap.instance} between ${precise(gap.from)} and ${precise(gap.to)}`
+/** The spans in which answers were dropped, or nothing. */
+const gapsNote = (gaps: readonly Gap[] | undefined, lead: string) =>
+  gaps && gaps.length > 0
+    ? el(
+        'div',
+        { class: 'note', id: 'journal-gaps' },
+        el('p', {}, lead),
+        el('ul', {}, ...gaps.map((gap) => el('li', {}, span(gap)))),
+      )
+    : null
 const outcomeBadge = (outcome: string) => el('span', { class: `badge outcome outcome-${outcome}` }, outcome)
 const keptLine = (hours: number) => `kept ${Number.isInteger(hours) ? hours : hours.toFixed(1)} hours`
 
@@ -220,8 +241,17 @@ export async function showEvents(view: HTMLElement, params: URLSearchParams): Pr
     ),
     filterForm(params),
     page.answers.length === 0
-      ? el('p', { class: 'empty', id: 'no-events' }, 'No answer matches.')
+      ? el(
+          'p',
+          { class: 'empty', id: 'no-events' },
+          page.searchedFrom
+            ? `No answer matches since ${when(page.searchedFrom)}: older answers are searched on with “older →”.`
+            : 'No answer matches.',
+        )
       : answersTable('events', page.answers, true),
+    page.answers.length > 0 && page.searchedFrom
+      ? el('p', { class: 'note', id: 'searched-from' }, `Searched back to ${when(page.searchedFrom)}.`)
+      : '',
     el(
       'div',
       { class: 'pager' },
@@ -284,11 +314,16 @@ export async function showEvent(view: HTMLElement, session: Session, eventId: st
         { class: 'empty', id: 'not-found' },
         `No answer recorded for ${eventId} (${keptLine(data.retentionHours)}).`,
       ),
-      el(
-        'p',
-        { class: 'note' },
-        'Not answered by any instance sharing the journal within that time: the service did not reach you, the request was not signed with your secret, or the id differs.',
-      ),
+      data.gaps?.length
+        ? gapsNote(
+            data.gaps,
+            'The journal could not keep every answer then (an instance could not write it long enough to fill its buffer): this event may have been answered in one of these spans. Otherwise the service did not reach you, the request was not signed with your secret, or the id differs.',
+          )
+        : el(
+            'p',
+            { class: 'note' },
+            'Not answered by any instance sharing the journal within that time: the service did not reach you, the request was not signed with your secret, or the id differs.',
+          ),
       letterLine,
       result,
     )
@@ -296,6 +331,11 @@ export async function showEvent(view: HTMLElement, session: Session, eventId: st
   }
   const fact = (term: string, value: string, id?: string) => [el('dt', {}, term), el('dd', { id }, value)]
   const handled = timeline.handledAt ? timeline.answers.find((answer) => answer.at === timeline.handledAt) : undefined
+  const dropped = timeline.answers.filter((a) => a.outcome === 'journal_dropped').reduce((n, a) => n + a.copies, 0)
+  const notYet =
+    dropped > 0 || data.gaps?.length
+      ? 'not recorded: answers of this event may be missing (see below)'
+      : 'not yet: no answer processed it'
   show(
     el('h2', { class: 'id' }, eventId),
     el(
@@ -303,15 +343,22 @@ export async function showEvent(view: HTMLElement, session: Session, eventId: st
       { class: 'facts' },
       ...fact('Event type', timeline.eventType),
       ...fact('Created (signed)', when(timeline.createdAt)),
-      ...fact(
-        'Handled',
-        handled ? `${when(handled.at)} by ${handled.instance}` : 'not yet: no answer processed it',
-        'handled-at',
-      ),
+      ...fact('Handled', handled ? `${when(handled.at)} by ${handled.instance}` : notYet, 'handled-at'),
       ...fact('Answers', String(timeline.answers.length)),
     ),
     el('h3', {}, 'Every answer, oldest first'),
     answersTable('answers', timeline.answers, false),
+    dropped > 0
+      ? el(
+          'p',
+          { class: 'note', id: 'journal-dropped' },
+          `${dropped} answer${dropped === 1 ? '' : 's'} of this event could not be kept by the journal (journal_dropped).`,
+        )
+      : null,
+    gapsNote(
+      data.gaps,
+      'Answers of any event were dropped in these spans since it was created: some of its may be missing.',
+    ),
     letterLine,
     result,
   )

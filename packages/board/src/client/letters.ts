@@ -3,6 +3,7 @@
 import type { ReplayReport } from '@payhooks/core'
 import { get, type Outcome, post, type Session, type Summary } from './api.js'
 import { el, notice, noticeAfterNavigation, noticeNext, when } from './dom.js'
+import { fromInput, inputValue, zoneName } from './time.js'
 
 const PAGE = 50
 const FILTERS = ['code', 'eventType', 'from', 'to', 'eventId', 'status'] as const
@@ -105,6 +106,12 @@ function filterForm(params: URLSearchParams): HTMLFormElement {
     )
   const input = (name: string, label: string, type = 'search') =>
     el('input', { name, type, 'aria-label': label, placeholder: label, value: params.get(name) ?? '' })
+  // In the zone the times are shown in: the address holds the ISO time, the input that time as the operator reads it.
+  const dateInput = (name: string, label: string) => {
+    const field = el('input', { name, type: 'datetime-local', 'aria-label': label })
+    field.value = inputValue(params.get(name))
+    return field
+  }
   const form = el(
     'form',
     { class: 'filters', role: 'search', id: 'filters' },
@@ -121,8 +128,8 @@ function filterForm(params: URLSearchParams): HTMLFormElement {
     ]),
     input('eventType', 'event type'),
     input('eventId', 'event id'),
-    el('label', {}, 'from', input('from', 'parked from', 'datetime-local')),
-    el('label', {}, 'to', input('to', 'parked before', 'datetime-local')),
+    el('label', {}, `from (${zoneName()})`, dateInput('from', 'parked from')),
+    el('label', {}, `to (${zoneName()})`, dateInput('to', 'parked before')),
     el('button', { type: 'submit' }, 'Filter'),
   )
   form.addEventListener('submit', (event) => {
@@ -131,7 +138,7 @@ function filterForm(params: URLSearchParams): HTMLFormElement {
     for (const name of FILTERS) {
       const field = form.elements.namedItem(name) as HTMLInputElement | null
       let value = field?.value ?? ''
-      if (value && (name === 'from' || name === 'to')) value = new Date(value).toISOString()
+      if (value && (name === 'from' || name === 'to')) value = fromInput(value)
       if (value && !(name === 'status' && value === 'parked')) next.set(name, value)
     }
     location.hash = `#/?${next}`

@@ -30,6 +30,8 @@ interface Instance {
   inFlight: number
   waiting: number
   hung: { count: number; oldest: { eventId: string; eventType: string; since: string } | null } | null
+  overrunning: { count: number; oldest: { eventId: string; eventType: string; since: string } | null } | null
+  quarantined: { eventType: string; since: string; overrunning: number; slots: number | null }[] | null
   conflicts: number
   retrying: {
     count: number
@@ -53,15 +55,22 @@ interface Fleet {
   perMinute: number[]
 }
 
-/** Outcomes answered 2XX: the event is handled, or durably handed on (queued, parked), or was already. */
-const ANSWERED_OK = new Set(['processed', 'duplicate', 'queued', 'parked'])
+/**
+ * Outcomes of an event handled (now or before) or durably handed to a queue. Every other is a failure to look at,
+ * `parked` too: answered 200 so the service stops retrying, but the event is a dead letter waiting for a replay.
+ */
+const HANDLED = new Set(['processed', 'duplicate', 'queued'])
+
+/** The journal's own accounts (work settled late, replays, answers dropped): listed by outcome, not summed as answers. */
+const isAccount = (outcome: string) =>
+  outcome.endsWith('_late') || outcome.startsWith('replay_') || outcome.startsWith('journal_')
 
 const sum = (counts: Record<string, number>, keep: (outcome: string) => boolean = () => true) =>
-  Object.entries(counts).reduce((total, [outcome, n]) => total + (keep(outcome) ? n : 0), 0)
+  Object.entries(counts).reduce((total, [outcome, n]) => total + (keep(outcome) && !isAccount(outcome) ? n : 0), 0)
 
 /** The fleet's answers over the last 15 and 60 minutes, by outcome, from the journal every instance writes. */
 function fleetPanel(fleet: Fleet): HTMLElement {
-  const failing = (outcome: string) => !ANSWERED_OK.has(outcome)
+  const failing = (outcome: string) => !HANDLED.has(outcome)
   const outcomes = Object.keys(fleet.last60).sort((a, b) => (fleet.last60[b] ?? 0) - (fleet.last60[a] ?? 0))
   return el(
     'section',
@@ -77,8 +86,16 @@ function fleetPanel(fleet: Fleet): HTMLElement {
       { class: 'cards', id: 'fleet-cards' },
       card(String(sum(fleet.last15)), 'answered, last 15 min (all instances)'),
       card(String(sum(fleet.last60)), 'answered, last 60 min (all instances)'),
-      card(String(sum(fleet.last15, failing)), 'refused or failed, last 15 min (all instances)'),
-      card(String(sum(fleet.last60, failing)), 'refused or failed, last 60 min (all instances)'),
+      card(
+        String(sum(fleet.last15, failing)),
+        'failed, refused or parked, last 15 min (all instances)',
+        'fleet-failing-15',
+      ),
+      card(
+        String(sum(fleet.last60, failing)),
+        'failed, refused or parked, last 60 min (all instances)',
+        'fleet-failing-60',
+      ),
     ),
     bars(fleet.perMinute, (index) => `${60 - index} min ago`, 'fleet-per-minute'),
     el('p', { class: 'note' }, 'Answers per minute, all instances, the last hour (oldest left).'),
@@ -148,6 +165,12 @@ function instancePanel(instance: Instance | null, journal: boolean): HTMLElement
       card(String(instance.inFlight), 'in flight now (this instance)'),
       card(String(instance.waiting), 'waiting for a slot (this instance)'),
       ...(instance.hung ? [card(String(instance.hung.count), hungLabel(instance.hung.oldest))] : []),
+      ...(instance.overrunning
+        ? [card(String(instance.overrunning.count), overrunningLabel(instance.overrunning.oldest), 'overrunning')]
+        : []),
+      ...(instance.quarantined
+        ? [card(String(instance.quarantined.length), quarantinedLabel(instance.quarantined), 'quarantined')]
+        : []),
       card(String(instance.conflicts), 'conflicts (this instance)'),
     ),
     ...(journal ? [] : answeredHere(instance, answered)),
@@ -273,5 +296,19 @@ function answeredHere(instance: Instance, answered: number): HTMLElement[] {
 /** The hung figure's label: the oldest hung run's event and since when, when there is one. */
 function hungLabel(oldest: { eventId: string; eventType: string; since: string } | null): string {
   const base = 'handlers hung past maxRunMs (this instance)'
+  return oldest ? `${base}; oldest ${oldest.eventType} ${oldest.eventId} since ${when(oldest.since)}` : base
+}
+
+/** The overrunning figure's label: the oldest run past deadlineMs, when there is one. */
+function overrunningLabel(oldest: { eventId: string; eventType: string; since: string } | null): string {
+  const base = 'handlers running past deadlineMs (this instance)'
   return oldest ? `${base}; oldest ${oldest.eventType} ${oldest.eventId} since ${oldest.since}` : base
+}
+
+/** The quarantined figure's label: which event types, since when (their deliveries are answered 503). */
+function quarantinedLabel(types: { eventType: string; since: string }[]): string {
+  const base = 'event types quarantined, answered 503 (this instance)'
+  return types.length === 0
+    ? base
+    : `${base}: ${types.map((type) => `${type.eventType} since ${type.since}`).join(', ')}`
 }

@@ -37,7 +37,7 @@ const filterOptions: Record<string, OptionSpec> = {
   },
 }
 
-interface Loaded {
+export interface Loaded {
   deadLetters: DeadLetters
   close(): Promise<void>
 }
@@ -48,7 +48,7 @@ const isDeadLetters = (value: unknown): value is DeadLetters =>
   ['list', 'get', 'replay', 'replayAll'].every((name) => typeof (value as Record<string, unknown>)[name] === 'function')
 
 /** Imports the user's module and finds its dead letters: an exported receiver's, or exported dead letters. */
-async function load(ctx: Context): Promise<Loaded> {
+export async function loadDeadLetters(ctx: Context): Promise<Loaded> {
   const { file, exports } = await importModule(ctx)
   for (const name of ['deadLetters', 'default', 'webhooks']) {
     const value = exports[name] as { deadLetters?: unknown; close?: () => Promise<void> } | undefined
@@ -71,7 +71,7 @@ async function load(ctx: Context): Promise<Loaded> {
 
 /** Runs `work` with the module's dead letters, then closes what the module opened. */
 async function withDeadLetters(ctx: Context, work: (deadLetters: DeadLetters) => Promise<number>): Promise<number> {
-  const loaded = await load(ctx)
+  const loaded = await loadDeadLetters(ctx)
   if (loaded.deadLetters.durable === false) {
     warn(
       ctx,

@@ -1,4 +1,4 @@
-import type { Events, JournalAnswer } from '@payhooks/core'
+import type { Events, JournalAnswer, JournalGap } from '@payhooks/core'
 import { CommandFailed, type Context, integerValue, out, printJson, stringValue, UsageError } from '../context.js'
 import { keyValues, table } from '../format.js'
 import type { CommandSpec } from '../spec.js'
@@ -61,7 +61,29 @@ function answerJson(answer: JournalAnswer): Record<string, unknown> {
     instance: answer.instance,
     duration_ms: answer.durationMs,
     verified_with: answer.verifiedWith,
+    copies: answer.copies ?? 1,
   }
+}
+
+const gapJson = (gap: JournalGap) => ({
+  from: gap.from.toISOString(),
+  to: gap.to.toISOString(),
+  instance: gap.instance,
+  dropped: gap.dropped,
+})
+
+const gapLine = (gap: JournalGap) =>
+  `${gap.dropped} answers dropped by ${gap.instance} from ${gap.from.toISOString()} to ${gap.to.toISOString()}`
+
+/** The spans, within retention, in which an instance dropped answers of any event (for an id without answers). */
+async function gapsKept(events: Events): Promise<JournalGap[]> {
+  const { answers } = await events.list({ outcome: 'journal_gap', limit: 20 })
+  return [...answers].reverse().map((gap) => ({
+    from: gap.at,
+    to: new Date(gap.at.getTime() + gap.durationMs),
+    instance: gap.instance,
+    dropped: gap.copies ?? 1,
+  }))
 }
 
 const showCommand: CommandSpec = {
@@ -76,7 +98,14 @@ const showCommand: CommandSpec = {
     const eventId = ctx.positionals[0] as string
     return withEvents(ctx, async (events) => {
       const timeline = await events.get(eventId)
-      if (!timeline) throw new CommandFailed(`no answer journaled for ${eventId}`)
+      if (!timeline) {
+        const gaps = await gapsKept(events)
+        const maybe = gaps.length
+          ? `; answers were dropped (it may be among them): ${gaps.map(gapLine).join('; ')}`
+          : ''
+        throw new CommandFailed(`no answer journaled for ${eventId}${maybe}`)
+      }
+      const gaps = timeline.gaps ?? []
       const fields = {
         event_id: timeline.eventId,
         event_type: timeline.eventType,
@@ -84,19 +113,20 @@ const showCommand: CommandSpec = {
         handled_at: timeline.handledAt?.toISOString() ?? null,
       }
       if (ctx.json) {
-        printJson(ctx, { ...fields, answers: timeline.answers.map(answerJson) })
+        printJson(ctx, { ...fields, answers: timeline.answers.map(answerJson), gaps: gaps.map(gapJson) })
         return 0
       }
       out(ctx, keyValues({ ...fields, handled_at: fields.handled_at ?? 'not handled' }))
       const rows = timeline.answers.map((a) => [
         a.at.toISOString(),
         String(a.status),
-        a.outcome,
+        (a.copies ?? 1) > 1 ? `${a.outcome} x${a.copies}` : a.outcome,
         a.instance,
         String(a.durationMs),
         secretOf(a),
       ])
       out(ctx, `\n${table(['AT', 'STATUS', 'OUTCOME', 'INSTANCE', 'DURATION_MS', 'SECRET'], rows)}`)
+      if (gaps.length) out(ctx, `\nanswers may be missing: ${gaps.map(gapLine).join('; ')}`)
       return 0
     })
   },
@@ -146,11 +176,14 @@ const list: CommandSpec = {
             ...answerJson(a),
           })),
           cursor: page.cursor ?? null,
+          searched_from: page.searchedFrom?.toISOString() ?? null,
         })
         return 0
       }
       if (page.answers.length === 0) {
-        out(ctx, 'No answers journaled match.')
+        // A list by event type searched back to `searchedFrom` only: the cursor searches on.
+        const since = page.searchedFrom ? ` since ${page.searchedFrom.toISOString()}` : ''
+        out(ctx, `No answers journaled match${since}.${page.cursor ? `\nmore: --cursor ${page.cursor}` : ''}`)
         return 0
       }
       const rows = page.answers.map((a) => [
@@ -158,7 +191,7 @@ const list: CommandSpec = {
         a.eventId,
         a.eventType,
         String(a.status),
-        a.outcome,
+        (a.copies ?? 1) > 1 ? `${a.outcome} x${a.copies}` : a.outcome,
         a.instance,
         String(a.durationMs),
       ])

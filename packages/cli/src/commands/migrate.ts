@@ -53,8 +53,9 @@ const migrateCommand: CommandSpec = {
     "fences, the dead letters, then the journal's table (made ahead of the release that turns it on).",
     'Each ALTER TABLE waits at most --lock-timeout-ms for its lock, then',
     'lets the queries queued behind it through and tries again later (a long read never stalls',
-    'deliveries); indexes are built CONCURRENTLY. Safe to run again. Run it where the app is installed',
-    '(it uses the app’s pg and @payhooks/postgres).',
+    'deliveries); indexes are built CONCURRENTLY, and a build waiting for a long transaction says which',
+    '(by pid) on stderr. Safe to run again, and from several places at once: runs take turns at each table.',
+    'Run it where the app is installed (it uses the app’s pg and @payhooks/postgres).',
   ],
   examples: ['payhooks migrate --postgres "$DATABASE_URL"', 'payhooks migrate --postgres "$DATABASE_URL" --json'],
   options: {

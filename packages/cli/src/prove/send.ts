@@ -3,6 +3,7 @@
 import { request as httpRequest } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import { ANSWER_LIMIT_MS } from '@payhooks/core'
+import { ANSWER_CAP_BYTES, cleanText, htmlText } from './answer-text.js'
 import type { Answer } from './types.js'
 
 /** A request is given up on this long after its start: past the limit, so an answer at 10.2 s is seen as late. */
@@ -27,8 +28,9 @@ export class Unreachable extends Error {
 }
 
 /**
- * What an answer body says, in one line: a JSON `error: message` or `status`, else the start of its text; and its
- * JSON `status` as the outcome.
+ * What an answer body says, in one line of plain text: a JSON `error: message` or `status`, else the start of its
+ * text (an HTML page's text without its tags); and its JSON `status` as the outcome. Linear in the body's length;
+ * terminal escapes and control characters never come through.
  */
 export function readAnswer(text: string): { reason: string; outcome?: string } {
   let reason = text
@@ -44,10 +46,11 @@ export function readAnswer(text: string): { reason: string; outcome?: string } {
     }
   } catch {}
   // An HTML error page says what it says in its text, not its tags.
-  if (reason.trimStart().startsWith('<')) reason = reason.replace(/<(head|style|script)[\s\S]*?<\/\1>|<[^>]*>/gi, ' ')
-  const line = reason.replace(/\s+/g, ' ').trim()
+  if (reason.trimStart().startsWith('<')) reason = htmlText(reason)
+  const line = cleanText(reason).replace(/\s+/g, ' ').trim()
   const cut = line.length > REASON_CHARS ? `${line.slice(0, REASON_CHARS - 1)}…` : line
-  return outcome === undefined ? { reason: cut } : { reason: cut, outcome: outcome.slice(0, 40) }
+  if (outcome === undefined) return { reason: cut }
+  return { reason: cut, outcome: cleanText(outcome).replace(/\s+/g, ' ').trim().slice(0, 40) }
 }
 
 /** Sends requests to `url` only, paced {@link MIN_GAP_MS} apart, each given up on after `giveUpMs`. */
@@ -118,8 +121,9 @@ export class Sender {
         req.destroy()
       }, this.#giveUpMs)
       req.on('response', (res) => {
+        // At most ANSWER_CAP_BYTES are kept; then the connection is closed, so the rest is never read.
         const chunks: Buffer[] = []
-        res.on('data', (chunk: Buffer) => chunks.push(chunk))
+        let kept = 0
         const done = () =>
           finish({
             ...base,
@@ -127,6 +131,15 @@ export class Sender {
             ...readAnswer(Buffer.concat(chunks).toString('utf8')),
             ms: elapsed(),
           })
+        res.on('data', (chunk: Buffer) => {
+          if (settled) return
+          const room = ANSWER_CAP_BYTES - kept
+          chunks.push(chunk.length <= room ? chunk : chunk.subarray(0, room))
+          kept += Math.min(chunk.length, room)
+          if (kept < ANSWER_CAP_BYTES) return
+          done()
+          req.destroy()
+        })
         res.on('end', done)
         // A receiver that closes the connection after its status (as one refusing a large body may) still answered.
         res.on('error', done)
@@ -135,7 +148,7 @@ export class Sender {
       req.on('error', (error: NodeJS.ErrnoException) => {
         // Writing the rest of a refused body fails once the receiver closes: its answer, if any, still counts.
         setTimeout(
-          () => finish({ ...base, reason: error.code ?? error.message, ms: elapsed(), error: 'connection' }),
+          () => finish({ ...base, reason: cleanText(error.code ?? error.message), ms: elapsed(), error: 'connection' }),
           50,
         )
       })

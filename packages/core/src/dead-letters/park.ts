@@ -1,7 +1,9 @@
 import {
   EventConflictError,
+  type EventHeldError,
   type HandlerError,
   type KeyHeldError,
+  type QuarantinedError,
   type SchemaError,
   type StaleEventError,
   StoreError,
@@ -86,7 +88,13 @@ export function onLastTries(event: VerifiedEvent, now = Date.now()): boolean {
 type Received = Pick<RawDelivery, 'getHeader'> & { body: RawBody }
 
 /** An error whose event may be parked. */
-export type ParkableError = SchemaError | HandlerError | StaleEventError | KeyHeldError
+export type ParkableError =
+  | SchemaError
+  | HandlerError
+  | StaleEventError
+  | KeyHeldError
+  | EventHeldError
+  | QuarantinedError
 
 /** The codes a dead letter keeps; an event parked for another reason is kept as `handler_failed`. */
 const DEAD_LETTER_CODES: ReadonlySet<string> = new Set(['schema_mismatch', 'handler_failed', 'stale_event'])
@@ -109,8 +117,8 @@ function parkedEvent(raw: Received, error: ParkableError, event: VerifiedEvent |
     eventType: error.eventType as string,
     body,
     headers,
-    // A hung handler or a held ordering key counts as a handler failure (a code of its own would need every store's
-    // check widened); the reason says what happened.
+    // A hung handler, an event still run by another delivery, a held ordering key or a quarantined type counts as a
+    // handler failure (a code of its own would need every store's check widened); the reason says what happened.
     code: (DEAD_LETTER_CODES.has(error.code) ? error.code : 'handler_failed') as ParkedEvent['code'],
     reason: error.message,
     createdAt: createdAtOf(message),

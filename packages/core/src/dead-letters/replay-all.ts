@@ -334,6 +334,7 @@ export async function replayBatch(
     outcomes,
     ...report(run, me),
     cursor: more ? await signCursor(run.id, caller, me.step) : null,
+    filter: { ...run.filter },
   }
 }
 

@@ -1,6 +1,7 @@
 import { dispatch, dispatchInSlotPromise, observeDispatch, type SlotState } from '../dispatch/index.js'
 import { InternalError, PayloadError, StoreError, WebhookError } from '../errors/index.js'
 import { report } from '../event-handler/index.js'
+import type { JournalRecorder } from '../journal/recorder.js'
 import type { VerifiedEvent } from '../types.js'
 import { isThenable } from '../util/thenable.js'
 import { cryptoProvider } from '../verify/signature.js'
@@ -23,8 +24,10 @@ import type {
   ReplayOutcome,
 } from './types.js'
 
-/** What replaying needs from the receiver: verification, dispatch and the dead-letter store. */
-export interface ReplayState extends VerifyState, SlotState, ParkState {}
+/** What replaying needs from the receiver: verification, dispatch, the dead-letter store, and its journal. */
+export interface ReplayState extends VerifyState, SlotState, ParkState {
+  readonly journal?: JournalRecorder | undefined
+}
 
 /** Runs `work` as running work of the receiver (so `close` waits for it), or rejects once it is closing. */
 export type Guard = <T>(work: () => Promise<T>) => Promise<T>
@@ -52,10 +55,24 @@ async function replayLetter(
   letter: DeadLetter,
   outsideSlots: boolean,
 ): Promise<ReplayOutcome> {
+  const startedAt = Date.now()
+  const sink: VerifiedWithSink & { event?: VerifiedEvent } = { verifiedWith: undefined }
+  const outcome = await replayVerified(state, store, letter, outsideSlots, sink)
+  // Verified with a secret of ours: the journal says the event was replayed, and how (`replay_processed`...).
+  if (sink.event && sink.verifiedWith) state.journal?.replayed(sink.event, sink.verifiedWith, outcome.status, startedAt)
+  return outcome
+}
+
+async function replayVerified(
+  state: ReplayState,
+  store: DeadLetterStore,
+  letter: DeadLetter,
+  outsideSlots: boolean,
+  sink: VerifiedWithSink & { event?: VerifiedEvent },
+): Promise<ReplayOutcome> {
   const { eventId } = letter
   const failed = (error: WebhookError): ReplayOutcome => ({ eventId, status: 'failed', error })
   let verified: VerifiedEvent
-  const sink: VerifiedWithSink = { verifiedWith: undefined }
   try {
     const delivery = { body: letter.body, getHeader: (name: string) => letter.headers[name] }
     verified = await verifyAndParse(withoutAgeChecks(state), delivery, letter.body, sink)
@@ -68,6 +85,7 @@ async function replayLetter(
       new PayloadError('invalid_envelope', `stored body is event ${verified.event_id}, not ${eventId}`, eventId),
     )
   }
+  sink.event = verified
   let outcome: Awaited<ReturnType<typeof dispatchInSlotPromise>>
   try {
     const digest = await cryptoProvider.digest(letter.body)

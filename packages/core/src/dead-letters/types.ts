@@ -252,6 +252,12 @@ export interface ReplayBatch {
   run: ReplayReport
   /** For the next batch; null once the walk is over for this caller. */
   cursor: string | null
+  /**
+   * The run's letters: the filter it was started with, its `parkedBefore` the moment it started (or the filter's,
+   * when earlier). The same for every batch of the run, whatever filter a request continuing it with a cursor
+   * carries: what an audit of the batch records. Optional for other implementations.
+   */
+  filter?: DeadLetterFilter
 }
 
 /**

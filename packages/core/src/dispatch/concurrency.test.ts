@@ -6,6 +6,7 @@ import { BusyError, ClosingError, type WebhookError } from '../errors/index.js'
 import { memoryStore } from '../memory/store.js'
 import { createWebhooks } from '../receiver/create.js'
 import type { WebhookStore } from '../store.js'
+import { driveClock, settleOnClock } from '../test-helpers/clock.js'
 import { deliverSettled, gate } from '../test-helpers/index.js'
 import type { VerifiedEvent } from '../types.js'
 import type { WebhooksOptions } from '../webhooks-options.js'
@@ -47,7 +48,8 @@ describe('maxConcurrentEvents', () => {
   })
 
   it('runs waiting deliveries in arrival order as slots free, all handled', async () => {
-    const { webhooks, errors } = setup({ maxConcurrentEvents: 2, deadlineMs: 2000 })
+    // One event type taking both slots: no bulkhead between types.
+    const { webhooks, errors } = setup({ maxConcurrentEvents: 2, deadlineMs: 2000, bulkheads: false })
     let running = 0
     let most = 0
     const order: string[] = []
@@ -102,17 +104,21 @@ describe('maxConcurrentEvents', () => {
   })
 
   it('under overload runs only what can finish in time: every run answered 200, the rest busy before the deadline', async () => {
+    // On a clock the test drives: a run takes 300 ms of it, whatever the machine's load.
+    driveClock()
     const { webhooks, errors } = setup({ maxConcurrentEvents: 1, deadlineMs: 1000 })
     const ran: string[] = []
     webhooks.onAny(async (event) => {
       ran.push(event.event_id)
       await new Promise((resolve) => setTimeout(resolve, 300))
     })
-    expect((await deliver(webhooks, 'evt_warm_up')).status).toBe(200) // a run takes 300 ms
+    expect((await settleOnClock(deliver(webhooks, 'evt_warm_up'))).value.status).toBe(200) // a run takes 300 ms
     const startedAt = Date.now()
     const ids = Array.from({ length: 10 }, (_, i) => `evt_${i}`)
-    const answers = await Promise.all(
-      ids.map((id) => deliver(webhooks, id).then((answer) => ({ id, answer, after: Date.now() - startedAt }))),
+    const { value: answers } = await settleOnClock(
+      Promise.all(
+        ids.map((id) => deliver(webhooks, id).then((answer) => ({ id, answer, after: Date.now() - startedAt }))),
+      ),
     )
     const handled = answers.filter(({ id }) => ran.includes(id))
     // In arrival order, evt_3 would start 900 ms in and be answered 503 at the deadline, its run wasted.

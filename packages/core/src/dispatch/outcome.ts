@@ -29,6 +29,10 @@ export function claimedRun(
     token: claim.token,
     digest: attempt.digest,
     controller: new LazyAbortController(),
+    due: 0,
+    prev: undefined,
+    next: undefined,
+    linked: false,
   }
 }
 
@@ -120,9 +124,7 @@ export function complete(
 }
 
 function claimLost(state: DispatchState, run: Run): void {
-  const lost = new Error(
-    'claim lost before completion (its renewal failed, or close() released it); a retry may run the handlers again',
-  )
+  const lost = new Error('claim lost before completion (its renewal failed); a retry may run the handlers again')
   report(state.eventHandler, new StoreError('complete', lost, run.eventId, run.eventType))
 }
 

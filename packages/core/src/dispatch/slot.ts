@@ -1,3 +1,4 @@
+import type { Bulkheads } from '../bulkheads/bulkheads.js'
 import type { DispatchOutcome, VerifiedEvent } from '../types.js'
 import { isThenable } from '../util/thenable.js'
 import type { Attempt } from './attempt.js'
@@ -5,9 +6,10 @@ import { dispatch } from './dispatch.js'
 import type { Slots, SlotWaiter } from './slots.js'
 import type { DispatchState } from './store-calls.js'
 
-/** The receiver's slots: undefined when `maxConcurrentEvents` is unbounded. */
+/** The receiver's slots: undefined when `maxConcurrentEvents` is unbounded; and its bulkheads between event types. */
 export interface SlotState extends DispatchState {
   readonly slots: Slots | undefined
+  readonly bulkheads?: Bulkheads | undefined
 }
 
 /** An attempt that may wait for a slot: `waiting` is set while it does, so its deadline can withdraw it. */
@@ -19,23 +21,37 @@ export interface SlotAttempt extends Attempt {
 
 /**
  * {@link dispatch} once the event has one of the receiver's slots: at once (and synchronously, as `dispatch` may
- * be) while one is free, else when {@link Slots} grants one. The slot is given back when the dispatch settles,
- * with how long it was held. Nothing is claimed while waiting; a wait refused or withdrawn rejects (or, refused
- * at once, throws) with `BusyError`.
+ * be) while one is free, else when {@link Slots} grants one. With bulkheads, first one of its type's share of them
+ * (its lane's `Slots`, waited for the same way): a type holding its share waits for its own slots, never for the
+ * others'. A quarantined type is refused at once with `QuarantinedError`. The slots are given back when the dispatch
+ * settles, with how long they were held. Nothing is claimed while waiting; a wait refused or withdrawn rejects (or,
+ * refused at once, throws) with `BusyError`.
  */
 export function dispatchInSlot(
   state: SlotState,
   event: VerifiedEvent,
   attempt: SlotAttempt,
 ): DispatchOutcome | Promise<DispatchOutcome> {
+  const bulkheads = state.bulkheads
+  const lane = bulkheads === undefined ? undefined : bulkheads.lane(event.event_type)
+  if (lane !== undefined && lane.quarantinedSince !== 0) {
+    // A copy of an event still running here is answered 409 in_progress, as without the quarantine: it takes no slot.
+    if (state.claims.runOf(event.event_id) !== undefined) return dispatch(state, event, attempt)
+    throw (bulkheads as Bulkheads).refusal(lane, event)
+  }
   const slots = state.slots
   if (slots === undefined) return dispatch(state, event, attempt)
-  if (slots.take()) return inSlot(slots, state, event, attempt)
-  const waiter = slots.wait(event, attempt.due || undefined)
+  const share = lane?.slots
+  if (share === undefined || share.take()) return inSlots(slots, share, state, event, attempt)
+  const waiter = share.wait(event, attempt.due || undefined)
   attempt.waiting = waiter
   return waiter.granted.then(() => {
     attempt.waiting = undefined
-    return inSlot(slots, state, event, attempt)
+    if (lane !== undefined && lane.quarantinedSince !== 0) {
+      share.give()
+      throw (bulkheads as Bulkheads).refusal(lane, event)
+    }
+    return inSlots(slots, share, state, event, attempt)
   })
 }
 
@@ -52,8 +68,38 @@ export function dispatchInSlotPromise(
   }
 }
 
+/** With its type's share (if any) held: one of the receiver's slots, at once or once granted. */
+function inSlots(
+  slots: Slots,
+  share: Slots | undefined,
+  state: SlotState,
+  event: VerifiedEvent,
+  attempt: SlotAttempt,
+): DispatchOutcome | Promise<DispatchOutcome> {
+  if (slots.take()) return inSlot(slots, share, state, event, attempt)
+  let waiter: SlotWaiter
+  try {
+    waiter = slots.wait(event, attempt.due || undefined)
+  } catch (error) {
+    share?.give()
+    throw error
+  }
+  attempt.waiting = waiter
+  return waiter.granted.then(
+    () => {
+      attempt.waiting = undefined
+      return inSlot(slots, share, state, event, attempt)
+    },
+    (error: unknown) => {
+      share?.give()
+      throw error
+    },
+  )
+}
+
 function inSlot(
   slots: Slots,
+  share: Slots | undefined,
   state: SlotState,
   event: VerifiedEvent,
   attempt: Attempt,
@@ -63,23 +109,28 @@ function inSlot(
   try {
     outcome = dispatch(state, event, attempt)
   } catch (error) {
-    slots.give(Date.now() - startedAt)
+    giveBack(slots, share, Date.now() - startedAt)
     throw error
   }
   if (!isThenable(outcome)) {
-    slots.give(Date.now() - startedAt)
+    giveBack(slots, share, Date.now() - startedAt)
     return outcome
   }
   return outcome.then(
     (done) => {
-      slots.give(heldFor(attempt, startedAt))
+      giveBack(slots, share, heldFor(attempt, startedAt))
       return done
     },
     (error: unknown) => {
-      slots.give(heldFor(attempt, startedAt))
+      giveBack(slots, share, heldFor(attempt, startedAt))
       throw error
     },
   )
+}
+
+function giveBack(slots: Slots, share: Slots | undefined, heldMs: number | undefined): void {
+  share?.give(heldMs)
+  slots.give(heldMs)
 }
 
 /** How long the slot was held; none for a hung run, which says nothing of usual runs (it would refuse every waiter). */

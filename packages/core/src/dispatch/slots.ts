@@ -69,7 +69,11 @@ export class Slots {
   /** Expected run time in ms (EWMA of how long recent dispatches held their slot); 0 before the first. */
   #expectedMs = 0
 
-  constructor(max: number) {
+  /** `ofMax`: these are an event type's share of the receiver's `ofMax` slots (`bulkheads`), named in its refusals. */
+  constructor(
+    max: number,
+    readonly ofMax?: number,
+  ) {
     this.#max = max
     this.#free = max
   }
@@ -179,6 +183,8 @@ export class Slots {
   }
 
   #busy(event: VerifiedEvent): BusyError {
-    return new BusyError(this.#max, event.event_id, event.event_type)
+    return this.ofMax === undefined
+      ? new BusyError(this.#max, event.event_id, event.event_type)
+      : new BusyError(this.ofMax, event.event_id, event.event_type, this.#max)
   }
 }

@@ -91,7 +91,7 @@ async function runInTransaction(
     throw new HandlerError(eventId, eventType, errors ?? [], attempt.answered)
   }
   const lost = new Error(
-    "claim lost before commit (its lease ran out, as for a process frozen past it, and another delivery may have taken its event or ordering key; or close() released it); the handlers' writes were rolled back and a retry runs them again",
+    "claim lost before commit (its lease ran out, as for a process frozen past it, and another delivery may have taken its event or ordering key); the handlers' writes were rolled back and a retry runs them again",
   )
   throw new StoreError('complete', lost, eventId, eventType)
 }

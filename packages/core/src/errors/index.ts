@@ -11,10 +11,12 @@ export {
   BusyError,
   ClosingError,
   DeadlineError,
+  EventHeldError,
   HandlerError,
   HandlerTimeoutError,
   InternalError,
   KeyHeldError,
+  QuarantinedError,
   StoreError,
 } from './processing.js'
 export {

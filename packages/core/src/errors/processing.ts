@@ -12,7 +12,7 @@ export class HandlerError extends WebhookError {
     readonly afterResponse = false,
   ) {
     const first = errors[0]
-    const detail = first instanceof Error ? first.message : String(first)
+    const detail = handlerDetail(first)
     super(
       'handler_failed',
       500,
@@ -25,11 +25,27 @@ export class HandlerError extends WebhookError {
 }
 
 /**
+ * What a handler's failure says after the prefix. A handler that rethrew its signal's reason (it honoured the
+ * `maxRunMs` abort) stopped, and its claim is released: said so, not the reason's own "still running"; a
+ * `HandlerError` rethrown is told without its own "handler failed for …" prefix.
+ */
+function handlerDetail(first: unknown): string {
+  if (!(first instanceof Error)) return String(first)
+  if (first instanceof HandlerError && first.code === 'handler_timeout') {
+    const { maxRunMs } = first as HandlerTimeoutError
+    return `stopped on its signal, aborted at maxRunMs (${maxRunMs} ms); claim released for the next retry`
+  }
+  return first instanceof HandlerError ? first.message.replace(/^handler failed for \S+ \S+: /, '') : first.message
+}
+
+/**
  * The event's handlers were still running `maxRunMs` after its claim (a handler that ignores its signal: a `fetch`
  * without one on a hung connection, a driver call with no timeout). Their `context.signal` was aborted with this
  * error and it was reported to `onError`; the run counts as hung until it settles. Its claim, ordering key and
- * event slot stay held, renewed, meanwhile: a handler still running is never run again beside itself, so the service's retries are answered 409 `in_progress` until it settles or
- * the process ends (its lease then runs out). A `HandlerError` with its own code (status 500).
+ * event slot stay held, renewed, meanwhile (`close()` too leaves them held): a handler still running is never run
+ * again beside itself, so the service's retries are answered 409 `in_progress` (parked as an {@link EventHeldError}
+ * on the service's last tries) until it settles or the process ends (its lease then runs out). A `HandlerError`
+ * with its own code (status 500).
  */
 export class HandlerTimeoutError extends HandlerError {
   override name = 'HandlerTimeoutError'
@@ -46,7 +62,7 @@ export class HandlerTimeoutError extends HandlerError {
       eventType,
       [
         new Error(
-          `handlers still running after maxRunMs (${maxRunMs} ms); signal aborted, claim held until they settle`,
+          `handlers still running after maxRunMs (${maxRunMs} ms): signal aborted; a handler that ignores it keeps the event (claim held) until it settles`,
         ),
       ],
       afterResponse,
@@ -129,11 +145,53 @@ export class BusyError extends WebhookError {
     readonly maxConcurrentEvents: number,
     eventId?: string,
     eventType?: string,
+    /**
+     * The slots of the event's type (its `bulkheads` share), when it waited for one of those: its type held them
+     * all, whatever the other slots did.
+     */
+    readonly share?: number,
   ) {
+    const among =
+      share === undefined
+        ? `maxConcurrentEvents (${maxConcurrentEvents})`
+        : `the ${share} of maxConcurrentEvents (${maxConcurrentEvents}) its type may hold (bulkheads)`
     super(
       'busy',
       503,
-      `no free slot among maxConcurrentEvents (${maxConcurrentEvents}) before the deadline${eventId ? ` for ${eventType} ${eventId}` : ''}; nothing claimed or run`,
+      `no free slot among ${among} before the deadline${eventId ? ` for ${eventType} ${eventId}` : ''}; nothing claimed or run`,
+      eventId,
+      eventType,
+    )
+  }
+}
+
+/**
+ * 503: the event's type is quarantined (`bulkheads`): `quarantineAfter` of its runs (by default its whole share of
+ * the slots) still run past `deadlineMs`, their handlers ignoring their signal or waiting on something that never
+ * answers. Reported once when the type is quarantined, naming the run that tipped it (`started`), then for each
+ * delivery refused: nothing claimed or run, the service retries later (on its last tries the event is parked with a
+ * durable `deadLetters`). The quarantine lifts as soon as one of those runs settles.
+ */
+export class QuarantinedError extends WebhookError {
+  override name = 'QuarantinedError'
+  constructor(
+    /** How many runs of the type were running past `deadlineMs`. */
+    readonly overrunning: number,
+    /** Since when the type is quarantined. */
+    readonly since: Date,
+    /** The receiver's `deadlineMs`. */
+    readonly deadlineMs: number,
+    eventId: string | undefined,
+    eventType: string,
+    /** True on the report that the type was just quarantined (`eventId` is then its run that tipped it). */
+    readonly started = false,
+  ) {
+    super(
+      'quarantined',
+      503,
+      started
+        ? `event type ${eventType} quarantined: ${overrunning} of its runs (the last ${eventId}) still running past deadlineMs (${deadlineMs} ms); its deliveries are answered 503 until one settles`
+        : `event type ${eventType} quarantined since ${since.toISOString()} (${overrunning} of its runs still running past deadlineMs, ${deadlineMs} ms)${eventId ? `; ${eventId}` : ''} not claimed or run`,
       eventId,
       eventType,
     )
@@ -161,6 +219,27 @@ export class KeyHeldError extends WebhookError {
       'key_held',
       409,
       `ordering key ${JSON.stringify(orderingKey)} of ${eventType} ${eventId} held by another delivery${since} on the service's last tries`,
+      eventId,
+      eventType,
+    )
+  }
+}
+
+/**
+ * 409: an event came on the service's last tries (signed over 71 hours ago) while its handlers still ran in another
+ * delivery (past its deadline, or hung past `maxRunMs`; in this process or another instance): a 409 then could be
+ * the last answer the service gets. Reported when it is parked in `deadLetters` (as a `handler_failed` dead letter,
+ * this error's message as its reason). The run goes on holding the event: a replay meanwhile is answered
+ * `in_progress`; once it succeeded, the replay finds its done marker (a duplicate); once it failed, the replay runs
+ * the event.
+ */
+export class EventHeldError extends WebhookError {
+  override name = 'EventHeldError'
+  constructor(eventId: string, eventType: string) {
+    super(
+      'event_held',
+      409,
+      `handlers of ${eventType} ${eventId} still running in another delivery on the service's last tries`,
       eventId,
       eventType,
     )

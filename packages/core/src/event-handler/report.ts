@@ -1,6 +1,6 @@
 import type { WebhookError } from '../errors/index.js'
 import { errorFields, escapeText, type LogFields, logMessage } from '../logging/log.js'
-import { throttledReason } from '../refusals/throttle.js'
+import { sourceText, throttledReason } from '../refusals/throttle.js'
 import type { VerifiedEvent } from '../types.js'
 import type { VerifiedSecret } from '../verify/secrets.js'
 import type { EventHandler } from './state.js'
@@ -24,19 +24,23 @@ function parkedNote(error: WebhookError): string {
 
 /**
  * Hands `error` to every `onError` listener, or logs it (one line, or structured fields) when there is none: a
- * request refused for its signature at `warn`, and it and a store failure like the last one at most once a second
- * (with the count of the others). A throwing listener is logged. Telemetry counts it either way.
+ * request refused for its signature at `warn`, at most once a second per reason and `source` (the client's address,
+ * as the adapter knows it), and a store failure like the last one at most once a second (each with the count of
+ * the others). A throwing listener is logged. Telemetry counts it either way.
  */
-export function report(state: EventHandler, error: WebhookError): void {
+export function report(state: EventHandler, error: WebhookError, source?: string): void {
   state.telemetry?.failure?.(error)
   if (error.code === 'event_conflict') state.stats.conflict()
   const { errorListeners, log } = state
   if (errorListeners.length === 0) {
     const fields = errorFields(error)
-    const message = `[payhooks] ${statusOf(error)}: ${logMessage(error)}${parkedNote(error)}`
+    // A refusal of the sender's says who sent it: a flood from one address is throttled apart from the others.
+    const from = error.status === 401 && source !== undefined ? ` from ${sourceText(source)}` : ''
+    const message = `[payhooks] ${statusOf(error)}${from}: ${logMessage(error)}${parkedNote(error)}`
     const reason = throttledReason(error)
     if (reason === undefined) log.error(fields, message)
-    else state.throttle.write(reason, error.status === 401 ? 'warn' : 'error', fields, message)
+    else if (error.status === 401) state.throttle.write(reason, 'warn', fields, message, source)
+    else state.throttle.write(reason, 'error', fields, message)
     return
   }
   for (const listener of errorListeners) {

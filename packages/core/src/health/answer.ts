@@ -14,32 +14,33 @@ export interface HealthAnswer {
 }
 
 /**
- * The answer of a readiness route: 200 `{"ready":true,...}` when ready, else 503 with the names of the failed
- * checks in `failed`. Each check shows its name, whether it passed, its severity and latency; its `detail` and
- * `fix` stay in the logs and in `webhooks.health()`, so a route reachable by others tells nothing about the set-up.
+ * The answer of a readiness route: 200 `{"ready":true}` when ready, else 503 `{"ready":false}`, and nothing else. A
+ * balancer needs the yes or no; the checks' names, the store's kind, its persistence and its latency stay in
+ * `webhooks.health()`, the logs and the console, so a route reachable by others tells nothing about the set-up.
  *
  * @example
  * const { status, headers, body } = await healthAnswer(webhooks)
  */
 export async function healthAnswer(webhooks: HealthReceiver, options?: HealthOptions): Promise<HealthAnswer> {
-  let report: HealthReport
+  let ready: boolean
   try {
-    report = await webhooks.health(options)
+    ready = (await webhooks.health(options)).ready
   } catch {
-    report = { ready: false, checks: [{ name: 'health', ok: false }] }
+    ready = false
   }
-  const checks = report.checks.map(({ name, ok, severity, latencyMs }) => ({ name, ok, severity, latencyMs }))
-  const failed = report.checks.filter((check) => !check.ok && check.severity !== 'warning').map(({ name }) => name)
   return {
-    status: report.ready ? 200 : 503,
+    status: ready ? 200 : 503,
     headers: { 'content-type': 'application/json', 'cache-control': 'no-store' },
-    body: JSON.stringify({ ready: report.ready, failed, checks }),
+    body: ready ? READY : NOT_READY,
   }
 }
 
+const READY = JSON.stringify({ ready: true })
+const NOT_READY = JSON.stringify({ ready: false })
+
 /**
- * A readiness route for fetch-style runtimes (Workers, Bun, Deno, Next.js route handlers): 200 when
- * `webhooks.health()` is ready, 503 with the failed check names otherwise.
+ * A readiness route for fetch-style runtimes (Workers, Bun, Deno, Next.js route handlers): 200 `{"ready":true}` when
+ * `webhooks.health()` is ready, 503 `{"ready":false}` otherwise.
  *
  * @example
  * if (new URL(request.url).pathname === '/ready') return webHealth(webhooks)()

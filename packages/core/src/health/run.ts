@@ -1,3 +1,4 @@
+import { bulkheadChecks } from '../bulkheads/health.js'
 import { asWarnings, journalCheck } from '../journal/health.js'
 import type { Engine } from '../receiver/engine.js'
 import { nonNegativeNumber } from '../validations.js'
@@ -26,7 +27,15 @@ function errorCode(error: unknown): string {
   return typeof code === 'string' && /^[A-Za-z0-9_]{1,40}$/.test(code) ? ` (${code})` : ''
 }
 
-async function sourceChecks(source: Source, signal: AbortSignal, timeoutMs: number): Promise<HealthCheck[]> {
+/** The stores' checks under way: `close()` waits for them, so that none touches a store (or its client) after. */
+type Running = Set<Promise<unknown>>
+
+async function sourceChecks(
+  source: Source,
+  signal: AbortSignal,
+  timeoutMs: number,
+  running: Running,
+): Promise<HealthCheck[]> {
   if (!source.health) {
     return [{ name: source.name, ok: true, detail: 'not checked: the store has no health() method' }]
   }
@@ -34,16 +43,17 @@ async function sourceChecks(source: Source, signal: AbortSignal, timeoutMs: numb
   const timeout = new Promise<HealthCheck[]>((resolve) => {
     timer = setTimeout(() => resolve([failure(source.name, `no answer within ${timeoutMs} ms`)]), timeoutMs)
   })
+  const checked = Promise.resolve()
+    .then(() => source.health?.(signal) ?? [])
+    .then(
+      (checks) => (Array.isArray(checks) ? checks : []),
+      (error: unknown) => [failure(source.name, `its health check failed${errorCode(error)}`)],
+    )
+  // Tracked until the store's own check settles, past the timeout too: its commands may still be under way.
+  running.add(checked)
+  checked.then(() => running.delete(checked))
   try {
-    return await Promise.race([
-      Promise.resolve()
-        .then(() => source.health?.(signal) ?? [])
-        .then(
-          (checks) => (Array.isArray(checks) ? checks : []),
-          (error: unknown) => [failure(source.name, `its health check failed${errorCode(error)}`)],
-        ),
-      timeout,
-    ])
+    return await Promise.race([checked, timeout])
   } finally {
     clearTimeout(timer)
   }
@@ -61,7 +71,9 @@ function ownChecks(engine: Engine): HealthCheck[] {
   }
   const slots = engine.slots
   if (slots) {
-    const { max, running, waiting } = slots.usage()
+    const { max, running } = slots.usage()
+    // Those waiting for their type's share of the slots too (bulkheads).
+    const waiting = slots.waiting + engine.bulkheads.waiting
     const saturated = running >= max && waiting > 0
     const check: HealthCheck = {
       name: 'event_slots',
@@ -74,6 +86,7 @@ function ownChecks(engine: Engine): HealthCheck[] {
   }
   const hung = hungCheck(engine)
   if (hung) checks.push(hung)
+  checks.push(...bulkheadChecks(engine.bulkheads))
   if (engine.journal) checks.push(journalCheck(engine.journal))
   return checks
 }
@@ -100,8 +113,12 @@ function hungCheck(engine: Engine): HealthCheck | undefined {
 }
 
 /** The stores' checks, each bounded by `timeoutMs`: resolves, never rejects. */
-async function backendChecks(engine: Engine, timeoutMs: number): Promise<HealthCheck[]> {
-  const controller = new AbortController()
+async function backendChecks(
+  engine: Engine,
+  timeoutMs: number,
+  running: Running,
+  controller: AbortController,
+): Promise<HealthCheck[]> {
   const sources: Source[] = [{ name: 'store', health: engine.store.health?.bind(engine.store) }]
   const deadLetters = engine.deadLetters
   if (deadLetters) sources.push({ name: 'dead_letter_store', health: deadLetters.health?.bind(deadLetters) })
@@ -114,7 +131,7 @@ async function backendChecks(engine: Engine, timeoutMs: number): Promise<HealthC
   try {
     const found = await Promise.all(
       sources.map(async (source) => {
-        const checks = await sourceChecks(source, controller.signal, timeoutMs)
+        const checks = await sourceChecks(source, controller.signal, timeoutMs, running)
         return source.warning ? asWarnings(checks) : checks
       }),
     )
@@ -131,23 +148,56 @@ interface Shared {
   checks: Promise<HealthCheck[]>
 }
 
+/** The receiver's `health()`, and how `close()` stops it. */
+export interface SharedHealth {
+  (options?: HealthOptions): Promise<HealthReport>
+  /**
+   * For `close()`: aborts the stores' checks under way (their `signal`) and resolves once they settled, at most
+   * `timeoutMs`. From the moment the receiver closes, `health()` starts no check of the stores: a start-up check or a
+   * probe never sends a store command once `close()` resolved (a Redis client quit by then would fail the write).
+   */
+  settle(timeoutMs: number): Promise<void>
+}
+
 /**
  * The receiver's `health()`: its own checks, read afresh at each call (they cost nothing), and its stores' checks,
  * shared: a call joins a check of the stores started less than `maxAgeMs` ago with the same `timeoutMs`, still
- * running or finished, so a thousand probes a second cost the backend one check a second. Resolves, never rejects
- * (but for invalid options).
+ * running or finished, so a thousand probes a second cost the backend one check a second. Once the receiver is
+ * closing, only its own checks (`closing` failed). Resolves, never rejects (but for invalid options).
  */
-export function sharedHealth(engine: Engine): (options?: HealthOptions) => Promise<HealthReport> {
+export function sharedHealth(engine: Engine): SharedHealth {
   let last: Shared | undefined
-  return async (options = {}) => {
+  const running: Running = new Set()
+  const controllers = new Set<AbortController>()
+  const health = async (options: HealthOptions = {}) => {
     const timeoutMs = nonNegativeNumber(options.timeoutMs ?? 2000, 'health', 'timeoutMs')
     const maxAgeMs = nonNegativeNumber(options.maxAgeMs ?? 1000, 'health', 'maxAgeMs')
     const now = Date.now()
-    if (!last || last.timeoutMs !== timeoutMs || !(now - last.startedAt < maxAgeMs)) {
-      last = { startedAt: now, timeoutMs, checks: backendChecks(engine, timeoutMs) }
+    let found: HealthCheck[] = []
+    if (!engine.closing) {
+      if (!last || last.timeoutMs !== timeoutMs || !(now - last.startedAt < maxAgeMs)) {
+        const controller = new AbortController()
+        controllers.add(controller)
+        const checks = backendChecks(engine, timeoutMs, running, controller)
+        checks.then(() => controllers.delete(controller))
+        last = { startedAt: now, timeoutMs, checks }
+      }
+      found = await last.checks
     }
-    const found = await last.checks
     const checks = [...ownChecks(engine), ...found.map((check) => ({ ...check }))]
     return { ready: checks.every((check) => check.ok || check.severity === 'warning'), checks }
   }
+  const settle = async (timeoutMs: number) => {
+    for (const controller of controllers) controller.abort()
+    if (running.size === 0) return
+    let timer: ReturnType<typeof setTimeout> | undefined
+    await Promise.race([
+      Promise.all(running),
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, timeoutMs)
+      }),
+    ])
+    clearTimeout(timer)
+  }
+  return Object.assign(health, { settle })
 }

@@ -23,11 +23,13 @@ const ANSWER_MESSAGES: Record<WebhookErrorCode, string> = {
   handler_failed: 'a handler failed; retry later',
   handler_timeout: 'handlers did not finish within the longest run allowed; retry later',
   key_held: 'ordering key held by another event; retry later',
+  event_held: 'event being handled by another delivery; retry later',
   deadline_exceeded: 'not finished within the deadline; still running, retry later',
   store_unavailable: 'store unavailable; retry later',
   raw_body_unavailable: 'request body already consumed before payhooks saw it',
   closing: 'receiver is shutting down; retry later',
   busy: 'receiver is handling as many events as it may at once; retry later',
+  quarantined: 'events of this type are paused: too many of its runs overran the deadline; retry later',
   internal_error: 'internal error',
   body_timeout: 'request body not received within the deadline',
   incomplete_body: 'request body ended before it was complete',
@@ -48,7 +50,13 @@ const CLOSES_CONNECTION: ReadonlySet<WebhookErrorCode> = new Set([
   // Refused before reading the body (adapters check the header first): a sender without the secret holds nothing.
   'missing_signature',
 ])
-const RETRY_LATER: ReadonlySet<WebhookErrorCode> = new Set(['deadline_exceeded', 'closing', 'future_event', 'busy'])
+const RETRY_LATER: ReadonlySet<WebhookErrorCode> = new Set([
+  'deadline_exceeded',
+  'closing',
+  'future_event',
+  'busy',
+  'quarantined',
+])
 
 /** 200 for an event handled now, handled before, queued, or parked as a dead letter in a durable store. */
 export function ok(eventId: string, status: 'processed' | 'duplicate' | 'queued' | 'parked'): WebhookResult {

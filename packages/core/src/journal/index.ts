@@ -10,6 +10,7 @@ export type {
   FleetCounts,
   Journal,
   JournalAnswer,
+  JournalGap,
   JournalListedAnswer,
   JournalListQuery,
   JournalMinute,

@@ -77,7 +77,7 @@ describe('journal', () => {
     ])
   })
 
-  it('a journal that fails is logged once, and deliveries are answered as before', async () => {
+  it('a journal that fails is logged once a minute, its answers kept to be written again, deliveries answered as before', async () => {
     const { journal } = batches(true)
     const warnings: LogFields[] = []
     const logger = { error() {}, warn: (fields: LogFields) => warnings.push(fields), info() {} }
@@ -87,7 +87,27 @@ describe('journal', () => {
     await webhooks.events.flush()
     await deliver(webhooks, sampleEvent('transaction_settled'))
     await webhooks.events.flush()
-    expect(warnings).toEqual([{ code: 'journal_write_failed', dropped: 3 }])
+    expect(warnings).toEqual([{ code: 'journal_write_failed', waiting: 3 }])
+  })
+
+  it('gives the signed created_at as sent (createdAt) and as a Date (createdAtDate), as deadLetters.get gives it', async () => {
+    const webhooks = createWebhooks({ secret: SECRET, journal: memoryJournal(), checkAtStart: false })
+    webhooks.on('transaction_settled', () => {})
+    webhooks.on('transaction_returned', () => {})
+    const settled = sampleEvent('transaction_settled')
+    const returned = sampleEvent('transaction_returned')
+    await deliver(webhooks, settled)
+    await deliver(webhooks, returned)
+    const timeline = await webhooks.events.get(settled.event_id as string)
+    expect(timeline?.createdAt).toBe(settled.created_at)
+    expect(timeline?.createdAtDate).toEqual(new Date(settled.created_at as string))
+    expect((await webhooks.events.get(returned.event_id as string))?.createdAtDate).toBeNull()
+    const { answers } = await webhooks.events.list()
+    expect(answers.map((a) => [a.createdAt, a.createdAtDate])).toEqual([
+      [null, null],
+      [settled.created_at, new Date(settled.created_at as string)],
+    ])
+    await webhooks.close()
   })
 
   it('refuses an empty instance name', () => {

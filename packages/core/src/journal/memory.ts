@@ -36,10 +36,13 @@ export function memoryJournal(options: MemoryJournalOptions = {}): Journal {
   let records: JournalRecord[] = []
   let first = 0
   const byEvent = new Map<string, JournalRecord[]>()
+  // The ids held, so a batch written again keeps no record twice.
+  const ids = new Set<string>()
 
   function forget(count: number): void {
     for (let i = first; i < first + count; i++) {
       const record = records[i] as JournalRecord
+      ids.delete(record.id)
       const answers = byEvent.get(record.eventId)
       if (!answers) continue
       const at = answers.indexOf(record)
@@ -72,7 +75,8 @@ export function memoryJournal(options: MemoryJournalOptions = {}): Journal {
     async write(batch) {
       const now = Date.now()
       for (const record of batch) {
-        if (record.at < now - retentionMs) continue
+        if (record.at < now - retentionMs || ids.has(record.id)) continue
+        ids.add(record.id)
         insert(records, record, first)
         const answers = byEvent.get(record.eventId)
         if (answers) insert(answers, record)
@@ -105,7 +109,7 @@ export function memoryJournal(options: MemoryJournalOptions = {}): Journal {
         if (minute >= to) continue
         const key = `${minute} ${record.outcome}`
         const known = counts.get(key)
-        counts.set(key, { minute, outcome: record.outcome, count: (known?.count ?? 0) + 1 })
+        counts.set(key, { minute, outcome: record.outcome, count: (known?.count ?? 0) + (record.copies ?? 1) })
       }
       return [...counts.values()]
     },

@@ -12,9 +12,9 @@ const NOTHING_KNOWN: Answered = { event: undefined, error: undefined, verifiedWi
 
 // The one place a delivery's answer goes out: its telemetry scope ends, its error is reported, it is answered.
 
-/** Reports `error` and gives its answer (its status and fixed one-line reason). */
-export function reportedAnswer(engine: Engine, error: WebhookError): WebhookResult {
-  report(engine.eventHandler, error)
+/** Reports `error` (from `source`, the client's address) and gives its answer (its status and fixed one-line reason). */
+export function reportedAnswer(engine: Engine, error: WebhookError, source?: string): WebhookResult {
+  report(engine.eventHandler, error, source)
   return errorAnswer(error)
 }
 
@@ -23,10 +23,10 @@ function endScope(scope: TelemetryScope | undefined, error: WebhookError): void 
 }
 
 /** A delivery refused before any work (closing, or an adapter's `reject`): its own telemetry scope, when observed. */
-export function refusedAnswer(engine: Engine, error: WebhookError): WebhookResult {
+export function refusedAnswer(engine: Engine, error: WebhookError, source?: string): WebhookResult {
   endScope(engine.eventHandler.telemetry?.receive(), error)
   engine.eventHandler.stats.answered(NOTHING_KNOWN, error.code, error.status, Number.NaN)
-  return reportedAnswer(engine, error)
+  return reportedAnswer(engine, error, source)
 }
 
 /** The delivery's work settled before the deadline: count it out, end its scope with `result`, mark it answered. */
@@ -48,5 +48,5 @@ export function expiredAnswer(engine: Engine, delivery: IncomingDelivery, error:
   endScope(delivery.scope, error)
   engine.eventHandler.stats.answered(delivery, error.code, error.status, delivery.due - engine.deadlineMs)
   engine.journal?.answered(delivery, error.code, error.status, delivery.due - engine.deadlineMs)
-  ;(delivery.resolve as (result: WebhookResult) => void)(reportedAnswer(engine, error))
+  ;(delivery.resolve as (result: WebhookResult) => void)(reportedAnswer(engine, error, delivery.raw.remoteAddress))
 }

@@ -86,12 +86,41 @@ describe('webhooks.close()', () => {
     expect(shutdown).toHaveBeenCalledOnce()
   })
 
-  it('shuts the store down after timeoutMs even when a handler never finishes', async () => {
+  it('resolves after timeoutMs while a handler ignoring its signal still runs, and shuts the store down once it settles', async () => {
     const { webhooks, shutdown } = setup({ deadlineMs: 20 })
-    webhooks.onAny(() => new Promise(() => {}))
+    const stuck = gate()
+    webhooks.onAny(() => stuck.promise)
     expect((await deliver(webhooks, 'evt_stuck')).status).toBe(503)
     await webhooks.close({ timeoutMs: 30 })
-    expect(shutdown).toHaveBeenCalledOnce()
+    // The store still renews the run's claim.
+    expect(shutdown).not.toHaveBeenCalled()
+    stuck.open()
+    await vi.waitFor(() => expect(shutdown).toHaveBeenCalledOnce())
+  })
+
+  it('waits within timeoutMs for a done marker retried in the background, and shuts the store down after it', async () => {
+    const inner = memoryStore()
+    const calls: string[] = []
+    let failing = true
+    const shutdown = vi.fn(() => void calls.push('shutdown'))
+    const store: WebhookStore = {
+      ...inner,
+      complete(id, token) {
+        calls.push(failing ? 'complete failed' : 'complete')
+        if (failing) throw new Error('store down')
+        return inner.complete(id, token)
+      },
+      shutdown,
+    }
+    const webhooks = createWebhooks({ secret, store, logger: { error() {}, warn() {} } })
+    webhooks.onError(() => {})
+    webhooks.onAny(() => {})
+    // Answered 200 processed: the handlers succeeded; the marker is retried in 250 ms.
+    expect((await deliver(webhooks, 'evt_marker')).status).toBe(200)
+    failing = false
+    await webhooks.close({ timeoutMs: 10_000 })
+    expect(calls).toEqual(['complete failed', 'complete', 'shutdown'])
+    expect(inner.claim('evt_marker', 60_000).status).toBe('done')
   })
 
   it('is idempotent: every call returns the same promise and the store is shut down once', async () => {

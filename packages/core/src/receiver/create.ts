@@ -1,3 +1,5 @@
+import { Bulkheads } from '../bulkheads/bulkheads.js'
+import { checkBulkheads } from '../bulkheads/options.js'
 import { checkDeadLetterStore, deadLetterView } from '../dead-letters/index.js'
 import { Claims, dispatchInSlotPromise, observeDispatch, Slots } from '../dispatch/index.js'
 import { ClosingError } from '../errors/index.js'
@@ -10,7 +12,7 @@ import { createLog } from '../logging/log.js'
 import { warnAtStart, warnUnknownType, watchSecrets } from '../logging/warnings.js'
 import { listHeldKeys, orderingTable, withOnOptions } from '../ordering/index.js'
 import { eventSchemas, type SchemaMap, type SchemaMapOption } from '../schemas/events.js'
-import { doctorBudget } from '../signature-doctor/index.js'
+import { DoctorBudgets } from '../signature-doctor/index.js'
 import type { CloseOptions, EventMap, Handler, Webhooks } from '../types.js'
 import { check, nonNegativeNumber } from '../validations.js'
 import { checkSecrets } from '../verify/secrets.js'
@@ -18,7 +20,7 @@ import { receiveWebRequest } from '../web.js'
 import type { WebhooksOptions } from '../webhooks-options.js'
 import { refusedAnswer } from './answer.js'
 import type { Engine } from './engine.js'
-import { gaugesOf } from './gauges.js'
+import { gaugesOf, waitingOf } from './gauges.js'
 import { checkOptions } from './options.js'
 import { expire, receive, respond } from './receive.js'
 import { shutDown } from './shutdown.js'
@@ -56,6 +58,12 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
   const secrets = typeof secretOption === 'function' ? undefined : checkSecrets(secretOption)
   const { journal } = options
   const instance = instanceOf(options.instance)
+  const bulkheads = new Bulkheads(
+    checkBulkheads(options.bulkheads, maxConcurrentEvents),
+    maxConcurrentEvents,
+    deadlineMs,
+    eventHandler,
+  )
   const engine: Engine = {
     maxBodyBytes,
     secrets,
@@ -64,12 +72,13 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
     maxEventAgeMs,
     maxClockSkewMs,
     onResolvedSecrets: secrets ? undefined : watchSecrets(eventHandler),
-    doctor: doctorBudget(),
+    doctor: new DoctorBudgets(),
     store,
     leaseMs,
     maxRunMs,
     eventHandler,
     slots: maxConcurrentEvents === Number.POSITIVE_INFINITY ? undefined : new Slots(maxConcurrentEvents),
+    bulkheads,
     storeReady: undefined,
     initialized: !store.init,
     queue: options.queue,
@@ -79,7 +88,7 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
     proxyArrival,
     closing: undefined,
     draining: false,
-    claims: new Claims(),
+    claims: new Claims(bulkheads),
     deadlines: new Deadlines((delivery) => expire(engine, delivery)),
     ordering,
     journal: journal && new JournalRecorder(journal, instance, eventHandler.log),
@@ -98,9 +107,11 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
   )
 
   const gauges = {
-    inFlight: () => engine.claims.running - (engine.slots?.usage().waiting ?? 0),
-    waiting: () => engine.slots?.usage().waiting ?? 0,
+    inFlight: () => engine.claims.running - waitingOf(engine),
+    waiting: () => waitingOf(engine),
     hung: () => engine.claims.hung(),
+    overrunning: () => bulkheads.overrunning(),
+    quarantined: () => bulkheads.quarantined(),
   }
 
   const health = sharedHealth(engine)
@@ -135,18 +146,18 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
     replay: deadLetters.replay,
     replayAll: deadLetters.replayAll,
     report: (error) => report(eventHandler, error),
-    reject: (error) => refusedAnswer(engine, error),
+    reject: (error, remoteAddress) => refusedAnswer(engine, error, remoteAddress),
     close(closeOptions: CloseOptions = {}) {
       if (engine.closing) return engine.closing
       try {
         const timeoutMs = nonNegativeNumber(closeOptions.timeoutMs ?? 10_000, 'close', 'timeoutMs')
-        engine.closing = shutDown(engine, timeoutMs)
+        engine.closing = shutDown(engine, timeoutMs, health.settle)
       } catch (error) {
         return Promise.reject(error)
       }
       return engine.closing
     },
-    health,
+    health: (options) => health(options),
     heldKeys: (heldOptions) => listHeldKeys(store, heldOptions),
     drain() {
       engine.draining = true

@@ -1,3 +1,4 @@
+import type { Bulkheads } from '../bulkheads/bulkheads.js'
 import type { ParkState } from '../dead-letters/index.js'
 import type { SlotState } from '../dispatch/index.js'
 import type { Deadlines } from '../http/deadline.js'
@@ -12,6 +13,8 @@ import type { IncomingDelivery } from './delivery.js'
  * count, runs holding a claim, stopping) is owned by `claims` alone.
  */
 export interface Engine extends VerifyState, SlotState, ParkState {
+  /** Overrunning runs, and with `bulkheads` each event type's share of the slots and its quarantine. */
+  readonly bulkheads: Bulkheads
   readonly queue: WebhookQueue | undefined
   readonly deadlineMs: number
   /** Where a trusted proxy says when the request reached it (`proxyArrival`), if configured. */

@@ -22,6 +22,11 @@ function bounded(read: () => Promise<number | undefined>): Promise<number | unde
   ]).finally(() => clearTimeout(timer))
 }
 
+/** Deliveries and dispatches waiting for a slot: one of the receiver's, or one of their type's share. */
+export function waitingOf(engine: Engine): number {
+  return (engine.slots?.waiting ?? 0) + engine.bulkheads.waiting
+}
+
 /** What the receiver lets telemetry read for its gauges. */
 export function gaugesOf(
   engine: Engine,
@@ -31,9 +36,11 @@ export function gaugesOf(
 ): TelemetryGauges {
   const { count } = deadLetters
   return {
-    inFlight: () => engine.claims.running - (engine.slots?.usage().waiting ?? 0),
-    waiting: () => engine.slots?.usage().waiting ?? 0,
+    inFlight: () => engine.claims.running - waitingOf(engine),
+    waiting: () => waitingOf(engine),
     hung: () => engine.claims.hungCount,
+    overrunning: () => engine.bulkheads.overrunningCount,
+    quarantined: () => engine.bulkheads.quarantinedCount,
     heldKeys: () =>
       bounded(async () => (await listHeldKeys(store, { limit: MAX_HELD_KEYS, timeoutMs: GAUGE_TIMEOUT_MS }))?.length),
     ...(count ? { parkedLetters: () => bounded(() => count({ status: 'parked' })) } : {}),

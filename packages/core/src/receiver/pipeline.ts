@@ -1,10 +1,12 @@
 import { onLastTries, park } from '../dead-letters/index.js'
 import { dispatchInSlot } from '../dispatch/index.js'
 import {
+  EventHeldError,
   FutureEventError,
   HandlerError,
   InternalError,
   KeyHeldError,
+  QuarantinedError,
   SchemaError,
   StaleEventError,
   StoreError,
@@ -42,7 +44,7 @@ export function processBody(
 /** The answer for a delivery whose processing threw (or rejected). */
 export function failedAnswer(engine: Engine, delivery: IncomingDelivery, error: unknown): WebhookResult {
   delivery.error = error instanceof WebhookError ? error : new InternalError(error, delivery.event)
-  return reportedAnswer(engine, delivery.error)
+  return reportedAnswer(engine, delivery.error, delivery.raw.remoteAddress)
 }
 
 function afterBody(engine: Engine, delivery: IncomingDelivery, body: RawBody): WebhookResult | Promise<WebhookResult> {
@@ -89,7 +91,7 @@ function refused(
   if (error instanceof StaleEventError) return answerStale(engine, body, delivery, error)
   return engine.deadLetters && error instanceof SchemaError
     ? parkAnswer(engine, body, delivery, error, error.event)
-    : reportedAnswer(engine, error)
+    : reportedAnswer(engine, error, delivery.raw.remoteAddress)
 }
 
 function afterVerify(
@@ -145,15 +147,15 @@ function answerOutcome(
 ): WebhookResult | Promise<WebhookResult> {
   delivery.outcome = outcome.status
   if (outcome.status !== 'in_progress') return ok(event.event_id, outcome.status)
-  if (outcome.orderingKey !== undefined && engine.deadLetters && onLastTries(event)) {
-    return parkHeld(engine, body, delivery, event, outcome)
-  }
+  if (engine.deadLetters && onLastTries(event)) return parkHeld(engine, body, delivery, event, outcome)
   return inProgress(event.event_id, outcome.retryAfterMs, outcome)
 }
 
 /**
- * An ordered event held back (its key, or itself, claimed by another delivery) on the service's last tries: a 409
- * now would be the last answer it gets, so it is parked; 200 `parked` once a durable store holds it, else the 409.
+ * An event held back on the service's last tries (its handlers still running in another delivery, or, ordered, its
+ * key claimed by another event's): a 409 now could be the last answer it gets, so it is parked; 200 `parked` once a
+ * durable store holds it, else the 409. The run holding it goes on: a replay of the letter meanwhile is answered
+ * `in_progress`, and after it finds the run's done marker (a duplicate) or, the run having failed, runs it.
  */
 async function parkHeld(
   engine: Engine,
@@ -163,7 +165,10 @@ async function parkHeld(
   outcome: DispatchOutcome & { status: 'in_progress' },
 ): Promise<WebhookResult> {
   const { event_id: eventId, event_type: eventType } = event
-  const error = new KeyHeldError(outcome.orderingKey as string, outcome.keyHeldSince, eventId, eventType)
+  const error =
+    outcome.orderingKey === undefined
+      ? new EventHeldError(eventId, eventType)
+      : new KeyHeldError(outcome.orderingKey, outcome.keyHeldSince, eventId, eventType)
   const parked = await park(engine, { body, getHeader: delivery.raw.getHeader }, error, event, delivery.scope)
   if (parked.outcome === undefined) return inProgress(eventId, outcome.retryAfterMs, outcome)
   delivery.outcome = parked.outcome
@@ -205,7 +210,10 @@ async function enqueue(queue: WebhookQueue, event: VerifiedEvent, delivery: Inco
   return ok(event.event_id, 'queued')
 }
 
-/** A handler failure on an event signed over 71 hours ago (the service's last tries) is parked; the rest rethrown. */
+/**
+ * A handler failure, or a refusal of its quarantined type, on an event signed over 71 hours ago (the service's last
+ * tries) is parked; the rest rethrown.
+ */
 function dispatchFailed(
   engine: Engine,
   body: RawBody,
@@ -213,7 +221,8 @@ function dispatchFailed(
   event: VerifiedEvent,
   error: unknown,
 ): Promise<WebhookResult> {
-  if (engine.deadLetters && error instanceof HandlerError && onLastTries(event)) {
+  const parkable = error instanceof HandlerError || error instanceof QuarantinedError
+  if (engine.deadLetters && parkable && onLastTries(event)) {
     delivery.error = error
     return parkAnswer(engine, body, delivery, error, event)
   }
@@ -225,7 +234,7 @@ async function parkAnswer(
   engine: Engine,
   body: RawBody,
   delivery: IncomingDelivery,
-  error: SchemaError | HandlerError,
+  error: SchemaError | HandlerError | QuarantinedError,
   event: VerifiedEvent | undefined,
 ): Promise<WebhookResult> {
   const { result, outcome } = await park(

@@ -61,7 +61,7 @@ function start(engine: Engine, raw: RawDelivery, answer: (result: WebhookResult)
     // Nothing it sends can be verified: refused without waiting for the body (`connection: close` drops the rest).
     stopReading(engine, raw)
     body.then(undefined, ignore)
-    return refusedAnswer(engine, missingSignature())
+    return refusedAnswer(engine, missingSignature(), raw.remoteAddress)
   }
   const arrivedAt = engine.proxyArrival
     ? arrivalTime(engine.proxyArrival, raw.getHeader, now, engine.eventHandler)
@@ -145,6 +145,8 @@ function settle(engine: Engine, delivery: IncomingDelivery, result: WebhookResul
   if (phase === 'timed_out') return
   if (phase === 'expired') {
     engine.claims.finish()
+    // Answered at the deadline: the journal says how its work ended (`processed_late`: handled after all).
+    engine.journal?.late(delivery, delivery.due - engine.deadlineMs)
     return
   }
   engine.deadlines.remove(delivery)

@@ -1,4 +1,10 @@
-export { DOCTOR_BURST_MS, DOCTOR_MS_PER_SECOND, type DoctorBudget, doctorBudget, withinBudget } from './budget.js'
+export {
+  DOCTOR_BURST_MS,
+  DOCTOR_MAX_SOURCES,
+  DOCTOR_MS_PER_SECOND,
+  DOCTOR_SOURCE_MS_PER_SECOND,
+  DoctorBudgets,
+} from './budget.js'
 export {
   bareDigest,
   DOCTOR_MAX_BODY_BYTES,

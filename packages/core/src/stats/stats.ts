@@ -4,7 +4,7 @@ import { BUCKETS, bucketOf, quantile } from './latency.js'
 import { Retrying } from './retrying.js'
 import { clearSlots, periodOf, sumSlots } from './ring.js'
 import { SecretCounts } from './secrets.js'
-import type { HungRuns, ReceiverStats } from './types.js'
+import type { HungRuns, OverrunningRuns, QuarantinedType, ReceiverStats } from './types.js'
 
 const MINUTE = 60_000
 const MINUTES = 60
@@ -26,6 +26,8 @@ export interface Gauges {
   inFlight(): number
   waiting(): number
   hung(): HungRuns
+  overrunning(): OverrunningRuns
+  quarantined(): QuarantinedType[]
 }
 
 /**
@@ -108,6 +110,8 @@ export class Stats {
       latency: { count, p50Ms: quantile(sums, count, 0.5), p99Ms: quantile(sums, count, 0.99) },
       inFlight: gauges.inFlight(),
       hung: gauges.hung(),
+      overrunning: gauges.overrunning(),
+      quarantined: gauges.quarantined(),
       waiting: gauges.waiting(),
       conflicts: this.conflicts.reduce((sum, n) => sum + n, 0),
       refused: { count: missingSignature + invalidSignature, missingSignature, invalidSignature },

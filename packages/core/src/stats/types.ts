@@ -16,6 +16,14 @@ export interface ReceiverStats {
   readonly inFlight: number
   /** Runs whose handlers overran `maxRunMs` and still run, holding their event, key and slot (`hung_handlers`). */
   readonly hung: HungRuns
+  /**
+   * Runs whose handlers still run `deadlineMs` after their claim (answered 503 `deadline_exceeded` if a delivery),
+   * hung ones included: the first sign of a handler that ignores its signal, long before `maxRunMs`
+   * (`overrunning_handlers`).
+   */
+  readonly overrunning: OverrunningRuns
+  /** Event types quarantined now (`bulkheads`): too many of their runs overrunning (`quarantined_types`). */
+  readonly quarantined: readonly QuarantinedType[]
   /** Deliveries and dispatches waiting for an event slot (`maxConcurrentEvents`) now. */
   readonly waiting: number
   /** Copies of an event received with other bytes (`EventConflictError`) in the last 60 minutes. */
@@ -84,6 +92,33 @@ export interface HungRun {
   readonly eventType: string
   /** When it overran `maxRunMs`. */
   readonly since: Date
+}
+
+/** Runs of this process whose handlers still run `deadlineMs` after their claim. */
+export interface OverrunningRuns {
+  /** How many there are now. */
+  readonly count: number
+  /** The one overrunning longest: its event, and since when it overruns (`deadlineMs` after its claim); or null. */
+  readonly oldest: OverrunningRun | null
+}
+
+/** A run overrunning `deadlineMs`. */
+export interface OverrunningRun {
+  readonly eventId: string
+  readonly eventType: string
+  /** When it overran `deadlineMs`. */
+  readonly since: Date
+}
+
+/** An event type quarantined by the receiver's `bulkheads`: its deliveries are answered 503 `quarantined`. */
+export interface QuarantinedType {
+  readonly eventType: string
+  /** When it was quarantined. */
+  readonly since: Date
+  /** Its runs overrunning `deadlineMs` now: the quarantine lifts once fewer than `quarantineAfter` are. */
+  readonly overrunning: number
+  /** The slots it may hold (its share), or null when `maxConcurrentEvents` is unbounded. */
+  readonly slots: number | null
 }
 
 /** The events the service is retrying, as far as this process saw. */

@@ -25,6 +25,13 @@ export interface TelemetryGauges {
   /** Runs whose handlers overran `maxRunMs` and still run (hung), holding their event. */
   hung(): number
   /**
+   * Runs whose handlers still run `deadlineMs` after their claim, hung ones included. Optional: a receiver older
+   * than the bulkheads has none.
+   */
+  overrunning?(): number
+  /** Event types quarantined by the receiver's `bulkheads` now. Optional, as {@link TelemetryGauges.overrunning}. */
+  quarantined?(): number
+  /**
    * The ordering keys held now (`webhooks.heldKeys`, counted up to its cap of 1000), or undefined when the store
    * cannot list them, fails, or has not answered within a second. Never rejects.
    */

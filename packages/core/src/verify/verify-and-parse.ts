@@ -13,7 +13,7 @@ import { escapeText, isSafeText } from '../logging/log.js'
 import { missingSignature } from '../refusals/unsigned.js'
 import { compileCheck } from '../schemas/check.js'
 import type { SchemaMap } from '../schemas/events.js'
-import { bareDigest, type DoctorBudget, diagnoseSignature, HINTS, withinBudget } from '../signature-doctor/index.js'
+import { bareDigest, type DoctorBudgets, diagnoseSignature, HINTS } from '../signature-doctor/index.js'
 import { parseCreatedAt, signedEventTime } from '../time/parse.js'
 import type { RawDelivery, SecretOption, VerifiedEvent } from '../types.js'
 import { isThenable } from '../util/thenable.js'
@@ -33,8 +33,8 @@ export interface VerifyState {
   readonly maxClockSkewMs: number
   /** Sees each secret resolver's answer (the receiver warns once about a secret with whitespace around it). */
   readonly onResolvedSecrets?: (secrets: readonly string[]) => void
-  /** The signature doctor's time left. */
-  readonly doctor: DoctorBudget
+  /** The signature doctor's time left, in all and per source. */
+  readonly doctor: DoctorBudgets
 }
 
 /**
@@ -144,18 +144,23 @@ function checkAge(state: VerifyState, event: VerifiedEvent): VerifiedEvent {
   return event
 }
 
-/** Rejects with the 401 of a body no secret verifies, with the signature doctor's hint (within its budget). */
+/**
+ * Rejects with the 401 of a body no secret verifies, with the signature doctor's hint (within the budget of the
+ * receiver and of `source`, the client's address).
+ */
 async function refused(
   state: VerifyState,
   body: RawBody,
   header: string,
   secrets: readonly string[] | undefined,
   message: string,
+  source: string | undefined,
 ): Promise<never> {
   let hint = HINTS.not_diagnosed
   if (secrets) {
     try {
-      hint = (await withinBudget(state.doctor, () => diagnoseSignature({ secrets, body, signature: header }))) ?? hint
+      const diagnose = () => diagnoseSignature({ secrets, body, signature: header })
+      hint = (await state.doctor.within(source, diagnose)) ?? hint
     } catch {
       // The doctor only ever adds a hint: whatever it throws, the answer stays the 401.
     }
@@ -165,13 +170,17 @@ async function refused(
 
 function parse(
   state: VerifyState,
+  delivery: RawDelivery,
   body: RawBody,
   signature: string,
   list: SecretList,
   matched: number,
   sink: VerifiedWithSink | undefined,
 ): VerifiedEvent | Promise<never> {
-  if (matched < 0) return refused(state, body, signature, list.secrets, 'signature does not match the body')
+  if (matched < 0) {
+    const message = 'signature does not match the body'
+    return refused(state, body, signature, list.secrets, message, delivery.remoteAddress)
+  }
   if (sink) sink.verifiedWith = verifiedSecret(list, matched)
   // A string body is text already decoded: drop a leading BOM as TextDecoder does for bytes.
   const text = typeof body !== 'string' ? decodeUtf8(body) : body.charCodeAt(0) === 0xfeff ? body.slice(1) : body
@@ -200,6 +209,7 @@ function parse(
 
 function match(
   state: VerifyState,
+  delivery: RawDelivery,
   body: RawBody,
   signature: string,
   list: SecretList,
@@ -207,8 +217,8 @@ function match(
 ): VerifiedEvent | Promise<VerifiedEvent> {
   const matched = cryptoProvider.match(list.secrets, body, signature)
   return typeof matched === 'number'
-    ? parse(state, body, signature, list, matched, sink)
-    : matched.then((i) => parse(state, body, signature, list, i, sink))
+    ? parse(state, delivery, body, signature, list, matched, sink)
+    : matched.then((i) => parse(state, delivery, body, signature, list, i, sink))
 }
 
 /** A resolver's answer, checked and shown to `onResolvedSecrets`. */
@@ -253,10 +263,14 @@ export function verifyAndParse(
     // Nothing to try without a digest inside: no HMAC, and no call to a secret resolver.
     if (bareDigest(signature) === undefined)
       throw new SignatureError('invalid_signature', message, HINTS.malformed_header)
-    return secretsToDiagnose(state, delivery).then((secrets) => refused(state, body, signature, secrets, message))
+    return secretsToDiagnose(state, delivery).then((secrets) =>
+      refused(state, body, signature, secrets, message, delivery.remoteAddress),
+    )
   }
-  if (state.secrets) return match(state, body, signature, state.secrets, sink)
+  if (state.secrets) return match(state, delivery, body, signature, state.secrets, sink)
   const resolved = (state.secretOption as SecretResolver)(delivery)
-  if (!isThenable(resolved)) return match(state, body, signature, resolvedList(state, resolved), sink)
-  return Promise.resolve(resolved).then((secrets) => match(state, body, signature, resolvedList(state, secrets), sink))
+  if (!isThenable(resolved)) return match(state, delivery, body, signature, resolvedList(state, resolved), sink)
+  return Promise.resolve(resolved).then((secrets) =>
+    match(state, delivery, body, signature, resolvedList(state, secrets), sink),
+  )
 }
