@@ -15,7 +15,7 @@ const GUIDE: { text: string; pages: string[] }[] = [
   },
   {
     text: 'Guides',
-    pages: ['stores', 'writing-a-store', 'queue-mode', 'schemas', 'ordering', 'testing', 'prove', 'upgrading'].map((name) => `guide/${name}`),
+    pages: ['stores', 'your-database', 'writing-a-store', 'queue-mode', 'schemas', 'ordering', 'testing', 'prove', 'upgrading'].map((name) => `guide/${name}`),
   },
   {
     text: 'Operating',

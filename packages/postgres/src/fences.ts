@@ -1,5 +1,5 @@
 import type { ClaimResult, HeldOrderingKey, OrderingPosition } from '@payhooks/core'
-import type { Pool } from 'pg'
+import type { Database } from './database.js'
 import {
   createFenceTableSql,
   type FenceStatements,
@@ -29,9 +29,9 @@ interface HeldRow {
 }
 
 /** Whether the fence table has `columns` (false when the query fails on one: 42703, undefined column). */
-async function hasColumns(pool: Pool, fenceTable: string, columns: string): Promise<boolean> {
+async function hasColumns(db: Database, fenceTable: string, columns: string): Promise<boolean> {
   try {
-    await pool.query(`SELECT ${columns} FROM ${quoteTable(fenceTable)} LIMIT 0`)
+    await db.query(`SELECT ${columns} FROM ${quoteTable(fenceTable)} LIMIT 0`)
     return true
   } catch (error) {
     if ((error as { code?: unknown }).code === '42703') return false
@@ -54,7 +54,7 @@ export interface FirstUse {
  * meanwhile, as on a table where 007 is not applied.
  */
 async function prepareTable(
-  pool: Pool,
+  db: Database,
   table: string,
   fenceTable: string,
   createTable: boolean,
@@ -62,23 +62,23 @@ async function prepareTable(
   migrate007: () => void,
   index012: () => void,
 ): Promise<boolean> {
-  const fresh = createTable && !(await relationExists(pool, fenceTable))
+  const fresh = createTable && !(await relationExists(db, fenceTable))
   // A table made now gets its sweep index at once (it is empty); an earlier release's, built in the background.
-  if (fresh) await createOnce(pool, fenceTable, `${createFenceTableSql(table)};\n${fenceExpiryIndexSql(table)}`)
+  if (fresh) await createOnce(db, fenceTable, `${createFenceTableSql(table)};\n${fenceExpiryIndexSql(table)}`)
   else if (createTable) index012()
   // Checked before altering: ALTER TABLE locks the table, waiting on the other instances' transactions.
-  if (!(await hasColumns(pool, fenceTable, 'fence_token'))) {
+  if (!(await hasColumns(db, fenceTable, 'fence_token'))) {
     if (!createTable) {
       throw new Error(
         `postgresStore: ${fenceTable} has no fence_token column: apply sql/006_payhooks_events_fence_token.sql (or fenceTokenColumnSql)`,
       )
     }
-    await alterWithin(pool, '006', fenceTable, fenceTokenColumnSql(table), firstUse.lockTimeoutMs)
+    await alterWithin(db, '006', fenceTable, fenceTokenColumnSql(table), firstUse.lockTimeoutMs)
   }
-  if (await hasColumns(pool, fenceTable, HOLDER_COLUMNS)) return true
+  if (await hasColumns(db, fenceTable, HOLDER_COLUMNS)) return true
   if (fresh) {
     // A table made just now: 007 at once (it is empty, nothing waits), so its first claims are listed by heldKeys().
-    await applyHeldKeys(pool, table, fenceTable, firstUse.lockTimeoutMs)
+    await applyHeldKeys(db, table, fenceTable, firstUse.lockTimeoutMs)
     return true
   }
   if (createTable) migrate007()
@@ -86,12 +86,12 @@ async function prepareTable(
 }
 
 /** Migration 007 on `fenceTable`: its columns under a short lock_timeout, then its index built concurrently. */
-export async function applyHeldKeys(pool: Pool, table: string, fenceTable: string, lockTimeoutMs: number) {
+export async function applyHeldKeys(db: Database, table: string, fenceTable: string, lockTimeoutMs: number) {
   const [columns, index] = heldKeysSql(table).split(';\n') as [string, string]
-  if (!(await hasColumns(pool, fenceTable, HOLDER_COLUMNS))) {
-    await alterWithin(pool, '007', fenceTable, columns, lockTimeoutMs)
+  if (!(await hasColumns(db, fenceTable, HOLDER_COLUMNS))) {
+    await alterWithin(db, '007', fenceTable, columns, lockTimeoutMs)
   }
-  await buildIndexConcurrently(pool, index)
+  await buildIndexConcurrently(db, index)
 }
 
 /**
@@ -101,7 +101,7 @@ export async function applyHeldKeys(pool: Pool, table: string, fenceTable: strin
  * as the claims they go with.
  */
 export function postgresFences(
-  pool: Pool,
+  db: Database,
   table: string,
   fenceTable: string,
   createTable: boolean,
@@ -118,7 +118,7 @@ export function postgresFences(
   const index012 = () => {
     indexing ??= retryInBackground(
       async () => {
-        await buildIndexConcurrently(pool, fenceExpiryIndexSql(table))
+        await buildIndexConcurrently(db, fenceExpiryIndexSql(table))
       },
       {
         what: `postgresStore: migration 012 (sql/012_payhooks_sweep_indexes.sql) on ${fenceTable}`,
@@ -132,7 +132,7 @@ export function postgresFences(
   const migrate007 = () => {
     migrating ??= retryInBackground(
       async () => {
-        await applyHeldKeys(pool, table, fenceTable, firstUse.lockTimeoutMs)
+        await applyHeldKeys(db, table, fenceTable, firstUse.lockTimeoutMs)
         holders = true
         sql = fenceStatements(table, fenceTable, true)
       },
@@ -145,7 +145,7 @@ export function postgresFences(
   }
   /** The fence table, created on first use (a store never given a position creates nothing). */
   const prepare = () => {
-    ready ??= prepareTable(pool, table, fenceTable, createTable, firstUse, migrate007, index012).then((found) => {
+    ready ??= prepareTable(db, table, fenceTable, createTable, firstUse, migrate007, index012).then((found) => {
       holders = found
       sql = fenceStatements(table, fenceTable, found)
     })
@@ -163,7 +163,7 @@ export function postgresFences(
         ? [position.key, token, leaseMs, eventId, position.eventType]
         : [position.key, token, leaseMs]
       for (let attempt = 0; attempt < 3; attempt++) {
-        const entered = await pool.query<MarkRow>(sql.enter, values)
+        const entered = await db.query<MarkRow>(sql.enter, values)
         const row = entered.rows[0]
         if (row) {
           held.set(token, position)
@@ -172,7 +172,7 @@ export function postgresFences(
           const newest = { at: row.mark_at, eventType: row.mark_type as string, eventId: row.mark_id as string }
           return { status: 'claimed', token, newest, fencingToken }
         }
-        const holder = await pool.query<{ remaining_ms: number; since_ms?: number | null }>(sql.holder, [position.key])
+        const holder = await db.query<{ remaining_ms: number; since_ms?: number | null }>(sql.holder, [position.key])
         const remaining = holder.rows[0]?.remaining_ms
         if (remaining !== undefined && remaining > 0) {
           const since = holder.rows[0]?.since_ms
@@ -218,7 +218,7 @@ export function postgresFences(
     async heldKeys(limit: number): Promise<HeldOrderingKey[]> {
       if (holders !== true) {
         try {
-          if (!(await hasColumns(pool, fenceTable, HOLDER_COLUMNS))) {
+          if (!(await hasColumns(db, fenceTable, HOLDER_COLUMNS))) {
             throw new Error(
               `postgresStore: ${fenceTable} has no held_since column: apply sql/007_payhooks_events_held_keys.sql (or heldKeysSql)`,
             )
@@ -228,7 +228,7 @@ export function postgresFences(
           throw error
         }
       }
-      const { rows } = await pool.query<HeldRow>(fenceStatements(table, fenceTable, true).held, [limit])
+      const { rows } = await db.query<HeldRow>(fenceStatements(table, fenceTable, true).held, [limit])
       return rows.map((row) => ({
         key: row.ordering_key,
         eventId: row.holder_event_id,
@@ -241,7 +241,7 @@ export function postgresFences(
     /** Deletes the fences past their keep, in batches of `batch`. */
     async sweep(batch: number): Promise<number> {
       if (ready === undefined) return 0
-      return inBatches(pool, sql.sweep, [], batch)
+      return inBatches(db, sql.sweep, [], batch)
     },
     /** Stops the background migrations. */
     stop(): void {

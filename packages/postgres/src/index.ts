@@ -7,6 +7,7 @@ export {
   widenDeadLetterCodeSql,
 } from './dead-letter-sql.js'
 export { postgresDeadLetterStore } from './dead-letters.js'
+export { bindPostgresStore } from './engine.js'
 export { createFenceTableSql, fenceExpiryIndexSql, fenceTokenColumnSql, heldKeysSql } from './fence-sql.js'
 export { postgresJournal } from './journal.js'
 export { createJournalTableSql, journalCopiesColumnSql } from './journal-sql.js'
@@ -14,10 +15,15 @@ export { type MigrateOptions, type MigrateResult, migrate } from './migrations.j
 export { bodyDigestColumnSql, createTableSql, expiryIndexSql } from './sql.js'
 export { postgresStore } from './store.js'
 export type {
+  BoundHandlerContext,
+  BoundPostgresStore,
+  BoundPostgresStoreOptions,
+  PostgresBinding,
   PostgresDeadLetterStore,
   PostgresDeadLetterStoreOptions,
   PostgresHandlerContext,
   PostgresJournalOptions,
+  PostgresRows,
   PostgresStore,
   PostgresStoreOptions,
 } from './types.js'

@@ -1,6 +1,8 @@
-import type { Pool, PoolClient, QueryResult } from 'pg'
+import type { Pool, PoolClient } from 'pg'
+import { type Database, databaseOf, type Run } from './database.js'
 import { checkOut } from './held-client.js'
-import { beginWithTurn, TurnWaitError } from './turn.js'
+import { beginWithTurn, type Queryable, takeTurnInTransaction } from './turn.js'
+import type { PostgresRows } from './types.js'
 
 const noop = () => {}
 
@@ -31,50 +33,54 @@ export async function inTransaction<T>(pool: Pool, work: (client: PoolClient) =>
  * or a build holds it, the change then skipped when that statement changed nothing.
  */
 export async function changeWithin(
-  pool: Pool,
+  pool: Pool | Database,
   table: string,
   what: string,
   boundMs: number,
-  work: (client: PoolClient) => Promise<unknown>,
+  work: (run: Run) => Promise<unknown>,
   unchanged?: string,
 ): Promise<void> {
-  const held = await checkOut(pool)
-  const { client } = held
-  let failure: Error | undefined
-  let open = false
-  try {
-    const meanwhile = unchanged === undefined ? undefined : () => changesNothing(client, unchanged)
-    if ((await beginWithTurn(client, table, { what, boundMs, ...(meanwhile ? { meanwhile } : {}) })) === 'done') return
-    open = true
-    await work(client)
-    await client.query('COMMIT')
-  } catch (error) {
-    if (!(error instanceof TurnWaitError)) failure = error instanceof Error ? error : new Error(String(error))
-    if (open && !held.failure) await client.query('ROLLBACK').catch(noop)
-    throw error
-  } finally {
-    held.release(failure)
+  const db = databaseOf(pool)
+  if (db.session === undefined) {
+    // A library lending no connection of its own: the turn is waited for inside the change's transaction.
+    await db.transaction(async (run) => {
+      await takeTurnInTransaction({ query: run }, table)
+      await work(run)
+    })
+    return
   }
+  await db.session(async (run) => {
+    const client: Queryable = { query: run }
+    const meanwhile = unchanged === undefined ? undefined : () => changesNothing(run, unchanged)
+    if ((await beginWithTurn(client, table, { what, boundMs, ...(meanwhile ? { meanwhile } : {}) })) === 'done') return
+    try {
+      await work(run)
+      await run('COMMIT')
+    } catch (error) {
+      await run('ROLLBACK').catch(noop)
+      throw error
+    }
+  })
 }
 
 /**
  * Whether `ddl` has nothing to do: run in a transaction under a 1 ms lock_timeout, kept when it wrote nothing (no
  * transaction id), rolled back otherwise or when it failed (a lock not granted at once, a concurrent creation).
  */
-async function changesNothing(client: PoolClient, ddl: string): Promise<boolean> {
-  await client.query('BEGIN')
+async function changesNothing(run: Run, ddl: string): Promise<boolean> {
+  await run('BEGIN')
   try {
-    await client.query('SET LOCAL lock_timeout = 1')
-    await client.query(ddl)
-    const { rows } = await client.query<{ none: boolean }>('SELECT txid_current_if_assigned() IS NULL AS none')
+    await run('SET LOCAL lock_timeout = 1')
+    await run(ddl)
+    const { rows } = await run<{ none: boolean }>('SELECT txid_current_if_assigned() IS NULL AS none')
     if (rows[0]?.none !== true) {
-      await client.query('ROLLBACK')
+      await run('ROLLBACK')
       return false
     }
-    await client.query('COMMIT')
+    await run('COMMIT')
     return true
   } catch {
-    await client.query('ROLLBACK')
+    await run('ROLLBACK')
     return false
   }
 }
@@ -86,8 +92,13 @@ async function changesNothing(client: PoolClient, ddl: string): Promise<boolean>
  * build holds the turn, a `ddl` with nothing to do completes at once; one with something to do waits for the turn at
  * most `lockTimeoutMs`, then rejects ({@link TurnWaitError}; init() is tried again by the next delivery).
  */
-export async function createOnce(pool: Pool, table: string, ddl: string, lockTimeoutMs = 500): Promise<void> {
-  await changeWithin(pool, table, `creating ${table}`, lockTimeoutMs, (client) => client.query(ddl), ddl)
+export async function createOnce(
+  pool: Pool | Database,
+  table: string,
+  ddl: string,
+  lockTimeoutMs = 500,
+): Promise<void> {
+  await changeWithin(pool, table, `creating ${table}`, lockTimeoutMs, (run) => run(ddl), ddl)
 }
 
 export type Logger = { warn?(message: string): void; error(message: string): void }
@@ -117,11 +128,17 @@ RETURNING ${expiry} AS at) SELECT count(*)::int AS n, max(at) AS last FROM gone`
  * see {@link batchSql}) until it deletes fewer than `size`: a sweep over millions of rows never holds its locks for
  * longer than one batch. Resolves how many.
  */
-export async function inBatches(pool: Pool, statement: string, values: unknown[], size: number): Promise<number> {
+export async function inBatches(
+  pool: Pool | Database,
+  statement: string,
+  values: unknown[],
+  size: number,
+): Promise<number> {
+  const { query } = databaseOf(pool)
   let total = 0
   let after: Date | string = '-infinity'
   for (;;) {
-    const result: QueryResult<Batch> = await pool.query<Batch>(statement, [size, after, ...values])
+    const result: PostgresRows<Batch> = await query<Batch>(statement, [size, after, ...values])
     const { n, last }: Batch = result.rows[0] ?? { n: 0, last: null }
     total += n
     if (n < size || last === null) return total

@@ -1,4 +1,5 @@
 import type { Pool, PoolClient } from 'pg'
+import type { Run } from './database.js'
 import { checkOut } from './held-client.js'
 import type { Logger } from './maintenance.js'
 import { giveTurn, heldBy, holderOf, tryTurn } from './turn.js'
@@ -62,11 +63,12 @@ function spare(pool: Pool): boolean {
 export async function openSession(pool: Pool, tables: string[], logger: Logger): Promise<MigrateSession> {
   const held = await checkOut(pool)
   const { client } = held
+  const turns = { query: ((text, values) => client.query(text, values)) as Run }
   const polls = new Set<Promise<unknown>>()
   let pid = 0
   const keys = [...new Set(tables)].sort()
   const unlock = async (taken: string[]) => {
-    for (const key of taken) await giveTurn(client, key)
+    for (const key of taken) await giveTurn(turns, key)
   }
   try {
     pid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid ?? 0
@@ -76,7 +78,7 @@ export async function openSession(pool: Pool, tables: string[], logger: Logger):
       const taken: string[] = []
       let busy: string | undefined
       for (const key of keys) {
-        if (!(await tryTurn(client, key))) {
+        if (!(await tryTurn(turns, key))) {
           busy = key
           break
         }
@@ -87,7 +89,7 @@ export async function openSession(pool: Pool, tables: string[], logger: Logger):
       const waited = Date.now() - started
       if (waited >= FIRST_REPORT_MS && Date.now() - reported >= REPORT_EVERY_MS) {
         reported = Date.now()
-        const holder = await holderOf(client, busy)
+        const holder = await holderOf(turns, busy)
         say(
           logger,
           `[payhooks] migrate: waiting for its turn at the schema changes of ${busy}${heldBy(holder)} (${Math.round(waited / 1000)} s so far)`,

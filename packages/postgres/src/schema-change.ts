@@ -1,5 +1,5 @@
-import type { Pool, PoolClient } from 'pg'
-import { checkOut } from './held-client.js'
+import type { Pool } from 'pg'
+import { type Database, databaseOf, type Run } from './database.js'
 import { changeWithin, type Logger } from './maintenance.js'
 import { quoteTable } from './sql.js'
 import { giveTurn, heldBy, holderOf, TurnWaitError, tryTurn } from './turn.js'
@@ -25,9 +25,11 @@ export class LockWaitError extends Error {
   }
 }
 
-async function holdersOf(pool: Pool, relation: string): Promise<string> {
+async function holdersOf(pool: Pool | Database, relation: string): Promise<string> {
   try {
-    const { rows } = await pool.query<{ pid: number; mode: string; open_s: number }>(HOLDERS, [quoteTable(relation)])
+    const { rows } = await databaseOf(pool).query<{ pid: number; mode: string; open_s: number }>(HOLDERS, [
+      quoteTable(relation),
+    ])
     if (rows.length === 0) return ''
     const each = rows.map((row) => `pid ${row.pid} ${row.mode}, in a transaction for ${Math.round(row.open_s)} s`)
     return `, held by ${each.join('; ')}`
@@ -45,16 +47,16 @@ async function holdersOf(pool: Pool, relation: string): Promise<string> {
  * init()), and at most `lockTimeoutMs` while a migrate run or an index build does (a {@link LockWaitError} naming it).
  */
 export async function alterWithin(
-  pool: Pool,
+  pool: Pool | Database,
   migration: string,
   relation: string,
   ddl: string,
   lockTimeoutMs: number,
 ): Promise<void> {
   try {
-    await changeWithin(pool, relation, `migration ${migration}`, lockTimeoutMs, async (client) => {
-      await client.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.round(lockTimeoutMs))}`)
-      await client.query(ddl)
+    await changeWithin(pool, relation, `migration ${migration}`, lockTimeoutMs, async (run) => {
+      await run(`SET LOCAL lock_timeout = ${Math.max(1, Math.round(lockTimeoutMs))}`)
+      await run(ddl)
     })
   } catch (error) {
     if (error instanceof TurnWaitError) {
@@ -69,9 +71,12 @@ export async function alterWithin(
  * Whether the table `relation` (checked, schema-qualified or not) exists: looked up quoted, as every statement names
  * it, so a mixed-case name is found as it was made.
  */
-export const relationExists = async (pool: Pool, relation: string) =>
-  (await pool.query<{ found: string | null }>('SELECT to_regclass($1)::text AS found', [quoteTable(relation)])).rows[0]
-    ?.found != null
+export const relationExists = async (pool: Pool | Database, relation: string) =>
+  (
+    await databaseOf(pool).query<{ found: string | null }>('SELECT to_regclass($1)::text AS found', [
+      quoteTable(relation),
+    ])
+  ).rows[0]?.found != null
 
 const NAME = '("[^"]+"|[A-Za-z0-9_]+)'
 const INDEX_STATEMENT = new RegExp(`^CREATE INDEX IF NOT EXISTS ${NAME} ON (${NAME}(?:\\.${NAME})?) `)
@@ -110,54 +115,45 @@ export function indexOf(statement: string): IndexOf {
  * rejects at once with a {@link TurnWaitError}, building nothing (a background build is retried later). Resolves
  * `present` when a valid index of that name exists, `busy` while an earlier release's instance builds it.
  */
-export async function buildIndexConcurrently(pool: Pool, statement: string): Promise<'built' | 'present' | 'busy'> {
+export async function buildIndexConcurrently(
+  pool: Pool | Database,
+  statement: string,
+): Promise<'built' | 'present' | 'busy'> {
   const { regclass: index, name, table } = indexOf(statement)
-  const held = await checkOut(pool)
-  const { client } = held
-  let failure: Error | undefined
-  let taken: TurnWaitError | undefined
-  try {
-    if (!(await tryTurn(client, table))) {
-      taken = new TurnWaitError(`index ${name}`, table, await holderOf(client, table))
-    } else {
-      try {
-        return await buildHoldingTurn(client, index, statement)
-      } finally {
-        await giveTurn(client, table)
-      }
-    }
-  } catch (error) {
-    failure = error instanceof Error ? error : new Error(String(error))
-    throw error
-  } finally {
-    held.release(failure)
+  const { session } = databaseOf(pool)
+  if (session === undefined) {
+    throw new Error(`building ${index} concurrently needs a connection of its own, which this library does not give`)
   }
-  throw taken as TurnWaitError
+  return session(async (run) => {
+    const client = { query: run }
+    if (!(await tryTurn(client, table))) {
+      throw new TurnWaitError(`index ${name}`, table, await holderOf(client, table))
+    }
+    try {
+      return await buildHoldingTurn(run, index, statement)
+    } finally {
+      await giveTurn(client, table)
+    }
+  })
 }
 
 /** The build of {@link buildIndexConcurrently}, its turn taken: under the index's own key too, as earlier releases. */
-async function buildHoldingTurn(
-  client: PoolClient,
-  index: string,
-  statement: string,
-): Promise<'built' | 'present' | 'busy'> {
+async function buildHoldingTurn(run: Run, index: string, statement: string): Promise<'built' | 'present' | 'busy'> {
   const key = `payhooks:index:${index}`
-  const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS locked', [key])
+  const { rows } = await run<{ locked: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS locked', [key])
   if (!rows[0]?.locked) return 'busy'
   try {
-    const found = await client.query<{ valid: boolean }>(
+    const found = await run<{ valid: boolean }>(
       'SELECT indisvalid AS valid FROM pg_index WHERE indexrelid = to_regclass($1)',
       [index],
     )
     const valid = found.rows[0]?.valid
     if (valid === true) return 'present'
-    if (valid === false) await client.query(`DROP INDEX CONCURRENTLY IF EXISTS ${index}`)
-    await client.query(
-      statement.trim().replace(/^CREATE INDEX IF NOT EXISTS/, 'CREATE INDEX CONCURRENTLY IF NOT EXISTS'),
-    )
+    if (valid === false) await run(`DROP INDEX CONCURRENTLY IF EXISTS ${index}`)
+    await run(statement.trim().replace(/^CREATE INDEX IF NOT EXISTS/, 'CREATE INDEX CONCURRENTLY IF NOT EXISTS'))
     return 'built'
   } finally {
-    await client.query('SELECT pg_advisory_unlock(hashtext($1))', [key])
+    await run('SELECT pg_advisory_unlock(hashtext($1))', [key])
   }
 }
 

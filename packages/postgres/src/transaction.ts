@@ -1,144 +1,29 @@
 import { TransactionAbortedError, type TransactionOutcome } from '@payhooks/core'
-import type { Pool, PoolClient } from 'pg'
-import { checkOut, type HeldClient } from './held-client.js'
-import type { PostgresHandlerContext } from './types.js'
+import { sqlStateOf } from './database.js'
+import type { BoundHandlerContext, PostgresBinding } from './types.js'
 
-const noop = () => {}
 /** SQLSTATE `in_failed_sql_transaction`: an earlier statement failed, so the transaction refuses every other. */
-const IN_FAILED_TRANSACTION = '25P02'
-const sqlState = (error: unknown) => (error as { code?: unknown } | null | undefined)?.code
-const asError = (error: unknown) => (error instanceof Error ? error : new Error(String(error)))
+export const IN_FAILED_TRANSACTION = '25P02'
 
-/** The client of one event's transaction: checked out of the pool at `db`'s first query, and `BEGIN` run on it. */
-class Session {
-  held: HeldClient | undefined
-  /** The client once checked out. */
-  checkedOut: Promise<HeldClient> | undefined
-  /** The client once checked out and inside `BEGIN`. */
-  ready: Promise<HeldClient> | undefined
-  /** Whether `BEGIN` succeeded: queries then go straight to the client. */
-  open = false
-  /** Queries sent through `db` before its client was there and not passed on to it yet: they keep their order. */
-  waiting = 0
-  /** The last error (other than 25P02) a query through `db` failed with: what a handler may have caught. */
-  lastError: Error | undefined
-  /** Set once the transaction is over: its client may be serving someone else by then. */
-  over = false
-  #db: PoolClient | undefined
-
-  constructor(readonly pool: Pool) {}
-
-  get db(): PoolClient {
-    this.#db ??= lazyClient(this)
-    return this.#db
+/**
+ * Thrown inside the library's transaction to have it rolled back, with an outcome that is not a failure of the
+ * connection: the handlers failed, the claim was lost, or a handler left the transaction aborted.
+ */
+export class Rollback extends Error {
+  constructor(
+    readonly outcome: 'rolled_back' | 'lost' | 'aborted',
+    readonly caught?: Error,
+  ) {
+    super(`transaction rolled back: ${outcome}`)
   }
-
-  start(): Promise<HeldClient> {
-    if (this.ready === undefined) {
-      this.checkedOut = checkOut(this.pool)
-      this.checkedOut.catch(noop)
-      this.ready = this.checkedOut.then(async (held) => {
-        this.held = held
-        await held.client.query('BEGIN')
-        this.open = true
-        return held
-      })
-      this.ready.catch(noop)
-    }
-    return this.ready
-  }
-
-  noteError = (error: unknown) => {
-    if (error instanceof Error && sqlState(error) !== IN_FAILED_TRANSACTION) this.lastError = error
-  }
-}
-
-type Callback = (error: Error | null, result?: unknown) => void
-type Submittable = { submit: unknown; handleError?: (error: Error) => void }
-type Query = (...args: unknown[]) => unknown
-
-/** Sends a query on the held client, noting the SQL error it may fail with. */
-function send(session: Session, client: PoolClient, args: unknown[]): unknown {
-  const query = client.query.bind(client) as Query
-  const last = args[args.length - 1]
-  if (typeof last === 'function') {
-    const callback = last as Callback
-    const noted: Callback = (error, result) => {
-      if (error) session.noteError(error)
-      callback(error, result)
-    }
-    return query(...args.slice(0, -1), noted)
-  }
-  const result = query(...args)
-  if (result instanceof Promise) result.then(undefined, session.noteError)
-  return result
-}
-
-/** `db.query`, in every form pg has (promise, callback, submittable), sent once the client is checked out. */
-function lazyQuery(session: Session): Query {
-  return (...args) => {
-    const held = session.held
-    if (session.open && held !== undefined && session.waiting === 0 && !session.over) {
-      return send(session, held.client, args)
-    }
-    session.waiting++
-    const acquired = session.over ? Promise.reject(usedAfterwards()) : session.start()
-    const passOn = (now: HeldClient) => {
-      session.waiting--
-      return send(session, now.client, args)
-    }
-    const failed = (error: unknown) => {
-      session.waiting--
-      return asError(error)
-    }
-    const first = args[0] as Submittable | undefined
-    if (typeof first?.submit === 'function') {
-      // pg returns a submittable (pg-cursor, pg-query-stream) at once, and so does this.
-      acquired.then(passOn, (error) => first.handleError?.(failed(error)))
-      return first
-    }
-    const last = args[args.length - 1]
-    if (typeof last === 'function') {
-      acquired.then(passOn, (error) => (last as Callback)(failed(error)))
-      return undefined
-    }
-    return acquired.then(passOn, (error) => {
-      throw failed(error)
-    })
-  }
-}
-
-const usedAfterwards = () =>
-  new Error("context.db was used after the event's handlers returned: its transaction is over and its client released")
-
-const refuseRelease = () => {
-  throw new Error('context.db belongs to the store, which releases it after the done marker: do not release it')
 }
 
 /**
- * `context.db`: a `PoolClient` whose client is checked out of the pool at its first query (not when `db` is read,
- * so `{ db }` in a handler's parameters takes no client). Until then only `query` and the escape helpers work.
+ * `pg`'s binding, whose transaction opens at its first statement, runs the done marker through `last`: on the pool,
+ * alone, when nothing else ran in the transaction (one statement commits as a transaction of its own would).
  */
-function lazyClient(session: Session): PoolClient {
-  const query = lazyQuery(session)
-  const prototype = (session.pool as unknown as { Client?: { prototype?: Record<string, unknown> } }).Client?.prototype
-  return new Proxy(Object.create(prototype ?? null) as object, {
-    get(_target, property) {
-      if (property === 'query') return query
-      if (property === 'release') return refuseRelease
-      const client = session.held?.client
-      if (client !== undefined) {
-        const value: unknown = Reflect.get(client, property)
-        return typeof value === 'function' ? value.bind(client) : value
-      }
-      // Pure functions in pg 8 (they call pg's utils), so they need no connection.
-      if (property === 'escapeIdentifier' || property === 'escapeLiteral') return prototype?.[property]
-      if (typeof property === 'symbol' || property === 'then' || property === 'toJSON') return undefined
-      throw new Error(
-        `context.db.${property} is there once db has sent a query: the store checks its client out of the pool at db's first query`,
-      )
-    },
-  }) as PoolClient
+export interface LazyBinding<Db> extends PostgresBinding<Db> {
+  last(db: Db, text: string, values: unknown[]): Promise<{ rowCount: number | null }>
 }
 
 function transactionAborted(caught: Error | undefined): TransactionAbortedError {
@@ -150,63 +35,33 @@ function transactionAborted(caught: Error | undefined): TransactionAbortedError 
 }
 
 /**
- * Runs `work` (the event's handlers) with `context.db`, then writes the done marker if `token` still holds the
- * claim: in the handlers' transaction, committed with their writes, when they used `db`; on its own (one pooled
- * `UPDATE`) when they did not, so no client is held across handlers that never touch `db`.
+ * Runs `work` (the event's handlers) with `context.db`, the library's handle of a transaction, then writes the done
+ * marker (`marker`, one statement) in it if the claim's token still holds the event: committed with the handlers'
+ * writes, or everything rolled back (`rolled_back` when a handler failed, `lost` when the marker found the claim
+ * gone). The library rolls back whatever rejects inside its transaction.
  */
-export async function runTransaction(
-  pool: Pool,
-  markDone: string,
-  markParams: unknown[],
-  work: (context: PostgresHandlerContext) => Promise<boolean>,
+export async function runTransaction<Db>(
+  binding: PostgresBinding<Db>,
+  marker: { text: string; values: unknown[] },
+  work: (context: BoundHandlerContext<Db>) => Promise<boolean>,
 ): Promise<TransactionOutcome> {
-  const session = new Session(pool)
-  const context: PostgresHandlerContext = {
-    get db() {
-      return session.db
-    },
-  }
-  let failure: Error | undefined
-  let healthy = false
+  const mark = (binding as Partial<LazyBinding<Db>>).last ?? binding.query
   try {
-    const succeeded = await work(context)
-    if (session.ready === undefined) {
-      if (!succeeded) return 'rolled_back'
-      return (await pool.query(markDone, markParams)).rowCount === 1 ? 'committed' : 'lost'
-    }
-    const held = await session.ready
-    const client = held.client
-    if (held.failure) throw held.failure
-    if (!succeeded) {
-      await client.query('ROLLBACK')
-      return 'rolled_back'
-    }
-    let marked: { rowCount: number | null }
-    try {
-      marked = await client.query(markDone, markParams)
-    } catch (error) {
-      if (sqlState(error) !== IN_FAILED_TRANSACTION || held.failure) throw error
-      await client.query('ROLLBACK')
-      healthy = true
-      throw transactionAborted(session.lastError)
-    }
-    if (marked.rowCount !== 1) {
-      await client.query('ROLLBACK')
-      return 'lost'
-    }
-    await client.query('COMMIT')
-    return 'committed'
+    return await binding.transaction(async (db): Promise<TransactionOutcome> => {
+      if (!(await work({ db }))) throw new Rollback('rolled_back')
+      let marked: { rowCount: number | null }
+      try {
+        marked = await mark.call(binding, db, marker.text, marker.values)
+      } catch (error) {
+        if (sqlStateOf(error) !== IN_FAILED_TRANSACTION) throw error
+        throw new Rollback('aborted', binding.lastError?.(db))
+      }
+      if (marked.rowCount !== 1) throw new Rollback('lost')
+      return 'committed'
+    })
   } catch (error) {
-    if (!healthy) {
-      failure = asError(error)
-      const held = session.held
-      if (held && !held.failure) await held.client.query('ROLLBACK').catch(noop)
-    }
-    throw error
-  } finally {
-    session.over = true
-    // A client still arriving (a handler's query not awaited) is destroyed when it comes: its BEGIN is open.
-    if (session.held) session.held.release(failure)
-    else session.checkedOut?.then((late) => late.release(new Error('transaction over before its client came')), noop)
+    if (!(error instanceof Rollback)) throw error
+    if (error.outcome === 'aborted') throw transactionAborted(error.caught)
+    return error.outcome
   }
 }

@@ -1,4 +1,4 @@
-import type { PoolClient } from 'pg'
+import type { Run } from './database.js'
 
 // Every schema change of a table takes the table's turn, so they run one at a time: a migrate() run (holding the
 // turns of its tables for the whole run), an instance's CREATE or ALTER on first use, and every CREATE INDEX
@@ -30,7 +30,10 @@ FROM pg_locks t WHERE t.locktype = 'advisory' AND t.granted AND t.objsubid = 2
   AND t.classid::bigint = (hashtext($1)::bigint & 4294967295) AND t.objid::bigint = (${KEY}::bigint & 4294967295)
 LIMIT 1`
 
-type Queryable = Pick<PoolClient, 'query'>
+/** Where a turn's statements run: one session (a pinned client, or a library's connection of its own). */
+export interface Queryable {
+  query: Run
+}
 
 /** A table's turn not taken in time: what waited, on which table, and the session holding it. */
 export class TurnWaitError extends Error {
@@ -73,6 +76,17 @@ export async function giveTurn(client: Queryable, table: string): Promise<void> 
 /** The session holding the turn of `table`, and whether as a change in a transaction; undefined when it is free. */
 export async function holderOf(client: Queryable, table: string): Promise<Holder | undefined> {
   return (await client.query<Holder>(HOLDER, [TURN, table, CHANGE])).rows[0]
+}
+
+/**
+ * Waits inside the open transaction of `client` for the turn of `table`, as a change in a transaction (for a library
+ * lending no connection of its own, where the turn cannot be tried between transactions).
+ */
+export async function takeTurnInTransaction(client: Queryable, table: string): Promise<void> {
+  await client.query(
+    `SELECT pg_advisory_xact_lock(hashtext($1), ${KEY}), pg_advisory_xact_lock(hashtext($3), ${KEY})`,
+    [TURN, table, CHANGE],
+  )
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))

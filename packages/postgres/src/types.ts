@@ -112,6 +112,103 @@ export interface PostgresStore extends WebhookStore<PostgresHandlerContext> {
   shutdown(): void
 }
 
+/** What a statement answered: its rows, and how many rows it returned or changed (`null` when not told). */
+export interface PostgresRows<R = Record<string, unknown>> {
+  rows: R[]
+  rowCount: number | null
+}
+
+/**
+ * How {@link bindPostgresStore} reaches PostgreSQL through a library of the app (Drizzle, Kysely, Knex, TypeORM,
+ * postgres.js, or your own): the store does everything else (claims and their leases, renewals, the done marker in
+ * the handlers' transaction, a lost claim rolled back, fences, sweeps, tables made on first use). `Db` is the
+ * library's handle of a transaction: handlers get it as `context.db`.
+ * @example
+ * // postgres.js, as `@payhooks/postgres/postgres-js` binds it
+ * const binding: PostgresBinding<postgres.TransactionSql> = {
+ *   name: 'postgresJsStore',
+ *   transaction: (work) => sql.begin((tx) => work(tx)) as Promise<never>,
+ *   query: async (tx, text, values) => rowsOf(await tx.unsafe(text, values as never[])),
+ *   run: async (text, values) => rowsOf(await sql.unsafe(text, values as never[])),
+ * }
+ */
+export interface PostgresBinding<Db> {
+  /** The binding's function, for messages: `'drizzleStore'`. */
+  readonly name: string
+  /**
+   * Runs `work` in a transaction of the library, giving it the library's handle of that transaction: committed when
+   * `work` resolves, rolled back when it rejects (and rejecting with what it rejected with). Concurrent calls get
+   * separate transactions, each on a connection of its own.
+   */
+  transaction<T>(work: (db: Db) => Promise<T>): Promise<T>
+  /** Runs `text` (placeholders `$1`, `$2`...; no placeholder: may hold several statements) with `values` on `db`. */
+  query(db: Db, text: string, values: unknown[]): Promise<PostgresRows>
+  /** Runs `text` with `values` outside any transaction, on any connection of the library's pool. */
+  run(text: string, values: unknown[]): Promise<PostgresRows>
+  /**
+   * Optional: runs `work` with statements on one connection of the pool, outside any transaction, then gives the
+   * connection back. Only upkeep needs it (indexes built `CONCURRENTLY` under a session lock, on a table made by an
+   * earlier release); without it they are not built and each try is logged: apply them with `payhooks migrate`.
+   */
+  session?<T>(work: (run: (text: string, values: unknown[]) => Promise<PostgresRows>) => Promise<T>): Promise<T>
+  /** Optional: the connections of the library's pool, when it tells: `maxConcurrentEvents` is one less. */
+  readonly poolSize?: number
+  /**
+   * Optional: checks at `init()` that the library can serve (a pool not ended, a data source initialized), throwing
+   * an error that says what it got and what it needs.
+   */
+  check?(): void | Promise<void>
+  /** Optional: the SQL error a handler caught on `db`, for the message of a `TransactionAbortedError`. */
+  lastError?(db: Db): Error | undefined
+}
+
+/** Options of the stores bound to a library (`drizzleStore`, `kyselyStore`, ...): those of `postgresStore`, and one. */
+export interface BoundPostgresStoreOptions extends PostgresStoreOptions {
+  /**
+   * The most events handled at once: each holds a connection of the library's pool for its transaction while it
+   * runs, and claims and renewals need another. The receiver's `maxConcurrentEvents` defaults to it.
+   * @default the pool's size less one when the library tells it; 9 otherwise (pg's default pool of 10, less one)
+   */
+  maxConcurrentEvents?: number
+}
+
+/** What a store bound to a library adds to the handler context: `db`, the library's handle of the transaction. */
+export interface BoundHandlerContext<Db> {
+  /**
+   * The library's handle of this event's transaction (Drizzle's `tx`, Kysely's `Transaction`, a `Knex.Transaction`,
+   * TypeORM's `EntityManager`, postgres.js's `TransactionSql`): write with it, and the writes commit together with
+   * the event's done marker, or not at all. Opened before the handlers run and shared by the handlers of one event.
+   * Do not commit or roll it back, nor use it once the handler returned. An SQL error a handler catches leaves the
+   * transaction aborted (the event then fails, `transaction_aborted`): catch inside the library's savepoint.
+   */
+  readonly db: Db
+}
+
+/** The store {@link bindPostgresStore} returns: a {@link WebhookStore} whose handlers get the library's `db`. */
+export interface BoundPostgresStore<Db> extends WebhookStore<BoundHandlerContext<Db>> {
+  /** How long a done marker is kept: the `retentionMs` option. */
+  readonly retentionMs: number
+  /** The receiver's default `maxConcurrentEvents` (see {@link BoundPostgresStoreOptions.maxConcurrentEvents}). */
+  readonly maxConcurrentEvents: number
+  /** Checks the library's object ({@link PostgresBinding.check}), then makes or checks the tables. */
+  init(): Promise<void>
+  claim(eventId: string, leaseMs: number, digest?: string, position?: OrderingPosition): Promise<ClaimResult>
+  /** As {@link PostgresStore.ordering}. */
+  readonly ordering: boolean
+  extend(eventId: string, token: string, leaseMs: number): Promise<boolean>
+  complete(eventId: string, token: string): Promise<boolean>
+  release(eventId: string, token: string): Promise<boolean>
+  transaction: (
+    eventId: string,
+    token: string,
+    work: (context: BoundHandlerContext<Db>) => Promise<boolean>,
+  ) => Promise<TransactionOutcome>
+  /** Deletes the rows past their expiry now and resolves with how many. */
+  sweep(): Promise<number>
+  /** Stops the background sweep. The library's pool is yours: the store never ends it. */
+  shutdown(): void
+}
+
 /** Options of `postgresDeadLetterStore`. */
 export interface PostgresDeadLetterStoreOptions {
   /**
