@@ -1,11 +1,14 @@
 // The store contract of @payhooks/testing against every store payhooks ships, each on its real backing.
 import { type MemoryStore, memoryStore, type WebhookStore } from '@payhooks/core'
+import { mysqlStore } from '@payhooks/mysql'
 import { postgresStore } from '@payhooks/postgres'
 import { redisStore } from '@payhooks/redis'
 import { storeContract } from '@payhooks/testing/store-contract'
 import { Redis } from 'ioredis'
+import mysql from 'mysql2/promise'
 import pg from 'pg'
 import { afterAll } from 'vitest'
+import { mysqlUrl } from '../fixtures/mysql.js'
 import { databaseUrl } from '../fixtures/postgres.js'
 
 const REDIS_URL = process.env.REDIS_URL
@@ -79,6 +82,27 @@ storeContract(
   },
   { heldKeys: true, shortLeaseMs: SHORT_LEASE_MS },
 )
+
+// MariaDB (MySQL's SQL): each instance on its own pool, each namespace its own table.
+const mysqlPools: mysql.Pool[] = []
+const mysqlTables = new Set<string>()
+storeContract(
+  'mysqlStore',
+  (namespace) => {
+    const pool = mysql.createPool({ uri: mysqlUrl(), connectionLimit: 4 })
+    mysqlPools.push(pool)
+    const table = `contract_${namespace.replace(/\W/g, '_')}`.slice(0, 56)
+    mysqlTables.add(table)
+    return mysqlStore(pool, { table })
+  },
+  { heldKeys: true, shortLeaseMs: SHORT_LEASE_MS },
+)
+
+afterAll(async () => {
+  const [admin] = mysqlPools
+  for (const table of mysqlTables) await admin?.query(`DROP TABLE IF EXISTS \`${table}\`, \`${table}_fences\``)
+  await Promise.all(mysqlPools.map((pool) => pool.end()))
+})
 
 afterAll(async () => {
   const [adminPool] = pools

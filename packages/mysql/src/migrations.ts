@@ -1,0 +1,72 @@
+import type { Pool } from 'mysql2/promise'
+import { checkPool } from './pool-checks.js'
+import { LOCK_WAIT_TIMEOUT, MIGRATIONS, runDdl } from './schema.js'
+import { checkTable } from './sql.js'
+
+/** Options of {@link migrate}. */
+export interface MigrateOptions {
+  /**
+   * The store's table (its fences are `<table>_fences`).
+   * @default 'payhooks_events'
+   */
+  table?: string
+  /**
+   * How long each statement may wait for its table's metadata lock (`lock_wait_timeout`, whole seconds, at least 1)
+   * before it gives up and is tried again after a pause: a DDL queued behind a long transaction would hold up every
+   * statement on its table meanwhile.
+   * @default 2000
+   */
+  lockTimeoutMs?: number
+  /**
+   * How many times a statement that timed out waiting for its lock is tried, the pause doubling from 1 s.
+   * @default 5
+   */
+  attempts?: number
+  /** Where each step is said (one line each). */
+  log?(line: string): void
+}
+
+/** What {@link migrate} did: the migrations of `sql/` it ran (each `IF NOT EXISTS`, so a no-op once applied). */
+export interface MigrateResult {
+  applied: string[]
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/**
+ * Applies the store's migrations (the files of `sql/`) to the pool's database, ahead of a release: each statement a
+ * no-op once applied, run under a short `lock_wait_timeout` and tried again after a pause when it timed out waiting
+ * for its table's lock (a long transaction holding it), so deliveries never queue behind it. Later migrations that
+ * alter a table name their algorithm (`ALGORITHM=INSTANT`, else `INPLACE, LOCK=NONE`), so they run online. What
+ * `payhooks migrate --mysql URL` runs.
+ *
+ * @example
+ * import { migrate } from '@payhooks/mysql'
+ * import mysql from 'mysql2/promise'
+ *
+ * const pool = mysql.createPool(process.env.MYSQL_URL!)
+ * console.log((await migrate(pool)).applied)
+ * await pool.end()
+ */
+export async function migrate(pool: Pool, options: MigrateOptions = {}): Promise<MigrateResult> {
+  checkPool(pool, 'migrate')
+  const table = checkTable(options.table ?? 'payhooks_events', 'migrate')
+  const lockTimeoutMs = options.lockTimeoutMs ?? 2000
+  const attempts = options.attempts ?? 5
+  const applied: string[] = []
+  for (const migration of MIGRATIONS) {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await runDdl(pool, migration.ddl(table), lockTimeoutMs)
+        break
+      } catch (error) {
+        if ((error as { errno?: unknown }).errno !== LOCK_WAIT_TIMEOUT || attempt >= attempts) throw error
+        options.log?.(`migration ${migration.number} waited too long for its lock; trying again (${attempt}/${attempts})`)
+        await sleep(1000 * 2 ** (attempt - 1))
+      }
+    }
+    applied.push(migration.file)
+    options.log?.(`applied ${migration.file}`)
+  }
+  return { applied }
+}
