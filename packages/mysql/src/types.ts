@@ -1,4 +1,11 @@
-import type { ClaimResult, OrderingPosition, TransactionOutcome, WebhookStore } from '@payhooks/core'
+import type {
+  ClaimResult,
+  HealthCheck,
+  HeldOrderingKey,
+  OrderingPosition,
+  TransactionOutcome,
+  WebhookStore,
+} from '@payhooks/core'
 import type { PoolConnection } from 'mysql2/promise'
 
 /** Options of `mysqlStore`. */
@@ -79,6 +86,13 @@ export interface MysqlStore extends WebhookStore<MysqlHandlerContext> {
     token: string,
     work: (context: MysqlHandlerContext) => Promise<boolean>,
   ) => Promise<TransactionOutcome>
+  /** The ordering keys held now by a live claim, longest held first (at most `limit`). */
+  heldKeys(options: { limit: number }): Promise<HeldOrderingKey[]>
+  /**
+   * `mysql` (a `SELECT 1` with its latency, or why the pool cannot answer) and `mysql_migration_<nnn>` (each table
+   * and its columns present). Reads the catalog only.
+   */
+  health(signal?: AbortSignal): Promise<HealthCheck[]>
   /** Deletes the rows past their expiry now and resolves with how many. */
   sweep(): Promise<number>
   /** Stops the background sweep. The pool is yours: the store never ends it. */
