@@ -9,6 +9,7 @@ import mysql from 'mysql2/promise'
 import mysqlCallbacks from 'mysql2'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
+import { runCli } from '../fixtures/cli-run.js'
 import { mysqlUrl } from '../fixtures/mysql.js'
 
 const admin = mysql.createPool({ uri: mysqlUrl(), connectionLimit: 2 })
@@ -75,12 +76,28 @@ describe('migrate and the health checks', () => {
     expect(await migrate(admin, { table, log: (line) => lines.push(line) })).toEqual({
       applied: ['001_payhooks_events.sql', '002_payhooks_events_fences.sql'],
     })
-    expect((await migrate(admin, { table })).applied).toHaveLength(2)
+    expect((await migrate(admin, { table })).applied).toEqual([])
     await missing.init()
     const after = await missing.health()
     expect(after.every((check) => check.ok)).toBe(true)
     expect(after.map((check) => check.name)).toEqual(['mysql', 'mysql_migration_001', 'mysql_migration_002'])
     expect(await missing.claim('evt_migrated', 1000)).toMatchObject({ status: 'claimed' })
     await admin.query(`DROP TABLE \`${table}\`, \`${table}_fences\``)
+  })
+
+  it('`payhooks migrate --mysql URL` applies what is missing and says so; run again, nothing', async () => {
+    const table = `cli_${Date.now().toString(36)}`
+    try {
+      const result = await runCli(['migrate', '--mysql', mysqlUrl(), '--table', table, '--json'])
+      expect(result.stderr).toBe('')
+      expect(result.code).toBe(0)
+      expect(JSON.parse(result.stdout)).toEqual({
+        applied: ['001_payhooks_events.sql', '002_payhooks_events_fences.sql'],
+      })
+      const again = await runCli(['migrate', '--mysql', mysqlUrl(), '--table', table])
+      expect(again.stdout).toBe('Nothing to apply: every migration is there.\n')
+    } finally {
+      await admin.query(`DROP TABLE IF EXISTS \`${table}\`, \`${table}_fences\``)
+    }
   })
 })

@@ -1,6 +1,6 @@
 import type { Pool } from 'mysql2/promise'
 import { checkPool } from './pool-checks.js'
-import { LOCK_WAIT_TIMEOUT, MIGRATIONS, runDdl } from './schema.js'
+import { columnsOf, LOCK_WAIT_TIMEOUT, MIGRATIONS, relationOf, runDdl } from './schema.js'
 import { checkTable } from './sql.js'
 
 /** Options of {@link migrate}. */
@@ -22,11 +22,11 @@ export interface MigrateOptions {
    * @default 5
    */
   attempts?: number
-  /** Where each step is said (one line each). */
+  /** Where a statement that timed out waiting for its lock is said, before it is tried again (one line each). */
   log?(line: string): void
 }
 
-/** What {@link migrate} did: the migrations of `sql/` it ran (each `IF NOT EXISTS`, so a no-op once applied). */
+/** What {@link migrate} did: the migrations of `sql/` it applied (those whose table or columns were missing). */
 export interface MigrateResult {
   applied: string[]
 }
@@ -55,6 +55,8 @@ export async function migrate(pool: Pool, options: MigrateOptions = {}): Promise
   const attempts = options.attempts ?? 5
   const applied: string[] = []
   for (const migration of MIGRATIONS) {
+    const present = await columnsOf(pool, relationOf(table, migration))
+    if (migration.columns.every((column) => present.has(column))) continue
     for (let attempt = 1; ; attempt++) {
       try {
         await runDdl(pool, migration.ddl(table), lockTimeoutMs)
@@ -66,7 +68,6 @@ export async function migrate(pool: Pool, options: MigrateOptions = {}): Promise
       }
     }
     applied.push(migration.file)
-    options.log?.(`applied ${migration.file}`)
   }
   return { applied }
 }
