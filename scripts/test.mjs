@@ -91,7 +91,9 @@ const mariadbReady = process.env.MYSQL_URL
         console.log(`mariadb ${mariadb.bin} on ${mariadb.url}`)
       },
       (error) => {
-        console.error(`${error.message}\nMariaDB is needed by the MySQL tests: apt-get install mariadb-server, or set MYSQL_URL`)
+        console.error(
+          `${error.message}\nMariaDB is needed by the MySQL tests: apt-get install mariadb-server, or set MYSQL_URL`,
+        )
         process.exit(1)
       },
     )

@@ -5,8 +5,8 @@ import { join } from 'node:path'
 import { createWebhooks } from '@payhooks/core'
 import { migrate, mysqlStore } from '@payhooks/mysql'
 import { transactionContract } from '@payhooks/testing/transaction-contract'
-import mysql from 'mysql2/promise'
 import mysqlCallbacks from 'mysql2'
+import mysql from 'mysql2/promise'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
 import { runCli } from '../fixtures/cli-run.js'
@@ -55,11 +55,15 @@ describe('mysqlStore refuses at creation what it cannot use, naming what it got 
     const pool = mysql.createPool({ uri: url, connectionLimit: 2 })
     const store = mysqlStore(pool)
     await pool.end()
-    expect(() => mysqlStore(pool)).toThrow(/mysqlStore: got a closed mysql2 Pool \(pool.end\(\) was called\); it needs a live one/)
+    expect(() => mysqlStore(pool)).toThrow(
+      /mysqlStore: got a closed mysql2 Pool \(pool.end\(\) was called\); it needs a live one/,
+    )
     await expect(store.init()).rejects.toThrow(/closed mysql2 Pool/)
     const webhooks = createWebhooks({ secret: 'whsec_closed', store, checkAtStart: false })
     const health = await webhooks.health()
-    expect(health.checks).toContainEqual(expect.objectContaining({ name: 'mysql', ok: false, fix: 'give the store a live pool' }))
+    expect(health.checks).toContainEqual(
+      expect.objectContaining({ name: 'mysql', ok: false, fix: 'give the store a live pool' }),
+    )
   })
 })
 
@@ -69,7 +73,11 @@ describe('migrate and the health checks', () => {
     const missing = mysqlStore(admin, { table, createTable: false, sweepIntervalMs: 0 })
     const before = await missing.health()
     expect(before).toContainEqual(
-      expect.objectContaining({ name: 'mysql_migration_001', ok: false, fix: expect.stringContaining('payhooks migrate --mysql URL') }),
+      expect.objectContaining({
+        name: 'mysql_migration_001',
+        ok: false,
+        fix: expect.stringContaining('payhooks migrate --mysql URL'),
+      }),
     )
     await expect(missing.init()).rejects.toThrow(/doesn't exist/)
     const lines: string[] = []

@@ -88,8 +88,7 @@ export function mysqlFences(run: Run, table: string) {
           taken = true
         } catch (error) {
           if (errnoOf(error) !== DUPLICATE_KEY) throw error
-          taken =
-            matched(await run(sql.takeOver, [token, us, eventId, position.eventType, us, position.key])) === 1
+          taken = matched(await run(sql.takeOver, [token, us, eventId, position.eventType, us, position.key])) === 1
         }
         if (taken) {
           held.set(token, position)
@@ -101,7 +100,10 @@ export function mysqlFences(run: Run, table: string) {
         }
         const [holder] = (await run(sql.holder, [position.key])) as { remaining_us: number; since_us: number }[]
         if (holder && Number(holder.remaining_us) > 0) {
-          const result: ClaimResult = { status: 'processing', retryAfterMs: Math.ceil(Number(holder.remaining_us) / 1000) }
+          const result: ClaimResult = {
+            status: 'processing',
+            retryAfterMs: Math.ceil(Number(holder.remaining_us) / 1000),
+          }
           if (holder.since_us !== null) result.keyHeldSince = Math.round(Number(holder.since_us) / 1000)
           return result
         }

@@ -40,7 +40,11 @@ export async function mysqlHealth(pool: Pool, table: string, createTable: boolea
     const present = await columnsOf(pool, relation)
     const missing = migration.columns.filter((column) => !present.has(column))
     const problem =
-      present.size === 0 ? `table ${relation} is missing` : missing.length > 0 ? `${relation} lacks ${missing.join(', ')}` : undefined
+      present.size === 0
+        ? `table ${relation} is missing`
+        : missing.length > 0
+          ? `${relation} lacks ${missing.join(', ')}`
+          : undefined
     const check: HealthCheck = { name: `mysql_migration_${migration.number}`, ok: problem === undefined }
     if (problem === undefined) check.detail = migration.file
     else if (createTable) {

@@ -63,7 +63,9 @@ export async function migrate(pool: Pool, options: MigrateOptions = {}): Promise
         break
       } catch (error) {
         if ((error as { errno?: unknown }).errno !== LOCK_WAIT_TIMEOUT || attempt >= attempts) throw error
-        options.log?.(`migration ${migration.number} waited too long for its lock; trying again (${attempt}/${attempts})`)
+        options.log?.(
+          `migration ${migration.number} waited too long for its lock; trying again (${attempt}/${attempts})`,
+        )
         await sleep(1000 * 2 ** (attempt - 1))
       }
     }

@@ -15,7 +15,11 @@ const ROLLBACK_TO = /^\s*ROLLBACK\s+(?:WORK\s+)?TO\s+(?:SAVEPOINT\s+)?`?(\w+)`?\
 
 /** The text of a statement in any form mysql2 takes: a string, or options with `sql`. */
 const textOf = (first: unknown) =>
-  typeof first === 'string' ? first : typeof (first as { sql?: unknown })?.sql === 'string' ? (first as { sql: string }).sql : ''
+  typeof first === 'string'
+    ? first
+    : typeof (first as { sql?: unknown })?.sql === 'string'
+      ? (first as { sql: string }).sql
+      : ''
 
 /** The connection of one event's transaction: checked out of the pool at `db`'s first statement, then `START TRANSACTION`. */
 export class Session {
@@ -106,7 +110,9 @@ function statement(session: Session, method: 'query' | 'execute'): Statement {
 }
 
 const usedAfterwards = () =>
-  new Error("context.db was used after the event's handlers returned: its transaction is over and its connection released")
+  new Error(
+    "context.db was used after the event's handlers returned: its transaction is over and its connection released",
+  )
 
 const refuse = (what: string) => () => {
   throw new Error(

@@ -92,7 +92,8 @@ export function mysqlStore(pool: Pool, options: MysqlStoreOptions = {}): MysqlSt
   const fences = mysqlFences(run, table)
   let sweeper: { stop(): void } | undefined
 
-  const sweep = async () => (await inBatches(pool, sql.sweep, sweepBatch)) + (await inBatches(pool, fences.sql.sweep, sweepBatch))
+  const sweep = async () =>
+    (await inBatches(pool, sql.sweep, sweepBatch)) + (await inBatches(pool, fences.sql.sweep, sweepBatch))
 
   const markerOf = (eventId: string, token: string) => {
     const position = fences.positionOf(token)

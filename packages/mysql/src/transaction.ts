@@ -48,7 +48,12 @@ export async function runTransaction(
     const ok = await work({ db: session.db })
     if (session.ready === undefined) {
       if (!ok) return 'rolled_back'
-      if (!marker.fence) return matched(await runOn(pool)(marker.complete, [micros(marker.retentionMs), marker.eventId, marker.token])) === 1 ? 'committed' : 'lost'
+      if (!marker.fence)
+        return matched(
+          await runOn(pool)(marker.complete, [micros(marker.retentionMs), marker.eventId, marker.token]),
+        ) === 1
+          ? 'committed'
+          : 'lost'
       await session.start()
     }
     const connection = await (session.ready as Promise<NonNullable<Session['connection']>>)

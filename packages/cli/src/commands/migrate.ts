@@ -67,7 +67,7 @@ const migrateCommand: CommandSpec = {
     'deliveries); indexes are built CONCURRENTLY, and a build waiting for a long transaction says which',
     '(by pid) on stderr. Safe to run again, and from several places at once: runs take turns at each table.',
     'Run it where the app is installed (it uses the app’s pg and @payhooks/postgres).',
-    'With --mysql: applies the migrations of @payhooks/mysql (the store\'s table and its fences), each',
+    "With --mysql: applies the migrations of @payhooks/mysql (the store's table and its fences), each",
     'statement under a lock_wait_timeout of --lock-timeout-ms, tried again with backoff when it timed out',
     'behind a long transaction; run it where the app has mysql2 and @payhooks/mysql.',
   ],
@@ -160,7 +160,8 @@ async function migrateMysql(ctx: Context): Promise<number> {
     }
     const { applied } = await migrate(pool, options)
     if (ctx.json) printJson(ctx, { applied })
-    else out(ctx, applied.length === 0 ? 'Nothing to apply: every migration is there.' : `Applied: ${applied.join(', ')}`)
+    else
+      out(ctx, applied.length === 0 ? 'Nothing to apply: every migration is there.' : `Applied: ${applied.join(', ')}`)
     return 0
   } catch (error) {
     failed(error)
