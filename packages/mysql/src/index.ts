@@ -1,4 +1,6 @@
+export { mysqlJournal } from './journal.js'
+export { createJournalTableSql } from './journal-sql.js'
 export { type MigrateOptions, type MigrateResult, migrate } from './migrations.js'
 export { createFenceTableSql, createTableSql } from './sql.js'
 export { mysqlStore } from './store.js'
-export type { MysqlHandlerContext, MysqlStore, MysqlStoreOptions } from './types.js'
+export type { MysqlHandlerContext, MysqlJournalOptions, MysqlStore, MysqlStoreOptions } from './types.js'

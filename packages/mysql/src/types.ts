@@ -98,3 +98,37 @@ export interface MysqlStore extends WebhookStore<MysqlHandlerContext> {
   /** Stops the background sweep. The pool is yours: the store never ends it. */
   shutdown(): void
 }
+
+/** Options of `mysqlJournal`. */
+export interface MysqlJournalOptions {
+  /**
+   * The journal's table, optionally database-qualified.
+   * @default 'payhooks_journal'
+   */
+  table?: string
+  /**
+   * How long answers are kept and returned: at least the service's 72-hour retry window.
+   * @default 604_800_000 (7 days)
+   */
+  retentionMs?: number
+  /**
+   * Whether `init()` creates the table when it is missing. Set false when migrations create it.
+   * @default true
+   */
+  createTable?: boolean
+  /**
+   * How often rows past retention are deleted, in batches of `sweepBatch`; 0 turns it off (call `sweep()`).
+   * @default 600_000 (10 minutes)
+   */
+  sweepIntervalMs?: number
+  /**
+   * Rows deleted per statement of a sweep.
+   * @default 1000
+   */
+  sweepBatch?: number
+  /**
+   * Where a failed background sweep is logged.
+   * @default console
+   */
+  logger?: { warn?(message: string): void; error(message: string): void }
+}
