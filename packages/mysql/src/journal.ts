@@ -1,6 +1,6 @@
+import type { HealthCheck } from '@payhooks/core'
 import { type Journal, type JournalRecord, journalRetention } from '@payhooks/core'
 import { nonNegativeNumber, positiveInteger } from '@payhooks/core/validations'
-import type { HealthCheck } from '@payhooks/core'
 import type { Pool } from 'mysql2/promise'
 import { createJournalTableSql, JOURNAL_COLUMNS, journalStatements } from './journal-sql.js'
 import { startSweeper } from './maintenance.js'

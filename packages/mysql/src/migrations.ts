@@ -1,4 +1,5 @@
 import type { Pool } from 'mysql2/promise'
+import { createJournalTableSql, JOURNAL_COLUMNS } from './journal-sql.js'
 import { checkPool } from './pool-checks.js'
 import { columnsOf, LOCK_WAIT_TIMEOUT, MIGRATIONS, relationOf, runDdl } from './schema.js'
 import { checkTable } from './sql.js'
@@ -10,6 +11,11 @@ export interface MigrateOptions {
    * @default 'payhooks_events'
    */
   table?: string
+  /**
+   * The journal's table (`mysqlJournal`), made ahead of the release that turns the journal on; false leaves it alone.
+   * @default 'payhooks_journal'
+   */
+  journalTable?: string | false
   /**
    * How long each statement may wait for its table's metadata lock (`lock_wait_timeout`, whole seconds, at least 1)
    * before it gives up and is tried again after a pause: a DDL queued behind a long transaction would hold up every
@@ -53,23 +59,39 @@ export async function migrate(pool: Pool, options: MigrateOptions = {}): Promise
   const table = checkTable(options.table ?? 'payhooks_events', 'migrate')
   const lockTimeoutMs = options.lockTimeoutMs ?? 2000
   const attempts = options.attempts ?? 5
+  const journal =
+    options.journalTable === false ? undefined : checkTable(options.journalTable ?? 'payhooks_journal', 'migrate')
+  const steps = MIGRATIONS.map((migration) => ({
+    file: migration.file,
+    relation: relationOf(table, migration),
+    columns: migration.columns,
+    ddl: migration.ddl(table),
+  }))
+  if (journal !== undefined) {
+    steps.push({
+      file: '003_payhooks_journal.sql',
+      relation: journal,
+      columns: JOURNAL_COLUMNS,
+      ddl: [createJournalTableSql(journal)],
+    })
+  }
   const applied: string[] = []
-  for (const migration of MIGRATIONS) {
-    const present = await columnsOf(pool, relationOf(table, migration))
-    if (migration.columns.every((column) => present.has(column))) continue
+  for (const step of steps) {
+    const present = await columnsOf(pool, step.relation)
+    if (step.columns.every((column) => present.has(column))) continue
     for (let attempt = 1; ; attempt++) {
       try {
-        await runDdl(pool, migration.ddl(table), lockTimeoutMs)
+        await runDdl(pool, step.ddl, lockTimeoutMs)
         break
       } catch (error) {
         if ((error as { errno?: unknown }).errno !== LOCK_WAIT_TIMEOUT || attempt >= attempts) throw error
         options.log?.(
-          `migration ${migration.number} waited too long for its lock; trying again (${attempt}/${attempts})`,
+          `${step.file} waited too long for its lock on ${step.relation}; trying again (${attempt}/${attempts})`,
         )
         await sleep(1000 * 2 ** (attempt - 1))
       }
     }
-    applied.push(migration.file)
+    applied.push(step.file)
   }
   return { applied }
 }

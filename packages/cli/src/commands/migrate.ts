@@ -26,7 +26,7 @@ interface MysqlPool {
 interface Mysql {
   migrate(
     pool: MysqlPool,
-    options: { table?: string; lockTimeoutMs?: number; log?(line: string): void },
+    options: { table?: string; journalTable?: string | false; lockTimeoutMs?: number; log?(line: string): void },
   ): Promise<{ applied: string[] }>
 }
 
@@ -149,12 +149,15 @@ async function migrateMysql(ctx: Context): Promise<number> {
   if (ctx.values.postgres !== undefined) throw new UsageError('give --postgres or --mysql, not both')
   const lockTimeoutMs = integerValue(ctx, 'lock-timeout-ms', { min: 1, max: 600_000 })
   const table = ctx.values.table as string | undefined
+  const journalTable: string | false | undefined =
+    ctx.values.journal === false ? false : (ctx.values['journal-table'] as string | undefined)
   const mysql2 = await load<{ createPool(options: object): { promise(): MysqlPool } }>('mysql2')
   const { migrate } = await load<Mysql>('@payhooks/mysql')
   const pool = mysql2.createPool({ uri: url, connectionLimit: 2, connectTimeout: 10_000 }).promise()
   try {
     const options = {
       ...(table !== undefined ? { table } : {}),
+      ...(journalTable !== undefined ? { journalTable } : {}),
       ...(lockTimeoutMs !== undefined ? { lockTimeoutMs } : {}),
       log: (line: string) => ctx.io.stderr.write(`[payhooks] migrate: ${line}\n`),
     }
