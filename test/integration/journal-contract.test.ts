@@ -1,4 +1,5 @@
 // The journal contract of @payhooks/testing against the journals payhooks ships, each on its real backing.
+import { createHash } from 'node:crypto'
 import { type Journal, memoryJournal } from '@payhooks/core'
 import { mysqlJournal } from '@payhooks/mysql'
 import { redisJournal } from '@payhooks/redis'
@@ -57,7 +58,7 @@ const mysqlTables = new Set<string>()
 journalContract('mysqlJournal', (namespace) => {
   const pool = mysql.createPool({ uri: mysqlUrl(), connectionLimit: 3 })
   mysqlPools.push(pool)
-  const table = `journal_${namespace.replace(/\W/g, '_')}`.slice(0, 56)
+  const table = `journal_${createHash('sha256').update(namespace).digest('hex').slice(0, 16)}`
   mysqlTables.add(table)
   return mysqlJournal(pool, { table })
 })

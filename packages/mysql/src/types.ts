@@ -132,3 +132,37 @@ export interface MysqlJournalOptions {
    */
   logger?: { warn?(message: string): void; error(message: string): void }
 }
+
+/** Options of `mysqlDeadLetterStore`. */
+export interface MysqlDeadLetterStoreOptions {
+  /**
+   * The dead letters' table, optionally database-qualified.
+   * @default 'payhooks_dead_letters'
+   */
+  table?: string
+  /**
+   * Whether `init()` creates the table when it is missing. Set false when migrations create it.
+   * @default true
+   */
+  createTable?: boolean
+  /**
+   * How long a replayed letter is kept before the sweep deletes it; parked letters are kept until replayed.
+   * @default 604_800_000 (7 days)
+   */
+  replayedRetentionMs?: number
+  /**
+   * How often replayed letters past their retention are deleted, in batches of `sweepBatch`; 0 turns it off.
+   * @default 3_600_000 (hourly)
+   */
+  sweepIntervalMs?: number
+  /**
+   * Rows deleted per statement of a sweep.
+   * @default 5000
+   */
+  sweepBatch?: number
+  /**
+   * Where a failed background sweep is logged.
+   * @default console
+   */
+  logger?: { warn?(message: string): void; error(message: string): void }
+}
