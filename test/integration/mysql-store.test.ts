@@ -82,29 +82,53 @@ describe('migrate and the health checks', () => {
     await expect(missing.init()).rejects.toThrow(/doesn't exist/)
     const lines: string[] = []
     const journalTable = `${table}_journal`
-    expect(await migrate(admin, { table, journalTable, log: (line) => lines.push(line) })).toEqual({
-      applied: ['001_payhooks_events.sql', '002_payhooks_events_fences.sql', '003_payhooks_journal.sql'],
+    const deadLetterTable = `${table}_letters`
+    const options = { table, journalTable, deadLetterTable }
+    expect(await migrate(admin, { ...options, log: (line) => lines.push(line) })).toEqual({
+      applied: [
+        '001_payhooks_events.sql',
+        '002_payhooks_events_fences.sql',
+        '003_payhooks_dead_letters.sql',
+        '004_payhooks_journal.sql',
+      ],
     })
-    expect((await migrate(admin, { table, journalTable })).applied).toEqual([])
+    expect((await migrate(admin, options)).applied).toEqual([])
     expect(lines).toEqual([])
     await missing.init()
     const after = await missing.health()
     expect(after.every((check) => check.ok)).toBe(true)
     expect(after.map((check) => check.name)).toEqual(['mysql', 'mysql_migration_001', 'mysql_migration_002'])
     expect(await missing.claim('evt_migrated', 1000)).toMatchObject({ status: 'claimed' })
-    await admin.query(`DROP TABLE \`${table}\`, \`${table}_fences\`, \`${journalTable}\``)
+    await admin.query(`DROP TABLE \`${table}\`, \`${table}_fences\`, \`${journalTable}\`, \`${deadLetterTable}\``)
   })
 
   it('`payhooks migrate --mysql URL` applies what is missing and says so; run again, nothing', async () => {
     const table = `cli_${Date.now().toString(36)}`
     try {
-      const result = await runCli(['migrate', '--mysql', mysqlUrl(), '--table', table, '--no-journal', '--json'])
+      const result = await runCli([
+        'migrate',
+        '--mysql',
+        mysqlUrl(),
+        '--table',
+        table,
+        '--no-journal',
+        '--no-dead-letters',
+        '--json',
+      ])
       expect(result.stderr).toBe('')
       expect(result.code).toBe(0)
       expect(JSON.parse(result.stdout)).toEqual({
         applied: ['001_payhooks_events.sql', '002_payhooks_events_fences.sql'],
       })
-      const again = await runCli(['migrate', '--mysql', mysqlUrl(), '--table', table, '--no-journal'])
+      const again = await runCli([
+        'migrate',
+        '--mysql',
+        mysqlUrl(),
+        '--table',
+        table,
+        '--no-journal',
+        '--no-dead-letters',
+      ])
       expect(again.stdout).toBe('Nothing to apply: every migration is there.\n')
     } finally {
       await admin.query(`DROP TABLE IF EXISTS \`${table}\`, \`${table}_fences\``)

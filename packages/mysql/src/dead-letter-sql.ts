@@ -8,7 +8,7 @@ import { checkTable, MAX_KEY_BYTES, quoteTable } from './sql.js'
 
 /**
  * The `CREATE TABLE IF NOT EXISTS` statement of the dead letters' table (what `init()` runs and
- * `sql/004_payhooks_dead_letters.sql` holds for the default name): one row per `event_id`, the exact bytes received,
+ * `sql/003_payhooks_dead_letters.sql` holds for the default name): one row per `event_id`, the exact bytes received,
  * indexed for pages by status (and code, and type) newest first, for the retention sweep and for windows of the
  * events' `created_at`.
  *

@@ -171,15 +171,15 @@ export function mysqlDeadLetterStore(
       try {
         const present = await columnsOf(pool, table)
         const missing = DEAD_LETTER_COLUMNS.filter((column) => !present.has(column))
-        if (missing.length === 0) return [{ name, ok: true, detail: '004_payhooks_dead_letters.sql' }]
+        if (missing.length === 0) return [{ name, ok: true, detail: '003_payhooks_dead_letters.sql' }]
         const problem = present.size === 0 ? `table ${table} is missing` : `${table} lacks ${missing.join(', ')}`
-        if (createTable) return [{ name, ok: true, detail: `${problem}: init() applies 004_payhooks_dead_letters.sql` }]
+        if (createTable) return [{ name, ok: true, detail: `${problem}: init() applies 003_payhooks_dead_letters.sql` }]
         return [
           {
             name,
             ok: false,
             detail: `${problem}: parking fails`,
-            fix: 'run payhooks migrate --mysql URL, or apply sql/004_payhooks_dead_letters.sql of @payhooks/mysql',
+            fix: 'run payhooks migrate --mysql URL, or apply sql/003_payhooks_dead_letters.sql of @payhooks/mysql',
           },
         ]
       } catch {

@@ -7,7 +7,7 @@ import { checkTable, MAX_KEY_BYTES, quoteTable } from './sql.js'
 
 /**
  * The `CREATE TABLE IF NOT EXISTS` statement of the journal's table (what `init()` runs and
- * `sql/003_payhooks_journal.sql` holds for the default name). One row per answer (or per count of copies alike,
+ * `sql/004_payhooks_journal.sql` holds for the default name). One row per answer (or per count of copies alike,
  * `copies`); the primary key `(at, id)` orders lists and the retention sweep, `(event_id, at)` serves an event's
  * timeline, `(outcome, at, id)` lists by outcome.
  *

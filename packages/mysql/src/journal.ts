@@ -37,7 +37,7 @@ function toRecord(row: Row): JournalRecord {
  * written off the hot path; a batch written again (after a lost reply) keeps each row once. Rows past `retentionMs`
  * are never returned, and each instance deletes them every `sweepIntervalMs` in batches of `sweepBatch`, oldest first
  * by the primary key. The table is created by `init()` unless `createTable` is false (then `migrate(pool)`,
- * `payhooks migrate --mysql URL` or `sql/003_payhooks_journal.sql`).
+ * `payhooks migrate --mysql URL` or `sql/004_payhooks_journal.sql`).
  *
  * @example
  * import { createWebhooks } from '@payhooks/core'
@@ -123,16 +123,16 @@ export function mysqlJournal(pool: Pool, options: MysqlJournalOptions = {}): Jou
       try {
         const present = await columnsOf(pool, table)
         const missing = JOURNAL_COLUMNS.filter((column) => !present.has(column))
-        if (missing.length === 0) return [{ name, ok: true, detail: '003_payhooks_journal.sql' }]
+        if (missing.length === 0) return [{ name, ok: true, detail: '004_payhooks_journal.sql' }]
         const problem = present.size === 0 ? `table ${table} is missing` : `${table} lacks ${missing.join(', ')}`
-        if (createTable) return [{ name, ok: true, detail: `${problem}: init() applies 003_payhooks_journal.sql` }]
+        if (createTable) return [{ name, ok: true, detail: `${problem}: init() applies 004_payhooks_journal.sql` }]
         return [
           {
             name,
             ok: false,
             severity: 'warning',
             detail: `${problem}: answers are not journaled (deliveries are unaffected)`,
-            fix: 'run payhooks migrate --mysql URL, or apply sql/003_payhooks_journal.sql of @payhooks/mysql',
+            fix: 'run payhooks migrate --mysql URL, or apply sql/004_payhooks_journal.sql of @payhooks/mysql',
           },
         ]
       } catch {

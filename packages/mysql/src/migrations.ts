@@ -1,4 +1,5 @@
 import type { Pool } from 'mysql2/promise'
+import { createDeadLetterTableSql, DEAD_LETTER_COLUMNS } from './dead-letter-sql.js'
 import { createJournalTableSql, JOURNAL_COLUMNS } from './journal-sql.js'
 import { checkPool } from './pool-checks.js'
 import { columnsOf, LOCK_WAIT_TIMEOUT, MIGRATIONS, relationOf, runDdl } from './schema.js'
@@ -11,6 +12,11 @@ export interface MigrateOptions {
    * @default 'payhooks_events'
    */
   table?: string
+  /**
+   * The dead letters' table (`mysqlDeadLetterStore`); false leaves it alone.
+   * @default 'payhooks_dead_letters'
+   */
+  deadLetterTable?: string | false
   /**
    * The journal's table (`mysqlJournal`), made ahead of the release that turns the journal on; false leaves it alone.
    * @default 'payhooks_journal'
@@ -67,9 +73,21 @@ export async function migrate(pool: Pool, options: MigrateOptions = {}): Promise
     columns: migration.columns,
     ddl: migration.ddl(table),
   }))
+  const letters =
+    options.deadLetterTable === false
+      ? undefined
+      : checkTable(options.deadLetterTable ?? 'payhooks_dead_letters', 'migrate')
+  if (letters !== undefined) {
+    steps.push({
+      file: '003_payhooks_dead_letters.sql',
+      relation: letters,
+      columns: DEAD_LETTER_COLUMNS,
+      ddl: [createDeadLetterTableSql(letters)],
+    })
+  }
   if (journal !== undefined) {
     steps.push({
-      file: '003_payhooks_journal.sql',
+      file: '004_payhooks_journal.sql',
       relation: journal,
       columns: JOURNAL_COLUMNS,
       ddl: [createJournalTableSql(journal)],

@@ -26,7 +26,13 @@ interface MysqlPool {
 interface Mysql {
   migrate(
     pool: MysqlPool,
-    options: { table?: string; journalTable?: string | false; lockTimeoutMs?: number; log?(line: string): void },
+    options: {
+      table?: string
+      deadLetterTable?: string | false
+      journalTable?: string | false
+      lockTimeoutMs?: number
+      log?(line: string): void
+    },
   ): Promise<{ applied: string[] }>
 }
 
@@ -149,6 +155,8 @@ async function migrateMysql(ctx: Context): Promise<number> {
   if (ctx.values.postgres !== undefined) throw new UsageError('give --postgres or --mysql, not both')
   const lockTimeoutMs = integerValue(ctx, 'lock-timeout-ms', { min: 1, max: 600_000 })
   const table = ctx.values.table as string | undefined
+  const deadLetterTable: string | false | undefined =
+    ctx.values['dead-letters'] === false ? false : (ctx.values['dead-letter-table'] as string | undefined)
   const journalTable: string | false | undefined =
     ctx.values.journal === false ? false : (ctx.values['journal-table'] as string | undefined)
   const mysql2 = await load<{ createPool(options: object): { promise(): MysqlPool } }>('mysql2')
@@ -157,6 +165,7 @@ async function migrateMysql(ctx: Context): Promise<number> {
   try {
     const options = {
       ...(table !== undefined ? { table } : {}),
+      ...(deadLetterTable !== undefined ? { deadLetterTable } : {}),
       ...(journalTable !== undefined ? { journalTable } : {}),
       ...(lockTimeoutMs !== undefined ? { lockTimeoutMs } : {}),
       log: (line: string) => ctx.io.stderr.write(`[payhooks] migrate: ${line}\n`),
