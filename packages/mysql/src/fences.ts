@@ -15,7 +15,8 @@ import {
 // Ordering fences: one row per ordering key in `<table>_fences`, beside the store's table. MySQL has neither a
 // conditional upsert nor data-changing CTEs, so each step is a few statements: taking a key is an INSERT, else an
 // UPDATE of a row whose holder's lease ran out; the done marker and the mark move in one transaction (the handlers'
-// when they used `context.db`), the fence row read FOR UPDATE first.
+// when they used `context.db`), the fence row read FOR UPDATE first. A key freed loses its `held_since`, so
+// heldKeys() reads the held keys' index entries only (NULLs sort first), never the marks kept.
 
 /** The database's clock in microseconds since the epoch: a fencing token never below it. */
 const NOW_MICROS = epochMicros('UTC_TIMESTAMP(6)')
@@ -54,12 +55,12 @@ WHERE e.event_id = ? AND e.token = ? AND e.expires_at > UTC_TIMESTAMP(6)`,
     lock: `SELECT (mark_at IS NULL OR NOT (${live}) OR (mark_at, mark_type, mark_id) < (?, CAST(? AS BINARY), CAST(? AS BINARY))) AS newer
 FROM ${f} WHERE ordering_key = ? AND holder = ? AND held_until > UTC_TIMESTAMP(6) FOR UPDATE`,
     /** key: the key freed, the mark kept. */
-    free: `UPDATE ${f} SET holder = NULL WHERE ordering_key = ?`,
+    free: `UPDATE ${f} SET holder = NULL, held_since = NULL WHERE ordering_key = ?`,
     /** at, event type, event id, retention µs, key: the key freed and the mark moved. */
-    mark: `UPDATE ${f} SET holder = NULL, mark_at = ?, mark_type = ?, mark_id = ?, keep_until = GREATEST(keep_until, ${later()})
+    mark: `UPDATE ${f} SET holder = NULL, held_since = NULL, mark_at = ?, mark_type = ?, mark_id = ?, keep_until = GREATEST(keep_until, ${later()})
 WHERE ordering_key = ?`,
     /** key, token. */
-    release: `UPDATE ${f} SET holder = NULL WHERE ordering_key = ? AND holder = ?`,
+    release: `UPDATE ${f} SET holder = NULL, held_since = NULL WHERE ordering_key = ? AND holder = ?`,
     /** batch. */
     sweep: `DELETE FROM ${f} WHERE keep_until < UTC_TIMESTAMP(6) AND (holder IS NULL OR held_until < UTC_TIMESTAMP(6))
 ORDER BY keep_until LIMIT ?`,
