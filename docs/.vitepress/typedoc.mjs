@@ -20,7 +20,7 @@ function entries(name) {
 }
 
 /** The packages in the order the reference lists them: core, its adapters, the stores and queue, then the tools. */
-const ORDER = ['core', 'express', 'koa', 'hono', 'fastify', 'lambda', 'redis', 'postgres', 'bullmq', 'otel']
+const ORDER = ['core', 'express', 'koa', 'hono', 'fastify', 'lambda', 'redis', 'postgres', 'mysql', 'bullmq', 'otel']
 ORDER.push('testing', 'client', 'sandbox', 'board', 'cli')
 const rank = (name) => (ORDER.includes(name) ? ORDER.indexOf(name) : ORDER.length)
 
