@@ -53,9 +53,9 @@ async function measure(module, perEvent) {
   const before = await usedMemory()
   for (let i = 0; i < records.length; i += 256) await journal.write(records.slice(i, i + 256))
   const grown = (await usedMemory()) - before
-  const last = records[records.length - 1]
-  const timeline = await journal.answers(last.eventId)
-  if (timeline.length !== perEvent) throw new Error(`${last.eventId}: ${timeline.length} answers read back`)
+  const { eventId: first } = records[0]
+  const timeline = await journal.answers(first)
+  if (timeline.length !== perEvent) throw new Error(`${first}: ${timeline.length} answers read back`)
   return { perAnswer: Math.round(grown / ANSWERS), keys: await redis.dbsize() }
 }
 
