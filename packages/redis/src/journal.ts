@@ -24,8 +24,8 @@ interface JournalCommands {
  * `MINID`, other keys expire by TTL: nothing sweeps, nothing holds a lock. Takes any `ioredis` client and never
  * closes it. Reads the previous release's keys too, until they expire.
  *
- * Memory: about 120 bytes per answer with the defaults (`bench/redis-journal-storage.bench.mjs` measures it), bounded by
- * `retentionMs` and, per event, `maxAnswersPerEvent`. A batch written again (after a reply lost) keeps nothing twice.
+ * Memory: about 120 bytes per answer with the defaults (`bench/redis-journal-storage.bench.mjs` measures it),
+ * bounded by `retentionMs` and, per event, `maxAnswersPerEvent`. A batch written again (after a reply lost) keeps nothing twice.
  *
  * @example
  * import { createWebhooks } from '@payhooks/core'
