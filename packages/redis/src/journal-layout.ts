@@ -1,7 +1,8 @@
 import type { JournalRecord } from '@payhooks/core'
 
-// Layout (see docs/guide/journal.md). The event id's hash picks a shard; each shard's keys carry the hash tag
-// `{j<shard>}`, so a script touches one slot, and a Cluster spreads the shards over its nodes. Per shard:
+// Layout (see docs/guide/journal.md). The event id's hash picks a shard; each shard's keys carry a hash tag of its own
+// (`{j<shard>.<n>}`, see shardTags), so a script touches one slot, and a Cluster spreads the shards evenly over its
+// primaries. Per shard:
 // - `…r` and `…n`, streams of the records (`r`: the routine `processed` and `duplicate`; `n`: every other outcome, so a
 //   list of failures walks failures only), one field each, its text compact (see `encodeLine`). An entry's id is the
 //   record's `at`, or the stream's newest id when that is later (a late record): `at` is kept as the difference.
@@ -197,10 +198,36 @@ function mix(h: number): number {
   return (x ^ (x >>> 16)) >>> 0
 }
 
+/** A Cluster's slot of a hash tag: CRC16 (XMODEM) of it, modulo 16384. */
+export function slotOf(tag: string): number {
+  let crc = 0
+  for (let i = 0; i < tag.length; i++) {
+    crc ^= tag.charCodeAt(i) << 8
+    for (let bit = 0; bit < 8; bit++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff
+  }
+  return crc % 16384
+}
+
+/**
+ * The hash tags of `shards` shards, `j<shard>` then a number chosen so that shard `i` lies in the `i`-th of `shards`
+ * equal ranges of slots: a Cluster's primaries, each owning a range, get their share of the shards.
+ */
+export function shardTags(shards: number): string[] {
+  return Array.from({ length: shards }, (_, shard) => {
+    const from = Math.floor((shard * 16384) / shards)
+    const to = Math.floor(((shard + 1) * 16384) / shards)
+    for (let n = 0; ; n++) {
+      const slot = slotOf(`j${shard}.${n}`)
+      if (slot >= from && slot < to) return `j${shard}.${n}`
+    }
+  })
+}
+
 /** The journal's keys under `keyPrefix`, its event ids spread over `shards`. */
 export function journalKeys(keyPrefix: string, shards: number, retentionMs: number) {
   const shardOf = (eventId: string) => fnv(eventId, 0x811c9dc5) % shards
-  const base = (shard: number) => `${keyPrefix}{j${shard}}`
+  const tags = shardTags(shards)
+  const base = (shard: number) => `${keyPrefix}{${tags[shard]}}`
   return {
     shardOf,
     /** The 32-bit hash an event is indexed by, apart from the shard's. */
