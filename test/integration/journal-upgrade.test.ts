@@ -65,7 +65,9 @@ describe.each([
     const all = [...before, ...after]
 
     expect(await journal.answers('evt_1')).toEqual([before[0], before[2], after[0]])
-    expect(await journal.answers('evt_3')).toEqual([before[3], after[1]].sort((a, b) => a.at - b.at || (a.id < b.id ? -1 : 1)))
+    expect(await journal.answers('evt_3')).toEqual(
+      [before[3], after[1]].sort((a, b) => a.at - b.at || (a.id < b.id ? -1 : 1)),
+    )
     expect(await journal.list({ limit: 10 })).toEqual(sortNewest(all))
     expect(await journal.list({ limit: 10, outcome: 'handler_failed' })).toEqual([after[2], before[0]])
     expect(await journal.list({ limit: 10, outcome: 'duplicate' })).toEqual(sortNewest([before[3], after[0]]))

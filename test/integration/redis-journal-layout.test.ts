@@ -102,7 +102,15 @@ describe('redisJournal layout', () => {
     const now = Date.now()
     const records = [
       record({ eventId: 'evt_\x1fsep', at: now - 9, instance: 'a\x1eb', secretLabel: 'x\ny' }),
-      record({ eventId: '', eventType: '', at: now - 8, outcome: 'journal_gap', status: 0, copies: 7, createdAt: null }),
+      record({
+        eventId: '',
+        eventType: '',
+        at: now - 8,
+        outcome: 'journal_gap',
+        status: 0,
+        copies: 7,
+        createdAt: null,
+      }),
       record({ eventId: 'evt_ms', at: now - 7, createdAt: '2026-11-27T10:00:00.123Z', outcome: 'replay_processed' }),
       record({ eventId: 'evt_odd', at: now - 6, createdAt: '27/11/2026 10:00', secretIndex: 3, secretLabel: '' }),
       record({ eventId: 'evt_future', at: now - 5, createdAt: '2026-12-31T23:59:59Z', status: 503, copies: 41 }),

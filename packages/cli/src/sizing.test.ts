@@ -56,11 +56,15 @@ describe('sizing', () => {
     const postgres = estimate({ store: 'postgres', rate: 50, ordered: true, journal: true })
     expect(stdout).toContain('50 events/s, ordered, markers kept 73 h, journal kept 7 days (1 answer an event):')
     expect(stdout).toMatch(new RegExp(`Redis +${gigabytes(redis.total)} +markers ${gigabytes(redis.markers)} `))
-    expect(stdout).toMatch(new RegExp(`PostgreSQL +${gigabytes(postgres.total)} +markers ${gigabytes(postgres.markers)} `))
+    expect(stdout).toMatch(
+      new RegExp(`PostgreSQL +${gigabytes(postgres.total)} +markers ${gigabytes(postgres.markers)} `),
+    )
     const row = sizingTable()
       .split('\n')
       .find((line) => line.startsWith('| 50 | ordered |'))
-    expect(row).toBe(`| 50 | ordered | ${[redis.markers, redis.total, postgres.markers, postgres.total].map(gigabytes).join(' | ')} |`)
+    expect(row).toBe(
+      `| 50 | ordered | ${[redis.markers, redis.total, postgres.markers, postgres.total].map(gigabytes).join(' | ')} |`,
+    )
   })
 
   it('payhooks size takes one store, other retentions, and --json', async () => {
@@ -79,7 +83,14 @@ describe('sizing', () => {
     ])
     expect(code).toBe(0)
     const printed = JSON.parse(stdout)
-    const expected = estimate({ store: 'redis', rate: 200, ordered: false, journal: true, retentionHours: 96, journalDays: 3 })
+    const expected = estimate({
+      store: 'redis',
+      rate: 200,
+      ordered: false,
+      journal: true,
+      retentionHours: 96,
+      journalDays: 3,
+    })
     expect(printed.estimates).toEqual([{ ...expected, source: BYTES.redis.source }])
     expect((await cli(['size', '--rate', '5', '--store', 'postgres'])).stdout).not.toContain('Redis')
   })

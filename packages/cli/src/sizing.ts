@@ -76,7 +76,11 @@ export function estimate(query: SizingQuery): Sizing {
   const perEvent = query.ordered ? bytes.ordered : bytes.unordered
   const markers = query.rate * (query.retentionHours ?? DEFAULT_RETENTION_HOURS) * 3600 * perEvent
   const journal = query.journal
-    ? query.rate * (query.answersPerEvent ?? 1) * (query.journalDays ?? DEFAULT_JOURNAL_DAYS) * 86_400 * bytes.journalAnswer
+    ? query.rate *
+      (query.answersPerEvent ?? 1) *
+      (query.journalDays ?? DEFAULT_JOURNAL_DAYS) *
+      86_400 *
+      bytes.journalAnswer
     : 0
   return { store: query.store, markers, journal, total: markers + journal, perEvent, perAnswer: bytes.journalAnswer }
 }

@@ -173,7 +173,8 @@ export function decodeEntry(entryId: string, text: string, dictionaries: Diction
     eventType: codes?.get(f[3] as string) ?? '',
     createdAt: decodeCreated(f[5] as string, at),
     status: f[6] ? Number(f[6]) : 200,
-    outcome: outcome === '' ? 'processed' : outcome[0] === '=' ? outcome.slice(1) : (OUTCOMES[Number(outcome)] as string),
+    outcome:
+      outcome === '' ? 'processed' : outcome[0] === '=' ? outcome.slice(1) : (OUTCOMES[Number(outcome)] as string),
     instance: process.slice(split + 1),
     durationMs: Number(f[8]),
     secretIndex: f[9] ? Number(f[9]) : 0,

@@ -80,7 +80,12 @@ class StreamWalk implements Source {
   private done = false
   private readonly dictionaries: Dictionaries = new Map()
   constructor(
-    private readonly fetch: (key: string, from: string, bottom: number, count: number) => Promise<[[string, string[]][], Flat]>,
+    private readonly fetch: (
+      key: string,
+      from: string,
+      bottom: number,
+      count: number,
+    ) => Promise<[[string, string[]][], Flat]>,
     private readonly key: string,
     top: number,
     private readonly bottom: number,
@@ -158,7 +163,8 @@ export function journalReads(context: ReadContext) {
       )
       const records = [...old]
       const codes = addDictionaries(new Map(), dictionaries)
-      for (let i = 0; i < flat.length; i += 2) records.push(decodeEntry(flat[i] as string, flat[i + 1] as string, codes))
+      for (let i = 0; i < flat.length; i += 2)
+        records.push(decodeEntry(flat[i] as string, flat[i + 1] as string, codes))
       const oldest = now - retentionMs
       return records
         .filter((record) => record.eventId === eventId && record.at >= oldest)
@@ -183,10 +189,7 @@ export function journalReads(context: ReadContext) {
       const streams: ('r' | 'n')[] =
         query.outcome === undefined ? ['r', 'n'] : ROUTINE.has(query.outcome) ? ['r'] : ['n']
       const fetch = (key: string, from: string, bottom: number, count: number) =>
-        call(
-          () => context.listScript(1, key, from, bottom, count),
-          'a journal list got no reply from Redis',
-        )
+        call(() => context.listScript(1, key, from, bottom, count), 'a journal list got no reply from Redis')
       const keep = (record: JournalRecord) => record.at >= oldest && record.at <= newestAt
       const sources: Source[] = []
       // A page spread evenly over the walks, twice over: most pages need one read per walk.

@@ -195,12 +195,9 @@ export function journalWriter(context: WriteContext) {
         maxAnswersPerEvent,
         ...part.map(([, lines]) => lines.join('\n')),
       )
-    await context.call(
-      async () => {
-        if (cluster) await Promise.all(groups.map((group) => send([group])))
-        else await send(groups)
-      },
-      'a journal write got no reply from Redis',
-    )
+    await context.call(async () => {
+      if (cluster) await Promise.all(groups.map((group) => send([group])))
+      else await send(groups)
+    }, 'a journal write got no reply from Redis')
   }
 }

@@ -92,7 +92,9 @@ const sizeCommand: CommandSpec = {
       `${rate.toLocaleString('en')} events/s`,
       ordered ? 'ordered' : 'unordered',
       `markers kept ${retentionHours} h`,
-      journal ? `journal kept ${journalDays} days (${answersPerEvent} answer${answersPerEvent === 1 ? '' : 's'} an event)` : 'no journal',
+      journal
+        ? `journal kept ${journalDays} days (${answersPerEvent} answer${answersPerEvent === 1 ? '' : 's'} an event)`
+        : 'no journal',
     ]
     out(ctx, `${what.join(', ')}:`)
     for (const sizing of sizings) out(ctx, describe(sizing, journal))
