@@ -49,13 +49,13 @@ describe.each([
     const journal: Journal = redisJournal(client, { keyPrefix: prefix })
     const hour = Math.floor(Date.now() / HOUR) * HOUR
     // Two hours of a fleet: old instances answered first, then both kinds side by side, then new ones alone.
-    const before = [
+    const before: [JournalRecord, JournalRecord, JournalRecord, JournalRecord] = [
       record({ eventId: 'evt_1', at: hour - 40 * MINUTE, outcome: 'handler_failed', status: 500, instance: 'old-1' }),
       record({ eventId: 'evt_2', at: hour - 30 * MINUTE, instance: 'old-1' }),
       record({ eventId: 'evt_1', at: hour - 20 * MINUTE, instance: 'old-2' }),
       record({ eventId: 'evt_3', at: hour + 1000, outcome: 'duplicate', copies: 5, instance: 'old-2' }),
     ]
-    const after = [
+    const after: [JournalRecord, JournalRecord, JournalRecord] = [
       record({ eventId: 'evt_1', at: hour - 10 * MINUTE, outcome: 'duplicate', instance: 'new-1' }),
       record({ eventId: 'evt_3', at: hour + 1000, instance: 'new-1', secretLabel: 'sub_2' }),
       record({ eventId: 'evt_4', at: hour + 2000, outcome: 'handler_failed', status: 500, instance: 'new-2' }),

@@ -94,20 +94,25 @@ for g = 1, #KEYS do
       end
       if not known then
         kept = kept + 1
+        -- The entry's id, explicit (Redis 6.2 takes no "<ms>-*"): its time, or after the stream's newest entry.
         local top = tops[kind]
         if not top then
           local newest = redis.call('XREVRANGE', stream, '+', '-', 'COUNT', 1)
-          top = newest[1] and tonumber(string.match(newest[1][1], '^(%d+)')) or 0
+          top = { 0, -1 }
+          if newest[1] then
+            local m, q = string.match(newest[1][1], '^(%d+)%-(%d+)$')
+            top = { tonumber(m), tonumber(q) }
+          end
         end
-        local ms = math.max(at, top)
+        local ms, seq = at, 0
+        if at <= top[1] then ms, seq = top[1], top[2] + 1 end
         local text = tail
         if suffix ~= '' then
           local idHour = math.floor(ms / HOUR)
           text = suffix .. US .. (ms > at and b36(ms - at) or '') .. US .. code(idHour, process) .. US .. code(idHour, etype) .. US .. tail
         end
-        local entry = redis.call('XADD', stream, int(ms) .. '-*', 'd', text)
-        local seq = tonumber(string.match(entry, '%-(%d+)$'))
-        tops[kind] = ms
+        redis.call('XADD', stream, int(ms) .. '-' .. int(seq), 'd', text)
+        tops[kind] = { ms, seq }
         local idHour = math.floor(ms / HOUR)
         if ms - at > (late[idHour] or 0) then late[idHour] = ms - at end
         local ref = kind .. b36(ms - hour * HOUR) .. (seq > 0 and ('-' .. b36(seq)) or '')
