@@ -8,6 +8,7 @@ import { migrateCommands } from './commands/migrate.js'
 import { proveCommand } from './commands/prove.js'
 import { sandboxCommands } from './commands/sandbox.js'
 import { serviceCommands } from './commands/service.js'
+import { sizeCommands } from './commands/size.js'
 import { type CliIo, CommandFailed, type Context, UsageError } from './context.js'
 import { commandHelp, groupHelp, mainHelp } from './help.js'
 import { type CommandSpec, commonOptions, connectionOptions, type OptionSpec } from './spec.js'
@@ -19,6 +20,7 @@ const localGroup: CommandSpec[] = [
   ...deadLetterCommands,
   ...eventCommands,
   ...migrateCommands,
+  ...sizeCommands,
 ]
 const commands: CommandSpec[] = [...serviceCommands, ...localGroup]
 const GROUPS = new Set(commands.filter((c) => c.name.length > 1).map((c) => c.name[0] as string))

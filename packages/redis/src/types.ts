@@ -60,8 +60,8 @@ export interface RedisJournalOptions {
    */
   retentionMs?: number
   /**
-   * How many keys each hour's index and counts are spread over (by a hash of the event id), so a Cluster shares
-   * the writes among its nodes; a read of a list or counts reads each. 1 to 256.
+   * How many shards the answers are spread over (by a hash of the event id), each its own streams, index and counts
+   * under a hash tag of its own, so a Cluster shares the writes among its nodes; a list or counts reads each. 1 to 256.
    * @default 16
    */
   shards?: number
