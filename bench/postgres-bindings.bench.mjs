@@ -112,6 +112,15 @@ const variants = {
       write: (tx, l, id) => tx.$executeRawUnsafe(insert(l), id, 10.3),
     }
   },
+  // new PrismaPg(pool): the store's claims and renewals go to the pool without Prisma's client.
+  prismaStoreOnPool: () => {
+    const prisma = new PrismaClient({ adapter: new PrismaPg(pgPool()) })
+    closers.push(() => prisma.$disconnect())
+    return {
+      store: (table) => prismaStore(prisma, options(table)),
+      write: (tx, l, id) => tx.$executeRawUnsafe(insert(l), id, 10.3),
+    }
+  },
 }
 const options = (table) => ({ table, createTable: false, sweepIntervalMs: 0, logger: { warn() {}, error() {} } })
 const names = (process.env.ONLY?.split(',') ?? Object.keys(variants)).filter((name) => name in variants)

@@ -20,7 +20,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 beforeAll(async () => {
   await admin.query(
-    'CREATE TABLE IF NOT EXISTS prisma_settlements (id bigserial PRIMARY KEY, transaction_id text UNIQUE NOT NULL, amount int NOT NULL)',
+    'CREATE TABLE IF NOT EXISTS prisma_settlements (id bigserial PRIMARY KEY, transaction_id text UNIQUE NOT NULL, amount double precision NOT NULL)',
   )
 })
 afterAll(async () => {
@@ -30,7 +30,10 @@ afterAll(async () => {
 })
 
 async function deliver(webhooks: ReturnType<typeof createWebhooks>, eventId: string, amount = 1200) {
-  const event = sampleEvent('transaction_settled', { eventId, data: { settlement_amount: amount } })
+  const event = sampleEvent('transaction_settled', {
+    eventId,
+    data: { transaction_id: eventId, settlement_amount: amount },
+  })
   const { body, headers } = await signedDelivery(event, secret)
   const result = await webhooks.receive({
     method: 'POST',
@@ -41,21 +44,35 @@ async function deliver(webhooks: ReturnType<typeof createWebhooks>, eventId: str
 }
 
 describe('prismaStore', () => {
-  it("commits a write through the generated client's model with the done marker; a copy is a duplicate", async () => {
-    const store = prismaStore(prisma, { table, maxRunMs: 60_000 })
-    const webhooks = createWebhooks({ secret, store, maxRunMs: 60_000, checkAtStart: false })
-    webhooks.on('transaction_settled', async (event, { db: tx }) => {
-      await tx.settlement.create({
-        data: { transactionId: event.data.transaction_id, amount: event.data.settlement_amount },
+  const appPool = new pg.Pool({ connectionString: databaseUrl(), max: 4 })
+  afterAll(() => appPool.end())
+  const clients = [
+    { on: 'PrismaPg of a connection string', client: () => prisma, id: 'evt_prisma_model' },
+    // Its claims and renewals go to the pool, the handlers' transaction through Prisma.
+    {
+      on: 'PrismaPg of the app’s pg.Pool',
+      client: () => new PrismaClient({ adapter: new PrismaPg(appPool) }),
+      id: 'evt_prisma_pool',
+    },
+  ]
+  it.each(clients)(
+    "commits a write through the generated client's model with the done marker; a copy is a duplicate ($on)",
+    async ({ client, id }) => {
+      const store = prismaStore(client(), { table, maxRunMs: 60_000 })
+      const webhooks = createWebhooks({ secret, store, maxRunMs: 60_000, checkAtStart: false })
+      webhooks.on('transaction_settled', async (event, { db: tx }) => {
+        await tx.settlement.create({
+          data: { transactionId: event.data.transaction_id, amount: event.data.settlement_amount },
+        })
       })
-    })
-    expect(await deliver(webhooks, 'evt_prisma_model')).toMatchObject({ status: 200, body: { status: 'processed' } })
-    expect(await deliver(webhooks, 'evt_prisma_model')).toMatchObject({ status: 200, body: { status: 'duplicate' } })
-    const { rows } = await admin.query('SELECT amount FROM prisma_settlements')
-    expect(rows).toEqual([{ amount: 1200 }])
-    expect(await store.claim('evt_prisma_model', 1000)).toMatchObject({ status: 'done' })
-    await webhooks.close()
-  })
+      expect(await deliver(webhooks, id)).toMatchObject({ status: 200, body: { status: 'processed' } })
+      expect(await deliver(webhooks, id)).toMatchObject({ status: 200, body: { status: 'duplicate' } })
+      const { rows } = await admin.query('SELECT amount FROM prisma_settlements WHERE transaction_id = $1', [id])
+      expect(rows).toEqual([{ amount: 1200 }])
+      expect(await store.claim(id, 1000)).toMatchObject({ status: 'done' })
+      await webhooks.close()
+    },
+  )
 
   it("commits a handler that runs past Prisma's default 5 s transaction timeout, within maxRunMs", async () => {
     const store = prismaStore(prisma, { table, maxRunMs: 60_000 })

@@ -100,7 +100,8 @@ async function raw(on: RawClient, text: string, values: unknown[]): Promise<Post
  * (its models, `tx.$executeRaw`) commits together with the event's done marker, or not at all. The transaction is
  * opened before the handlers run, with Prisma's `timeout` set from `maxRunMs` (see {@link PrismaStoreOptions}); catch an
  * SQL error inside a nested `tx.$transaction()` (a savepoint), or let it propagate. Claims and renewals run on the
- * client outside it. `maxConcurrentEvents` is the `max` of `PrismaPg`'s pool less one (9 when it does not tell).
+ * client outside it, or on your `pg.Pool` given as `new PrismaPg(pool)`. `maxConcurrentEvents` is the `max` of
+ * `PrismaPg`'s pool less one (9 when it does not tell).
  *
  * @example
  * import { createWebhooks } from '@payhooks/core'
@@ -143,7 +144,7 @@ export function prismaStore<P extends PrismaClientLike>(
   const maxWait = options.maxWaitMs ?? 2000
   check(maxWait > 0 && maxWait <= MAX_TIMER_MS, where, 'maxWaitMs', 'be positive')
   const transactionOptions = { timeout: Math.min(maxRunMs + MARKER_MS, MAX_TIMER_MS), maxWait }
-  // new PrismaPg(pool): the app's own pg.Pool, which also gives the store a connection for its index builds.
+  // new PrismaPg(pool): the app's own pg.Pool, for the store's statements outside the transaction and its index builds.
   const external = engine?.adapter?.externalPool
   const pool = isPgPool(external) ? (external as Pool) : undefined
   type Tx = PrismaTransaction<P>
@@ -154,7 +155,8 @@ export function prismaStore<P extends PrismaClientLike>(
       transaction: (work) =>
         (prisma as unknown as Transactions).$transaction((tx) => work(tx as Tx), transactionOptions) as Promise<never>,
       query: (tx, text, values) => raw(tx as unknown as RawClient, text, values),
-      run: (text, values) => raw(prisma, text, values),
+      // Claims and renewals: on that pool when there is one, without Prisma's client in between.
+      run: pool ? poolDatabase(pool).query : (text, values) => raw(prisma, text, values),
       ...(pool ? { session: poolDatabase(pool).session } : {}),
       check() {
         if ((pool as { ended?: boolean } | undefined)?.ended) {
