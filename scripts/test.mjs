@@ -11,6 +11,7 @@ import { createInterface } from 'node:readline'
 import { mariadbBin, startMariadb } from './mariadb-server.mjs'
 import { packAll } from './pack-all.mjs'
 import { postgresBinDir, startPostgres } from './postgres-server.mjs'
+import { generatePrismaClients } from './prisma-generate.mjs'
 import { installRuntimeDeps } from './runtime-deps.mjs'
 import { mainLabel, matrixPasses, passFiles, readReport, reportFile, runPass, SIDE_FILES } from './test-matrix.mjs'
 import { onExit, startRedisCluster, startRedisServer, startServices, which } from './test-services.mjs'
@@ -99,6 +100,8 @@ const mariadbReady = process.env.MYSQL_URL
     )
 
 if (run(localBin('tsc'), ['--build']) !== 0) process.exit(1)
+// prismaStore's tests, type tests and bench import a client generated from test/fixtures/prisma/schema.prisma.
+generatePrismaClients()
 
 if (!process.env.REDIS_URL) {
   const redis = await startRedisServer()

@@ -45,10 +45,13 @@ function docsPages(dir = resolve(root, 'docs')): string[] {
 }
 
 /**
- * Page sections whose snippets need what only an example installs (NestJS, a runtime's own types): each is checked
- * as modules of that example's folder, with its types, in a program of its own. Without `section`, the whole page.
+ * Page sections whose snippets need what only an example installs (NestJS, a runtime's own types, a generated Prisma
+ * client): each is checked as modules of that example's folder, with its types, in a program of its own. Without
+ * `section`, the whole page.
  */
 const IN_EXAMPLE: { file: string; section?: string; folder: string; options: ts.CompilerOptions }[] = [
+  // Next to the Prisma client the tests generate (scripts/prisma-generate.mjs): `./generated/prisma/client.js`.
+  { file: 'docs/guide/your-database.md', section: 'Prisma', folder: 'test/fixtures/prisma', options: {} },
   {
     file: 'docs/quick-start/nest.md',
     folder: 'examples/nest/src',
