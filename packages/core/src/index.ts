@@ -47,6 +47,7 @@ export {
   MethodNotAllowedError,
   PayloadError,
   PayloadTooLargeError,
+  PausedError,
   QuarantinedError,
   RawBodyUnavailableError,
   SchemaError,
@@ -68,6 +69,16 @@ export {
   webHealth,
 } from './health/index.js'
 export { type ProxyArrivalOptions, parseRequestStart } from './http/proxy-arrival.js'
+export {
+  type MemoryPauseStore,
+  memoryPauseStore,
+  PAUSE_WARN_LEFT_MS,
+  type Pause,
+  type PauseOptions,
+  type PauseStore,
+  type ResumeOptions,
+  type ResumeResult,
+} from './pause/index.js'
 export {
   cursorOf,
   DEFAULT_JOURNAL_RETENTION_MS,
