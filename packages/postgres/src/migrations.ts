@@ -16,6 +16,7 @@ import {
   heldKeysSql,
 } from './fence-sql.js'
 import { createJournalTableSql, journalCopiesColumnSql } from './journal-sql.js'
+import { createPauseTableSql } from './pause-sql.js'
 import type { Logger } from './maintenance.js'
 import { type MigrateSession, openSession } from './migrate-session.js'
 import {
@@ -40,7 +41,7 @@ export interface Migration {
   /** Its file in `sql/`. */
   file: string
   /** Which store needs it. */
-  store: 'events' | 'dead_letters' | 'journal'
+  store: 'events' | 'dead_letters' | 'journal' | 'pauses'
   /** Appended to the store's `table` to name the table it makes (`'_fences'`). @default '' */
   suffix?: string
   /** Columns it creates or adds. */
@@ -205,6 +206,23 @@ export const MIGRATIONS: readonly Migration[] = [
     without: 'counts and pages of letters by created time (createdAfter, createdBefore) read the whole table',
     severity: 'warning',
   },
+  {
+    number: '015',
+    file: '015_payhooks_dead_letters_paused.sql',
+    store: 'dead_letters',
+    columns: [],
+    constraintIncludes: 'paused',
+    without: 'deliveries of a paused event type cannot be parked and are answered 503 paused (the service retries)',
+    severity: 'warning',
+  },
+  {
+    number: '016',
+    file: '016_payhooks_pauses.sql',
+    store: 'pauses',
+    columns: ['event_type', 'reason', 'since', 'paused_by'],
+    without: 'webhooks.pause() rejects, and no receiver sees a pause',
+    severity: 'warning',
+  },
 ]
 
 /** The statements of a multi-statement text, one each. */
@@ -235,6 +253,12 @@ export interface MigrateOptions {
    * @default 'payhooks_journal'
    */
   journalTable?: string | false
+  /**
+   * The pauses' table, as given to `postgresPauseStore` (`table`): made (migration 016) ahead of a release that
+   * turns pauses on; `false` leaves it alone.
+   * @default 'payhooks_pauses'
+   */
+  pauseTable?: string | false
   /**
    * How long each `ALTER TABLE` may wait for its lock (`SET LOCAL lock_timeout`) before it gives up, lets the
    * statements queued behind it through, and is tried again: a long read (a `pg_dump`, a report) never stalls
@@ -298,14 +322,16 @@ export async function migrate(pool: Pool, options: MigrateOptions = {}): Promise
   const letters = deadLetters === false ? undefined : checkTable(deadLetters, 'migrate')
   const journal = options.journalTable ?? 'payhooks_journal'
   const entries = journal === false ? undefined : checkTable(journal, 'migrate')
+  const pauseTable = options.pauseTable ?? 'payhooks_pauses'
+  const pauses = pauseTable === false ? undefined : checkTable(pauseTable, 'migrate')
   const lockTimeoutMs = nonNegativeNumber(options.lockTimeoutMs ?? 2000, 'migrate', 'lockTimeoutMs')
   const attempts = Math.max(1, Math.floor(nonNegativeNumber(options.attempts ?? 10, 'migrate', 'attempts')))
   const logger = options.logger ?? console
   // Every table the run may change: the fences are changed by their own turn, as the instances change them.
-  const tables = [table, fenceTableOf(table), letters, entries].filter((name): name is string => name !== undefined)
+  const tables = [table, fenceTableOf(table), letters, entries, pauses].filter((name): name is string => name !== undefined)
   const session = await openSession(pool, tables, logger)
   try {
-    return await applyMissing(session, { table, letters, entries, lockTimeoutMs, attempts, logger })
+    return await applyMissing(session, { table, letters, entries, pauses, lockTimeoutMs, attempts, logger })
   } finally {
     await session.release()
   }
@@ -315,6 +341,7 @@ interface Run {
   table: string
   letters: string | undefined
   entries: string | undefined
+  pauses: string | undefined
   lockTimeoutMs: number
   attempts: number
   logger: Logger
@@ -322,7 +349,7 @@ interface Run {
 
 /** The migrations missing, applied in order on the run's own session. */
 async function applyMissing(session: MigrateSession, run: Run): Promise<MigrateResult> {
-  const { table, letters, entries, lockTimeoutMs, attempts, logger } = run
+  const { table, letters, entries, pauses, lockTimeoutMs, attempts, logger } = run
   const db = session.db
   const applied: string[] = []
   const alter = async (number: string, relation: string, ddl: string) => {
@@ -367,7 +394,10 @@ async function applyMissing(session: MigrateSession, run: Run): Promise<MigrateR
   if (letters !== undefined) {
     if (!(await exists(db, letters))) await alter('002', letters, createDeadLetterTableSql(letters))
     for (const statement of indexesOf('002', letters)) await index('002', statement)
+    // One statement widens the check to every code (003, then 015): counted as 015 when it lacked paused.
+    const lacked = await lacksCode(db, letters, 'paused')
     await alterWithin(db, '003', letters, widenDeadLetterCodeSql(letters), lockTimeoutMs)
+    if (lacked) applied.push('015')
     for (const statement of indexesOf('008', letters)) await index('008', statement)
     if (!(await hasCounts(db, letters))) await alter('010', letters, createDeadLetterCountsSql(letters))
     if ((await fillDeadLetterCounts(db, letters)) && !applied.includes('010')) applied.push('010')
@@ -382,5 +412,15 @@ async function applyMissing(session: MigrateSession, run: Run): Promise<MigrateR
       if (!(await hasColumn(db, entries, 'copies'))) await alter('013', entries, journalCopiesColumnSql(entries))
     }
   }
+  if (pauses !== undefined && !(await exists(db, pauses))) await alter('016', pauses, createPauseTableSql(pauses))
   return { applied }
+}
+
+/** Whether `table`'s check on `code` (the one naming `handler_failed`) does not name `code` yet. */
+async function lacksCode(db: Pool, table: string, code: string): Promise<boolean> {
+  const { rows } = await db.query<{ def: string }>(
+    `SELECT pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE conrelid = to_regclass($1) AND contype = 'c'`,
+    [quoteTable(table)],
+  )
+  return rows.some((row) => row.def.includes('handler_failed') && !row.def.includes(code))
 }

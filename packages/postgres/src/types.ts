@@ -316,3 +316,24 @@ export interface PostgresJournalOptions {
   /** Where a failed sweep is told, one line. @default console */
   logger?: { warn?(message: string): void; error(message: string): void }
 }
+
+/** Options of `postgresPauseStore`. */
+export interface PostgresPauseStoreOptions {
+  /**
+   * The pauses' table, optionally schema-qualified.
+   * @default 'payhooks_pauses'
+   */
+  table?: string
+  /**
+   * Whether `init()` creates the table when missing. Set false when migrations create it
+   * (`sql/016_payhooks_pauses.sql`).
+   * @default true
+   */
+  createTable?: boolean
+  /**
+   * How often each receiver reads the pauses again (one `SELECT` of the table): a pause reaches every instance
+   * within about this. From 10 to 60 000.
+   * @default 1000
+   */
+  refreshMs?: number
+}
