@@ -254,9 +254,10 @@ export interface MigrateOptions {
    */
   journalTable?: string | false
   /**
-   * The pauses' table, as given to `postgresPauseStore` (`table`): made (migration 016) ahead of a release that
-   * turns pauses on; `false` leaves it alone.
-   * @default 'payhooks_pauses'
+   * The pauses' table, as given to `postgresPauseStore` (`table`), to make it (migration 016) ahead of a release
+   * that turns pauses on with `createTable: false`. Left alone unless named: `postgresPauseStore` makes it on first
+   * use otherwise.
+   * @default false
    */
   pauseTable?: string | false
   /**
@@ -322,7 +323,7 @@ export async function migrate(pool: Pool, options: MigrateOptions = {}): Promise
   const letters = deadLetters === false ? undefined : checkTable(deadLetters, 'migrate')
   const journal = options.journalTable ?? 'payhooks_journal'
   const entries = journal === false ? undefined : checkTable(journal, 'migrate')
-  const pauseTable = options.pauseTable ?? 'payhooks_pauses'
+  const pauseTable = options.pauseTable ?? false
   const pauses = pauseTable === false ? undefined : checkTable(pauseTable, 'migrate')
   const lockTimeoutMs = nonNegativeNumber(options.lockTimeoutMs ?? 2000, 'migrate', 'lockTimeoutMs')
   const attempts = Math.max(1, Math.floor(nonNegativeNumber(options.attempts ?? 10, 'migrate', 'attempts')))
