@@ -52,7 +52,10 @@ const REDIS_QUEUE_HONO = [
 export const SIDE_FILES = [
   'test/integration/store-crash.test.ts',
   'test/integration/cli.test.ts',
+  'test/integration/cli-service.test.ts',
+  'test/integration/cli-trigger.test.ts',
   'test/integration/board-browser.test.ts',
+  'test/integration/board-browser-stores.test.ts',
   'test/integration/fence-chaos.test.ts',
   'test/consumers/consumers.test.ts',
   'test/integration/docs-site.test.ts',
