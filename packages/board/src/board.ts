@@ -1,5 +1,6 @@
 import { type Answer, countParked, deleteSelected, listLetters, oneLetter, problem, replaySelected } from './api.js'
 import { auditLine } from './audit-line.js'
+import { pauseType, resumeType } from './pauses.js'
 import { eventTimeline, journalOf, listEvents } from './events.js'
 import { heldKeys, instanceStats, secretUsage } from './instance.js'
 import { BadQuery, filterFrom } from './letters.js'
@@ -138,6 +139,10 @@ export function createBoard<Request = unknown>(options: BoardOptions<Request>): 
         return json(await replayBatch(webhooks, body, record, replayBatchSize))
       case '/api/dead-letters/delete':
         return json(await deleteSelected(webhooks, body, record))
+      case '/api/pause':
+        return json(await pauseType(webhooks, body, record))
+      case '/api/resume':
+        return json(await resumeType(webhooks, body, record, logger))
       default:
         return json(problem(404, 'not found'))
     }
