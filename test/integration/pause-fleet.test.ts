@@ -11,11 +11,7 @@ import {
   type WebhookError,
   type WebhookStore,
 } from '@payhooks/core'
-import {
-  postgresDeadLetterStore,
-  postgresPauseStore,
-  postgresStore,
-} from '@payhooks/postgres'
+import { postgresDeadLetterStore, postgresPauseStore, postgresStore } from '@payhooks/postgres'
 import { redisDeadLetterStore, redisPauseStore, redisStore } from '@payhooks/redis'
 import { sampleEvent, signedDelivery } from '@payhooks/testing'
 import { Cluster, Redis } from 'ioredis'
@@ -49,7 +45,8 @@ afterAll(async () => {
 })
 
 function redisClient(): Redis {
-  if (!process.env.REDIS_URL) throw new Error('REDIS_URL is not set: run through `pnpm test`, which starts redis-server')
+  if (!process.env.REDIS_URL)
+    throw new Error('REDIS_URL is not set: run through `pnpm test`, which starts redis-server')
   const client = new Redis(process.env.REDIS_URL)
   client.on('error', () => {})
   closers.push(() => client.quit())
@@ -150,69 +147,76 @@ describe.each(backends)('pause across two receivers on $name', (backend) => {
   it.each([
     ['with dead letters: parked, then replayed by resume', true],
     ['without dead letters: answered 503, then retried by the service', false],
-  ])('%s', async (_, withDeadLetters) => {
-    const stores = await backend.namespace()
-    const { start, runs, ranOn, errors } = fleet(stores, withDeadLetters)
-    const a = start('a')
-    let b = start('b')
-    // Both running normally first (each has read the pauses: none).
-    expect((await send(b, PAUSED, `evt_before_${randomUUID()}`)).status).toBe(200)
+  ])(
+    '%s',
+    async (_, withDeadLetters) => {
+      const stores = await backend.namespace()
+      const { start, runs, ranOn, errors } = fleet(stores, withDeadLetters)
+      const a = start('a')
+      let b = start('b')
+      // Both running normally first (each has read the pauses: none).
+      expect((await send(b, PAUSED, `evt_before_${randomUUID()}`)).status).toBe(200)
 
-    const pause = await a.pause(PAUSED, { reason: 'ledger migration' })
-    const pausedAt = Date.now()
-    expect(pause).toMatchObject({ eventType: PAUSED, reason: 'ledger migration', by: 'a' })
-    // Deliveries reaching b while the pause spreads: handled or paused, each answered as it should be.
-    const spreading: Awaited<ReturnType<typeof send>>[] = []
-    while (Date.now() - pausedAt < SEEN_WITHIN_MS) {
-      spreading.push(await send(b, PAUSED, `evt_spread_${randomUUID()}`))
-      await sleep(100)
-    }
-    const stoppedAfter = spreading.findIndex((answer) => !ranOn.has(answer.eventId))
-    expect(stoppedAfter, 'b never stopped within 2 s').toBeGreaterThanOrEqual(0)
-    // Once stopped, never running again while paused.
-    expect(spreading.slice(stoppedAfter).filter((answer) => ranOn.has(answer.eventId))).toEqual([])
-
-    const during: Awaited<ReturnType<typeof send>>[] = [...spreading.slice(stoppedAfter)]
-    for (let i = 0; i < 6; i++) during.push(await send(i % 2 ? a : b, PAUSED, `evt_during_${i}_${randomUUID()}`))
-    // Other types still run, on both.
-    const others = [await send(a, OTHER, `evt_other_a_${randomUUID()}`), await send(b, OTHER, `evt_other_b_${randomUUID()}`)]
-    expect(others.map((answer) => [answer.status, runs.get(answer.eventId)])).toEqual([
-      [200, 1],
-      [200, 1],
-    ])
-    expect((await b.paused()).map((p) => p.eventType)).toEqual([PAUSED])
-    expect(b.stats().paused.map((p) => p.eventType)).toEqual([PAUSED])
-    expect((await b.health()).checks.find((check) => check.name === 'paused')?.severity).toBe('warning')
-
-    // b restarted mid-pause: paused from its very first delivery.
-    await b.close()
-    b = start('b2')
-    for (let i = 0; i < 3; i++) during.push(await send(b, PAUSED, `evt_restarted_${i}_${randomUUID()}`))
-
-    for (const answer of during) {
-      expect(runs.get(answer.eventId), answer.eventId).toBeUndefined()
-      if (withDeadLetters) expect([answer.status, answer.answer.status]).toEqual([200, 'parked'])
-      else expect([answer.status, answer.answer.error]).toEqual([503, 'paused'])
-    }
-
-    const resumed = await a.resume(PAUSED)
-    expect(resumed.resumed).toBe(true)
-    if (withDeadLetters) {
-      expect(resumed.replay).toMatchObject({ tried: during.length, processed: during.length, failed: 0 })
-    } else {
-      expect(resumed.replay).toBeUndefined()
-      // The service retries each refused delivery, to either instance (an hour later; here once b saw the resume).
-      await sleep(SEEN_WITHIN_MS)
-      for (const [i, answer] of during.entries()) {
-        expect((await send(i % 2 ? a : b, PAUSED, answer.eventId)).status).toBe(200)
+      const pause = await a.pause(PAUSED, { reason: 'ledger migration' })
+      const pausedAt = Date.now()
+      expect(pause).toMatchObject({ eventType: PAUSED, reason: 'ledger migration', by: 'a' })
+      // Deliveries reaching b while the pause spreads: handled or paused, each answered as it should be.
+      const spreading: Awaited<ReturnType<typeof send>>[] = []
+      while (Date.now() - pausedAt < SEEN_WITHIN_MS) {
+        spreading.push(await send(b, PAUSED, `evt_spread_${randomUUID()}`))
+        await sleep(100)
       }
-    }
-    // Every event delivered during the pause handled exactly once; and nothing ran twice at all.
-    expect(during.map((answer) => runs.get(answer.eventId))).toEqual(during.map(() => 1))
-    expect([...runs.values()].filter((count) => count !== 1)).toEqual([])
-    // b has seen the resume too (resume waited for it): live deliveries run at once.
-    const after = await send(b, PAUSED, `evt_after_${randomUUID()}`)
-    expect([after.status, runs.get(after.eventId)]).toEqual([200, 1])
-    expect(errors.filter((error) => error.code !== 'deadline_exceeded')).toEqual([])
-  }, 60_000)
+      const stoppedAfter = spreading.findIndex((answer) => !ranOn.has(answer.eventId))
+      expect(stoppedAfter, 'b never stopped within 2 s').toBeGreaterThanOrEqual(0)
+      // Once stopped, never running again while paused.
+      expect(spreading.slice(stoppedAfter).filter((answer) => ranOn.has(answer.eventId))).toEqual([])
+
+      const during: Awaited<ReturnType<typeof send>>[] = [...spreading.slice(stoppedAfter)]
+      for (let i = 0; i < 6; i++) during.push(await send(i % 2 ? a : b, PAUSED, `evt_during_${i}_${randomUUID()}`))
+      // Other types still run, on both.
+      const others = [
+        await send(a, OTHER, `evt_other_a_${randomUUID()}`),
+        await send(b, OTHER, `evt_other_b_${randomUUID()}`),
+      ]
+      expect(others.map((answer) => [answer.status, runs.get(answer.eventId)])).toEqual([
+        [200, 1],
+        [200, 1],
+      ])
+      expect((await b.paused()).map((p) => p.eventType)).toEqual([PAUSED])
+      expect(b.stats().paused.map((p) => p.eventType)).toEqual([PAUSED])
+      expect((await b.health()).checks.find((check) => check.name === 'paused')?.severity).toBe('warning')
+
+      // b restarted mid-pause: paused from its very first delivery.
+      await b.close()
+      b = start('b2')
+      for (let i = 0; i < 3; i++) during.push(await send(b, PAUSED, `evt_restarted_${i}_${randomUUID()}`))
+
+      for (const answer of during) {
+        expect(runs.get(answer.eventId), answer.eventId).toBeUndefined()
+        if (withDeadLetters) expect([answer.status, answer.answer.status]).toEqual([200, 'parked'])
+        else expect([answer.status, answer.answer.error]).toEqual([503, 'paused'])
+      }
+
+      const resumed = await a.resume(PAUSED)
+      expect(resumed.resumed).toBe(true)
+      if (withDeadLetters) {
+        expect(resumed.replay).toMatchObject({ tried: during.length, processed: during.length, failed: 0 })
+      } else {
+        expect(resumed.replay).toBeUndefined()
+        // The service retries each refused delivery, to either instance (an hour later; here once b saw the resume).
+        await sleep(SEEN_WITHIN_MS)
+        for (const [i, answer] of during.entries()) {
+          expect((await send(i % 2 ? a : b, PAUSED, answer.eventId)).status).toBe(200)
+        }
+      }
+      // Every event delivered during the pause handled exactly once; and nothing ran twice at all.
+      expect(during.map((answer) => runs.get(answer.eventId))).toEqual(during.map(() => 1))
+      expect([...runs.values()].filter((count) => count !== 1)).toEqual([])
+      // b has seen the resume too (resume waited for it): live deliveries run at once.
+      const after = await send(b, PAUSED, `evt_after_${randomUUID()}`)
+      expect([after.status, runs.get(after.eventId)]).toEqual([200, 1])
+      expect(errors.filter((error) => error.code !== 'deadline_exceeded')).toEqual([])
+    },
+    60_000,
+  )
 })

@@ -68,7 +68,7 @@ it('a mixed-case table name: migrate() applies each migration once, and health()
       'dead_letter_postgres_migration_008:ok',
       'dead_letter_postgres_migration_010:ok',
       'dead_letter_postgres_migration_014:ok',
-    'dead_letter_postgres_migration_015:ok',
+      'dead_letter_postgres_migration_015:ok',
       'journal_postgres_migration_009:ok',
       'journal_postgres_migration_013:ok',
     ])

@@ -58,5 +58,8 @@ function pauseLine(entry: BoardAuditEntry): { fields: Record<string, unknown>; m
     ? `; replayed ${entry.report.processed} of ${entry.report.tried}, ${entry.report.failed} failed`
     : ''
   const reason = entry.reason ? ` (${oneLine(entry.reason)})` : ''
-  return { fields, message: `payhooks board: ${entry.action} of ${eventType} by ${actor ?? 'unknown'}${reason}${report}` }
+  return {
+    fields,
+    message: `payhooks board: ${entry.action} of ${eventType} by ${actor ?? 'unknown'}${reason}${report}`,
+  }
 }

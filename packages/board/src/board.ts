@@ -1,11 +1,11 @@
 import { type Answer, countParked, deleteSelected, listLetters, oneLetter, problem, replaySelected } from './api.js'
 import { auditLine } from './audit-line.js'
-import { pauseType, resumeType } from './pauses.js'
 import { eventTimeline, journalOf, listEvents } from './events.js'
 import { heldKeys, instanceStats, secretUsage } from './instance.js'
 import { BadQuery, filterFrom } from './letters.js'
 import { sharedOverview } from './overview-shared.js'
 import { asset, page } from './page.js'
+import { pauseType, resumeType } from './pauses.js'
 import { replayBatch } from './replay-batches.js'
 import {
   CSRF_HEADER,

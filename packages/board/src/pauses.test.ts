@@ -10,10 +10,17 @@ async function deliver(webhooks: Awaited<ReturnType<typeof setUp>>['webhooks'], 
 describe('pauses on the board', () => {
   it('pauses a type with its reason (audited), shows it on the overview, and resumes it', async () => {
     const { board, webhooks, audits, logs, runs } = await setUp()
-    const paused = await board.handle(request(change('/api/pause', { eventType: 'transaction_settled', reason: 'ledger' })))
+    const paused = await board.handle(
+      request(change('/api/pause', { eventType: 'transaction_settled', reason: 'ledger' })),
+    )
     expect(paused.status).toBe(200)
     expect(json(paused)).toMatchObject({ eventType: 'transaction_settled', reason: 'ledger' })
-    expect(audits.at(-1)).toMatchObject({ action: 'pause', actor: 'ops', eventType: 'transaction_settled', reason: 'ledger' })
+    expect(audits.at(-1)).toMatchObject({
+      action: 'pause',
+      actor: 'ops',
+      eventType: 'transaction_settled',
+      reason: 'ledger',
+    })
     expect(logs.at(-1)).toBe('payhooks board: pause of transaction_settled by ops (ledger)')
 
     expect((await deliver(webhooks, 'evt_board_paused')).status).toBe(503)

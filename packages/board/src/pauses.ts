@@ -6,6 +6,9 @@ import { type Answer, type Audit, problem } from './api.js'
 import { BadQuery } from './letters.js'
 import type { BoardLogger } from './types.js'
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is the point
+const CONTROL = /[\u0000-\u001f\u007f]/
+
 type Pausable = Pick<Webhooks<unknown>, 'pause' | 'resume' | 'paused'>
 
 /** The receiver's pause controls, when it has them (a receiver older than pauses has none). */
@@ -47,7 +50,7 @@ export async function pauseType(webhooks: object, body: Record<string, unknown>,
   if (!pausable) return problem(405, 'this receiver cannot pause')
   const eventType = typeFrom(body)
   const reason = body.reason ?? ''
-  if (typeof reason !== 'string' || reason.length > 200 || /[\u0000-\u001f]/.test(reason)) {
+  if (typeof reason !== 'string' || reason.length > 200 || CONTROL.test(reason)) {
     throw new BadQuery('reason must be one line of at most 200 characters')
   }
   const pause = await pausable.pause(eventType, { reason })
@@ -72,7 +75,9 @@ export async function resumeType(
       audit({
         action: 'resume',
         eventType,
-        ...(result.replay ? { report: { tried: result.replay.tried, processed: result.replay.processed, failed: result.replay.failed } } : {}),
+        ...(result.replay
+          ? { report: { tried: result.replay.tried, processed: result.replay.processed, failed: result.replay.failed } }
+          : {}),
       }),
     )
     .catch((error: unknown) => {

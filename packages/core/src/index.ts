@@ -45,9 +45,9 @@ export {
   InternalError,
   KeyHeldError,
   MethodNotAllowedError,
+  PausedError,
   PayloadError,
   PayloadTooLargeError,
-  PausedError,
   QuarantinedError,
   RawBodyUnavailableError,
   SchemaError,
@@ -69,16 +69,6 @@ export {
   webHealth,
 } from './health/index.js'
 export { type ProxyArrivalOptions, parseRequestStart } from './http/proxy-arrival.js'
-export {
-  type MemoryPauseStore,
-  memoryPauseStore,
-  PAUSE_WARN_LEFT_MS,
-  type Pause,
-  type PauseOptions,
-  type PauseStore,
-  type ResumeOptions,
-  type ResumeResult,
-} from './pause/index.js'
 export {
   cursorOf,
   DEFAULT_JOURNAL_RETENTION_MS,
@@ -119,6 +109,16 @@ export type {
   OrderingRule,
   OrderingRules,
 } from './ordering/index.js'
+export {
+  type MemoryPauseStore,
+  memoryPauseStore,
+  PAUSE_WARN_LEFT_MS,
+  type Pause,
+  type PauseOptions,
+  type PauseStore,
+  type ResumeOptions,
+  type ResumeResult,
+} from './pause/index.js'
 export { type InProcessQueue, type InProcessQueueOptions, inProcessQueue } from './queue/queue.js'
 export { createWebhooks } from './receiver/create.js'
 export {

@@ -16,9 +16,9 @@ import {
   heldKeysSql,
 } from './fence-sql.js'
 import { createJournalTableSql, journalCopiesColumnSql } from './journal-sql.js'
-import { createPauseTableSql } from './pause-sql.js'
 import type { Logger } from './maintenance.js'
 import { type MigrateSession, openSession } from './migrate-session.js'
+import { createPauseTableSql } from './pause-sql.js'
 import {
   alterWithin,
   buildIndexConcurrently,
@@ -329,7 +329,9 @@ export async function migrate(pool: Pool, options: MigrateOptions = {}): Promise
   const attempts = Math.max(1, Math.floor(nonNegativeNumber(options.attempts ?? 10, 'migrate', 'attempts')))
   const logger = options.logger ?? console
   // Every table the run may change: the fences are changed by their own turn, as the instances change them.
-  const tables = [table, fenceTableOf(table), letters, entries, pauses].filter((name): name is string => name !== undefined)
+  const tables = [table, fenceTableOf(table), letters, entries, pauses].filter(
+    (name): name is string => name !== undefined,
+  )
   const session = await openSession(pool, tables, logger)
   try {
     return await applyMissing(session, { table, letters, entries, pauses, lockTimeoutMs, attempts, logger })

@@ -17,7 +17,7 @@ const DETAILS = [
   'receiver built by createWebhooks({ pauses, ... }) (as default, or as `webhooks`). Give it a shared pause',
   'store (redisPauseStore, postgresPauseStore): with the default, memoryPauseStore, a pause made here',
   'stops nothing but this process. Every receiver sharing the store honours a pause within about a second.',
-  "An exported `close()` is called at the end.",
+  'An exported `close()` is called at the end.',
 ]
 
 const isPausable = (value: unknown): value is Pausable =>
@@ -64,9 +64,7 @@ const pause: CommandSpec = {
     "run as usual; handlers already running finish. '*' pauses every type.",
     ...DETAILS,
   ],
-  examples: [
-    "payhooks pause transaction_settled --reason 'ledger migration until 02:00' --module ./dist/webhooks.js",
-  ],
+  examples: ["payhooks pause transaction_settled --reason 'ledger migration until 02:00' --module ./dist/webhooks.js"],
   options: {
     module: moduleOption,
     reason: { type: 'string', arg: '<text>', help: 'why, one line, shown to the other operators' },
@@ -94,7 +92,7 @@ const resume: CommandSpec = {
   usage: "<event_type | '*'> --module <file> [--no-replay]",
   summary: 'Resume a paused event type, then replay the letters parked while it was paused',
   details: [
-    'Lifts the pause, waits until every receiver has seen it (two of the store\'s refreshMs), then replays',
+    "Lifts the pause, waits until every receiver has seen it (two of the store's refreshMs), then replays",
     "the type's `paused` dead letters through the module's receiver: each once, a few at a time, giving way",
     "to live deliveries, and prints the run's report. --no-replay leaves them for",
     "payhooks dead-letters replay --all --code paused. '*' lifts the pause of every type, not a type's own.",

@@ -44,7 +44,13 @@ async function parkPaused(
   event: VerifiedEvent,
   error: PausedError,
 ): Promise<WebhookResult> {
-  const { result, outcome } = await park(engine, { body, getHeader: delivery.raw.getHeader }, error, event, delivery.scope)
+  const { result, outcome } = await park(
+    engine,
+    { body, getHeader: delivery.raw.getHeader },
+    error,
+    event,
+    delivery.scope,
+  )
   if (outcome === 'duplicate') {
     delivery.outcome = 'duplicate'
     delivery.error = undefined

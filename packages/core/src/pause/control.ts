@@ -5,6 +5,10 @@ import { check } from '../validations.js'
 import type { Pause, PauseOptions, ResumeOptions, ResumeResult } from './types.js'
 import type { PauseWatch } from './watch.js'
 
+// Control characters: what could split a line of the board, the CLI or a log.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is the point
+const CONTROL = /[\u0000-\u001f\u007f]/
+
 /** The longest reason a pause keeps: one line for the board's banner. */
 const MAX_REASON_CHARS = 200
 
@@ -17,7 +21,7 @@ export interface PauseControl {
 
 function checkType(eventType: unknown, where: string): asserts eventType is string {
   check(
-    typeof eventType === 'string' && eventType !== '' && eventType.length <= 200 && !/[\u0000-\u001f]/.test(eventType),
+    typeof eventType === 'string' && eventType !== '' && eventType.length <= 200 && !CONTROL.test(eventType),
     where,
     'eventType',
     "be an event type or '*' (a non-empty string of one line)",
@@ -55,7 +59,7 @@ export function pauseControl(
       checkType(eventType, 'pause')
       const reason = options.reason ?? ''
       check(
-        typeof reason === 'string' && reason.length <= MAX_REASON_CHARS && !/[\u0000-\u001f]/.test(reason),
+        typeof reason === 'string' && reason.length <= MAX_REASON_CHARS && !CONTROL.test(reason),
         'pause',
         'reason',
         `be one line of at most ${MAX_REASON_CHARS} characters`,

@@ -14,7 +14,7 @@ import {
 } from '../errors/index.js'
 import { logVerifiedWith } from '../event-handler/index.js'
 import { inProgress, ok } from '../http/answers.js'
-import { whilePaused } from '../pause/index.js'
+import { whilePaused } from '../pause/answer.js'
 import type { DispatchOutcome, VerifiedEvent, WebhookQueue, WebhookResult } from '../types.js'
 import { isThenable } from '../util/thenable.js'
 import { cryptoProvider, type RawBody } from '../verify/signature.js'
