@@ -114,6 +114,7 @@ export {
   memoryPauseStore,
   PAUSE_WARN_LEFT_MS,
   type Pause,
+  type PauseControls,
   type PauseOptions,
   type PauseStore,
   type ResumeOptions,

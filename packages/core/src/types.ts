@@ -5,7 +5,7 @@ import type { WebhookError } from './errors/index.js'
 import type { HealthCheck, HealthOptions, HealthReport } from './health/types.js'
 import type { Events } from './journal/types.js'
 import type { HeldKeysOptions, HeldOrderingKey, OnOptions, Ordering } from './ordering/types.js'
-import type { Pause, PauseOptions, ResumeOptions, ResumeResult } from './pause/types.js'
+import type { PauseControls } from './pause/types.js'
 import type { BuiltInSchemas, SchemaMap, SchemaMapOption, UnknownEvent } from './schemas/events.js'
 import type { ReceiverStats } from './stats/index.js'
 import type { TraceCarrier } from './telemetry/telemetry.js'
@@ -194,7 +194,7 @@ export type Handler<Event, Context = HandlerContext> = (event: Event, context: C
 export type ErrorListener = (error: WebhookError) => void
 
 /** A webhook receiver built by {@link createWebhooks}; `C` is its store's part of the handler context. */
-export interface Webhooks<E, C extends object = {}> {
+export interface Webhooks<E, C extends object = {}> extends PauseControls {
   /**
    * Runs `handler` for every event of `type`. Handlers of one event run concurrently; the event is
    * acknowledged only once all of them succeed. The second argument is the {@link HandlerContext}. With
@@ -385,36 +385,6 @@ export interface Webhooks<E, C extends object = {}> {
    * if (old && old.total === 0) console.log('secret 1 unused for 72 hours here: last used', old.lastUsedAt)
    */
   stats(): ReceiverStats
-  /**
-   * Pauses an event type (or every type, `'*'`) across every receiver sharing the `pauses` store, within about a
-   * second: its deliveries are verified, then parked as `paused` letters with a durable `deadLetters` store
-   * (answered 200 `parked`) or answered 503 `paused` (the service retries them, for 72 hours from each event's
-   * creation: a warning is logged 24 hours before a pause reaches that). Handlers already running finish. Pausing a
-   * type paused already replaces its reason. Resolves once the store holds the pause and this instance honours it;
-   * rejects with a {@link StoreError} when the store does not answer.
-   *
-   * @example
-   * await webhooks.pause('transaction_settled', { reason: 'ledger migration until 02:00' })
-   */
-  pause(eventType: string, options?: PauseOptions): Promise<Pause>
-  /**
-   * Lifts the pause of `eventType` (`'*'` lifts the pause of every type, not a type's own), then, with a
-   * `deadLetters` store, replays the letters parked `paused` of that type once every instance has seen the resume:
-   * each once, a few at a time, giving way to live deliveries (see {@link ResumeOptions}). Resolves when the replay
-   * ended, with its report.
-   *
-   * @example
-   * const { replay } = await webhooks.resume('transaction_settled')
-   * console.log(`${replay?.processed ?? 0} replayed, ${replay?.failed ?? 0} still parked`)
-   */
-  resume(eventType: string, options?: ResumeOptions): Promise<ResumeResult>
-  /**
-   * The pauses in force, read from the `pauses` store, oldest first.
-   *
-   * @example
-   * for (const pause of await webhooks.paused()) console.log(pause.eventType, pause.since, pause.reason)
-   */
-  paused(): Promise<Pause[]>
   /** Effective options, for adapters. */
   readonly maxBodyBytes: number
   readonly deadlineMs: number

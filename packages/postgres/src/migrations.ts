@@ -27,6 +27,9 @@ import {
   LockWaitError,
 } from './schema-change.js'
 import { bodyDigestColumnSql, checkTable, createTableSql, expiryIndexSql, quoteTable } from './sql.js'
+import type { MigrateOptions, MigrateResult } from './types.js'
+
+export type { MigrateOptions, MigrateResult }
 
 /**
  * What each migration of `sql/` leaves in the database, for `health()` and `migrate()`: the table it makes or
@@ -233,53 +236,6 @@ function statementsOf(sql: string): string[] {
 /** The index statements of migration `number` for `table` (none when it builds none). */
 function indexesOf(number: string, table: string): readonly string[] {
   return MIGRATIONS.find((migration) => migration.number === number)?.indexes?.(table) ?? []
-}
-
-/** Options of {@link migrate}. */
-export interface MigrateOptions {
-  /**
-   * The store's table, as given to `postgresStore` (`table`); its fences are `<table>_fences`.
-   * @default 'payhooks_events'
-   */
-  table?: string
-  /**
-   * The dead-letter table, as given to `postgresDeadLetterStore`; `false` leaves dead letters alone.
-   * @default 'payhooks_dead_letters'
-   */
-  deadLetterTable?: string | false
-  /**
-   * The journal's table, as given to `postgresJournal` (`table`): made (migration 009) ahead of a release that turns
-   * the journal on, or its indexes completed and its `copies` column added (013); `false` leaves it alone.
-   * @default 'payhooks_journal'
-   */
-  journalTable?: string | false
-  /**
-   * The pauses' table, as given to `postgresPauseStore` (`table`), to make it (migration 016) ahead of a release
-   * that turns pauses on with `createTable: false`. Left alone unless named: `postgresPauseStore` makes it on first
-   * use otherwise.
-   * @default false
-   */
-  pauseTable?: string | false
-  /**
-   * How long each `ALTER TABLE` may wait for its lock (`SET LOCAL lock_timeout`) before it gives up, lets the
-   * statements queued behind it through, and is tried again: a long read (a `pg_dump`, a report) never stalls
-   * deliveries for longer than this.
-   * @default 2000
-   */
-  lockTimeoutMs?: number
-  /**
-   * How many times a schema change that did not get its lock is tried (waiting 1 s, doubled up to 15 s, between
-   * tries) before `migrate` rejects, naming the migration, the table and the sessions holding it.
-   * @default 10
-   */
-  attempts?: number
-  /** Where each wait for a lock is logged (one line, `warn` else `error`). @default console */
-  logger?: Logger
-}
-
-/** What {@link migrate} did: each migration it applied, by number (`'007'`); none when all were there. */
-export interface MigrateResult {
-  applied: string[]
 }
 
 async function hasColumn(pool: Pool, relation: string, column: string): Promise<boolean> {

@@ -83,3 +83,37 @@ export interface ResumeResult {
    */
   replay?: ReplayReport
 }
+
+/** `webhooks.pause`, `resume` and `paused`: see {@link PauseStore} and docs/guide/operating.md. */
+export interface PauseControls {
+  /**
+   * Pauses an event type (or every type, `'*'`) across every receiver sharing the `pauses` store, within about a
+   * second: its deliveries are verified, then parked as `paused` letters with a durable `deadLetters` store
+   * (answered 200 `parked`) or answered 503 `paused` (the service retries them, for 72 hours from each event's
+   * creation: a warning is logged 24 hours before a pause reaches that). Handlers already running finish. Pausing a
+   * type paused already replaces its reason. Resolves once the store holds the pause and this instance honours it;
+   * rejects with a `StoreError` when the store does not answer.
+   *
+   * @example
+   * await webhooks.pause('transaction_settled', { reason: 'ledger migration until 02:00' })
+   */
+  pause(eventType: string, options?: PauseOptions): Promise<Pause>
+  /**
+   * Lifts the pause of `eventType` (`'*'` lifts the pause of every type, not a type's own), then, with a
+   * `deadLetters` store, replays the letters parked `paused` of that type once every instance has seen the resume:
+   * each once, a few at a time, giving way to live deliveries (see {@link ResumeOptions}). Resolves when the replay
+   * ended, with its report.
+   *
+   * @example
+   * const { replay } = await webhooks.resume('transaction_settled')
+   * console.log(`${replay?.processed ?? 0} replayed, ${replay?.failed ?? 0} still parked`)
+   */
+  resume(eventType: string, options?: ResumeOptions): Promise<ResumeResult>
+  /**
+   * The pauses in force, read from the `pauses` store, oldest first.
+   *
+   * @example
+   * for (const pause of await webhooks.paused()) console.log(pause.eventType, pause.since, pause.reason)
+   */
+  paused(): Promise<Pause[]>
+}
