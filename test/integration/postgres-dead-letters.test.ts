@@ -1,6 +1,10 @@
 // postgresDeadLetterStore on a real PostgreSQL: the shared dead-letter contract, and the table: its set-up (init, the
 // shipped migrations), what is stored how, the list index. Kept counts and retention: postgres-dead-letter-counts;
 // end to end with postgresStore: postgres-dead-letters-e2e.
+import { type DeadLetter, memoryDeadLetterStore } from '@payhooks/core'
+import { createDeadLetterTableSql, postgresDeadLetterStore } from '@payhooks/postgres'
+import { deadLetterContract } from '@payhooks/testing/dead-letter-contract'
+import { describe, expect, it, vi } from 'vitest'
 import { runMigration } from '../fixtures/postgres.js'
 import {
   admin,

@@ -18,6 +18,7 @@ const READMES: { file: string; sections?: string[] }[] = [
   { file: 'packages/express/README.md' },
   { file: 'packages/client/README.md' },
   { file: 'packages/postgres/README.md' },
+  { file: 'packages/mysql/README.md' },
   { file: 'packages/otel/README.md' },
   { file: 'packages/hono/README.md' },
   { file: 'packages/sandbox/README.md' },
