@@ -130,7 +130,7 @@ describe('payhooks dead-letters', () => {
     const bad = await cli('list', '--code', 'boom')
     expect(bad.code).toBe(2)
     expect(oneLine(bad.stderr)).toMatch(
-      /^payhooks dead-letters list: --code must be schema_mismatch, handler_failed or stale_event/,
+      /^payhooks dead-letters list: --code must be schema_mismatch, handler_failed, stale_event or paused/,
     )
   })
 

@@ -69,6 +69,7 @@ describe('postgresDeadLetterStore: table', () => {
     await runMigration(admin, schema, '010_payhooks_dead_letters_kept_counts.sql')
     await runMigration(admin, schema, '010_payhooks_dead_letters_kept_counts.sql') // again: counted once
     await runMigration(admin, schema, '014_payhooks_dead_letters_created.sql')
+    await runMigration(admin, schema, '015_payhooks_dead_letters_paused.sql')
     const migrated = postgresDeadLetterStore(newPool(), { table, createTable: false, sweepIntervalMs: 0 })
     await migrated.init()
     await migrated.park(parked('evt_migrated'))

@@ -5,8 +5,9 @@ import type { DeadLetterCode } from '@payhooks/core'
 import { countParked } from './api.js'
 import { type JournaledWebhooks, journalOf } from './events.js'
 import { instanceSummary } from './instance.js'
+import { pausedPanel } from './pauses.js'
 
-const CODES: DeadLetterCode[] = ['schema_mismatch', 'handler_failed', 'stale_event']
+const CODES: DeadLetterCode[] = ['schema_mismatch', 'handler_failed', 'stale_event', 'paused']
 
 /**
  * Outcomes of the journal's own accounts, not answers: work settled after the deadline (`<outcome>_late`), dead
@@ -35,6 +36,8 @@ type Panel = (webhooks: MaybeHealth) => unknown
 const PANELS: Record<string, Panel> = {
   // First: its gauges are read at once, before the other panels' calls count as work in flight.
   instance: (webhooks) => instanceSummary(webhooks),
+  // What operators paused (every instance sharing the pause store), and the types one may pause; null without.
+  paused: (webhooks) => pausedPanel(webhooks),
   async deadLetters(webhooks) {
     const counts = await Promise.all(CODES.map((code) => countParked(webhooks, { code })))
     const byCode = Object.fromEntries(CODES.map((code, i) => [code, counts[i] as number]))

@@ -5,6 +5,7 @@ import { deadLetterCommands } from './commands/dead-letters.js'
 import { eventCommands } from './commands/events.js'
 import { localCommands } from './commands/local.js'
 import { migrateCommands } from './commands/migrate.js'
+import { pauseCommands } from './commands/pause.js'
 import { proveCommand } from './commands/prove.js'
 import { sandboxCommands } from './commands/sandbox.js'
 import { serviceCommands } from './commands/service.js'
@@ -18,6 +19,7 @@ const localGroup: CommandSpec[] = [
   proveCommand,
   ...sandboxCommands,
   ...deadLetterCommands,
+  ...pauseCommands,
   ...eventCommands,
   ...migrateCommands,
   ...sizeCommands,

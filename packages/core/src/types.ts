@@ -5,6 +5,7 @@ import type { WebhookError } from './errors/index.js'
 import type { HealthCheck, HealthOptions, HealthReport } from './health/types.js'
 import type { Events } from './journal/types.js'
 import type { HeldKeysOptions, HeldOrderingKey, OnOptions, Ordering } from './ordering/types.js'
+import type { PauseControls } from './pause/types.js'
 import type { BuiltInSchemas, SchemaMap, SchemaMapOption, UnknownEvent } from './schemas/events.js'
 import type { ReceiverStats } from './stats/index.js'
 import type { TraceCarrier } from './telemetry/telemetry.js'
@@ -193,7 +194,7 @@ export type Handler<Event, Context = HandlerContext> = (event: Event, context: C
 export type ErrorListener = (error: WebhookError) => void
 
 /** A webhook receiver built by {@link createWebhooks}; `C` is its store's part of the handler context. */
-export interface Webhooks<E, C extends object = {}> {
+export interface Webhooks<E, C extends object = {}> extends PauseControls {
   /**
    * Runs `handler` for every event of `type`. Handlers of one event run concurrently; the event is
    * acknowledged only once all of them succeed. The second argument is the {@link HandlerContext}. With

@@ -4,6 +4,7 @@ import type { ProxyArrivalOptions } from './http/proxy-arrival.js'
 import type { Journal } from './journal/types.js'
 import type { Logger } from './logging/log.js'
 import type { OrderingRules } from './ordering/types.js'
+import type { PauseStore } from './pause/types.js'
 import type { SchemaMapOption } from './schemas/events.js'
 import type { WebhookStore } from './store.js'
 import type { Telemetry } from './telemetry/telemetry.js'
@@ -219,6 +220,25 @@ export interface WebhooksOptions<S extends SchemaMapOption = {}, C extends objec
    * @default none: nothing is journaled and `webhooks.events` rejects
    */
   journal?: Journal
+  /**
+   * Where operators' pauses are kept (`webhooks.pause(type, { reason })`, `resume`, `paused`): every receiver
+   * sharing the store stops running handlers for a paused type within about a second (the store's `refreshMs`),
+   * reading its own copy of the pauses on the hot path, never the store. While a type is paused, its signed
+   * deliveries are verified, then parked as `paused` letters with a durable `deadLetters` store (answered 200
+   * `parked`, replayed by `resume`), else answered 503 `paused` so the service retries them; other types run as
+   * usual. `redisPauseStore` (`@payhooks/redis`) or `postgresPauseStore` (`@payhooks/postgres`) for a fleet. See
+   * "Pausing an event type" in docs/guide/operating.md.
+   *
+   * @example
+   * const webhooks = createWebhooks({
+   *   secret,
+   *   store: redisStore(redis),
+   *   deadLetters: redisDeadLetterStore(redis),
+   *   pauses: redisPauseStore(redis),
+   * })
+   * @default memoryPauseStore(): pauses of this receiver only, forgotten on restart
+   */
+  pauses?: PauseStore
   /**
    * The name this receiver's answers carry in the journal.
    * @default the host name and process id (`web-7f9c:4121`)

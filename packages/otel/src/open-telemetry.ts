@@ -162,7 +162,7 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): Telemetry {
           unit: '{run}',
         })
         .addCallback((result) => result.observe(gauges.hung()))
-      const { heldKeys, parkedLetters, healthChecks, overrunning, quarantined } = gauges
+      const { heldKeys, parkedLetters, healthChecks, overrunning, quarantined, paused } = gauges
       // A receiver older than the bulkheads has neither.
       if (overrunning) {
         meter
@@ -181,6 +181,23 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): Telemetry {
             unit: '{type}',
           })
           .addCallback((result) => result.observe(quarantined()))
+      }
+      if (paused) {
+        const pausedTypes = new Set<string>()
+        meter
+          .createObservableGauge('payhooks.event_types.paused', {
+            description:
+              "Event types an operator paused (webhooks.pause; '*' every type), by payhooks.event.type: 1 while paused. Their deliveries are parked as paused letters, or answered 503 paused; 0 once resumed.",
+            unit: '{type}',
+          })
+          .addCallback((result) => {
+            // A type once paused reads 0 after its resume (a series left unobserved would keep its last 1).
+            const now = new Set(paused())
+            for (const eventType of now) pausedTypes.add(eventType)
+            for (const eventType of pausedTypes) {
+              result.observe(now.has(eventType) ? 1 : 0, { 'payhooks.event.type': eventType })
+            }
+          })
       }
       if (healthChecks) {
         meter

@@ -77,3 +77,24 @@ export interface RedisJournalOptions {
    */
   commandTimeoutMs?: number
 }
+
+/** Options of `redisPauseStore`. */
+export interface RedisPauseStoreOptions {
+  /**
+   * Prepended to the store's one key, `<keyPrefix>pauses` (after the client's own `keyPrefix`, if any). Give each
+   * receiver fleet its own.
+   * @default 'payhooks-pauses:'
+   */
+  keyPrefix?: string
+  /**
+   * How often each receiver reads the pauses again (one `HGETALL`): a pause reaches every instance within about this.
+   * From 10 to 60 000.
+   * @default 1000
+   */
+  refreshMs?: number
+  /**
+   * Longest a call waits, for the connection to be ready plus the reply, before it rejects.
+   * @default 1000
+   */
+  commandTimeoutMs?: number
+}

@@ -1,6 +1,7 @@
-import { get } from './api.js'
+import { get, type Session } from './api.js'
 import { bars } from './bars.js'
 import { el, when } from './dom.js'
+import { type Paused, pausesPanel } from './pauses.js'
 
 interface Overview {
   deadLetters: { parked: number; byCode: Record<string, number>; durable: boolean | null } | null
@@ -8,6 +9,8 @@ interface Overview {
   instance: Instance | null
   /** Every instance's answers from the journal; null without one. */
   journal: Fleet | null
+  /** What operators paused, and the types one may pause; null from a receiver without pauses. */
+  paused?: Paused | null
   /** Panels the server could not gather (store down, too slow), with why: the others still show. */
   failed?: Record<string, string>
 }
@@ -205,14 +208,16 @@ function checkLabel(check: Record<string, unknown>): string {
   return String(check.name)
 }
 
-export async function showOverview(view: HTMLElement): Promise<void> {
+export async function showOverview(view: HTMLElement, session: Session): Promise<void> {
   const data = await get<Overview>('overview')
   const { deadLetters, health, instance } = data
   const failed = data.failed ?? {}
   const journal = data.journal ?? null
   const hasJournal = journal !== null || failed.journal !== undefined
+  const reload = () => void showOverview(view, session)
   view.replaceChildren(
     el('h2', {}, 'Overview'),
+    ...(data.paused ? pausesPanel(data.paused, session, reload) : []),
     ...(deadLetters
       ? [
           el(

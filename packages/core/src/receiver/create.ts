@@ -11,6 +11,7 @@ import { defaultInstance, eventsView, JournalRecorder } from '../journal/index.j
 import { createLog } from '../logging/log.js'
 import { warnAtStart, warnUnknownType, watchSecrets } from '../logging/warnings.js'
 import { listHeldKeys, orderingTable, withOnOptions } from '../ordering/index.js'
+import { memoryPauseStore, type PauseStore, PauseWatch, pauseControl } from '../pause/index.js'
 import { eventSchemas, type SchemaMap, type SchemaMapOption } from '../schemas/events.js'
 import { DoctorBudgets } from '../signature-doctor/index.js'
 import type { CloseOptions, EventMap, Handler, Webhooks } from '../types.js'
@@ -64,6 +65,12 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
     deadlineMs,
     eventHandler,
   )
+  const deadLetterStore = options.deadLetters && checkDeadLetterStore(options.deadLetters)
+  const pauses = new PauseWatch(
+    checkPauseStore(options.pauses ?? memoryPauseStore()),
+    eventHandler,
+    deadLetterStore?.durable === true,
+  )
   const engine: Engine = {
     maxBodyBytes,
     secrets,
@@ -82,7 +89,7 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
     storeReady: undefined,
     initialized: !store.init,
     queue: options.queue,
-    deadLetters: options.deadLetters && checkDeadLetterStore(options.deadLetters),
+    deadLetters: deadLetterStore,
     deadLettersReady: undefined,
     deadlineMs,
     proxyArrival,
@@ -92,6 +99,7 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
     deadlines: new Deadlines((delivery) => expire(engine, delivery)),
     ordering,
     journal: journal && new JournalRecorder(journal, instance, eventHandler.log),
+    pauses,
   }
   warnAtStart(eventHandler, {
     store,
@@ -112,7 +120,9 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
     hung: () => engine.claims.hung(),
     overrunning: () => bulkheads.overrunning(),
     quarantined: () => bulkheads.quarantined(),
+    paused: () => pauses.list(),
   }
+  const control = pauseControl(pauses, instance, engine.deadLetters && deadLetters, () => engine.closing !== undefined)
 
   const health = sharedHealth(engine)
   const webhooks: Webhooks<EventMap<S>, C> = {
@@ -164,6 +174,9 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
     },
     stats: () => eventHandler.stats.read(gauges),
     events: eventsView(engine.journal),
+    pause: control.pause,
+    resume: control.resume,
+    paused: control.paused,
     maxBodyBytes,
     deadlineMs,
   }
@@ -177,6 +190,20 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
   }
   options.queue?.attach?.(webhooks as Webhooks<unknown>)
   return webhooks
+}
+
+/** `store` when it looks like a {@link PauseStore}, or a `TypeError` naming `createWebhooks`' option. */
+function checkPauseStore(store: PauseStore): PauseStore {
+  check(
+    typeof store === 'object' &&
+      store !== null &&
+      (['pause', 'resume', 'list'] as const).every((name) => typeof store[name] === 'function'),
+    'createWebhooks',
+    'pauses',
+    'be a pause store (pause, resume, list)',
+    TypeError,
+  )
+  return store
 }
 
 /** The `instance` option checked, or the host name and process id. */

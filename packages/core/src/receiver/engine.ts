@@ -4,6 +4,7 @@ import type { SlotState } from '../dispatch/index.js'
 import type { Deadlines } from '../http/deadline.js'
 import type { ProxyArrival } from '../http/proxy-arrival.js'
 import type { JournalRecorder } from '../journal/index.js'
+import type { PauseWatch } from '../pause/watch.js'
 import type { WebhookQueue } from '../types.js'
 import type { VerifyState } from '../verify/verify-and-parse.js'
 import type { IncomingDelivery } from './delivery.js'
@@ -25,6 +26,8 @@ export interface Engine extends VerifyState, SlotState, ParkState {
   draining: boolean
   /** Where answers to signed deliveries are journaled (`journal`), if configured. */
   readonly journal: JournalRecorder | undefined
+  /** This process's copy of the pauses in force (`pauses`, by default kept in this process only). */
+  readonly pauses: PauseWatch
   /** Deliveries gone asynchronous, waiting for their deadline. */
   readonly deadlines: Deadlines<IncomingDelivery>
 }

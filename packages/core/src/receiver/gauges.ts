@@ -41,6 +41,7 @@ export function gaugesOf(
     hung: () => engine.claims.hungCount,
     overrunning: () => engine.bulkheads.overrunningCount,
     quarantined: () => engine.bulkheads.quarantinedCount,
+    paused: () => (engine.pauses.active ? engine.pauses.list().map((pause) => pause.eventType) : []),
     heldKeys: () =>
       bounded(async () => (await listHeldKeys(store, { limit: MAX_HELD_KEYS, timeoutMs: GAUGE_TIMEOUT_MS }))?.length),
     ...(count ? { parkedLetters: () => bounded(() => count({ status: 'parked' })) } : {}),

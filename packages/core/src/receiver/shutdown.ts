@@ -19,6 +19,7 @@ export async function shutDown(
   settleHealth: (timeoutMs: number) => Promise<void>,
 ): Promise<void> {
   const claims = engine.claims
+  engine.pauses.stop()
   await Promise.all([claims.idle(timeoutMs), settleHealth(timeoutMs)])
   engine.slots?.stop(new ClosingError())
   engine.bulkheads.stop(new ClosingError())

@@ -1,4 +1,5 @@
 import type { WebhookError } from '../errors/index.js'
+import type { Pause } from '../pause/types.js'
 import type { VerifiedSecret } from '../verify/secrets.js'
 import { BUCKETS, bucketOf, quantile } from './latency.js'
 import { Retrying } from './retrying.js'
@@ -28,6 +29,8 @@ export interface Gauges {
   hung(): HungRuns
   overrunning(): OverrunningRuns
   quarantined(): QuarantinedType[]
+  /** The pauses in force, as this process last read them. */
+  paused?(): Pause[]
 }
 
 /**
@@ -112,6 +115,7 @@ export class Stats {
       hung: gauges.hung(),
       overrunning: gauges.overrunning(),
       quarantined: gauges.quarantined(),
+      paused: gauges.paused?.() ?? [],
       waiting: gauges.waiting(),
       conflicts: this.conflicts.reduce((sum, n) => sum + n, 0),
       refused: { count: missingSignature + invalidSignature, missingSignature, invalidSignature },

@@ -32,6 +32,11 @@ export interface TelemetryGauges {
   /** Event types quarantined by the receiver's `bulkheads` now. Optional, as {@link TelemetryGauges.overrunning}. */
   quarantined?(): number
   /**
+   * The event types paused now (`webhooks.pause`, `'*'` for every type), as this process last read them. Optional,
+   * as {@link TelemetryGauges.overrunning}.
+   */
+  paused?(): string[]
+  /**
    * The ordering keys held now (`webhooks.heldKeys`, counted up to its cap of 1000), or undefined when the store
    * cannot list them, fails, or has not answered within a second. Never rejects.
    */
