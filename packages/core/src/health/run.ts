@@ -1,3 +1,4 @@
+import { alertChecks } from '../alerts/health.js'
 import { bulkheadChecks } from '../bulkheads/health.js'
 import { asWarnings, journalCheck } from '../journal/health.js'
 import type { Engine } from '../receiver/engine.js'
@@ -88,6 +89,7 @@ function ownChecks(engine: Engine): HealthCheck[] {
   if (hung) checks.push(hung)
   checks.push(...bulkheadChecks(engine.bulkheads))
   if (engine.journal) checks.push(journalCheck(engine.journal))
+  checks.push(...alertChecks(engine.alerts))
   return checks
 }
 

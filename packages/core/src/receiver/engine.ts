@@ -1,3 +1,4 @@
+import type { Alerts } from '../alerts/alerts.js'
 import type { Bulkheads } from '../bulkheads/bulkheads.js'
 import type { ParkState } from '../dead-letters/index.js'
 import type { SlotState } from '../dispatch/index.js'
@@ -25,6 +26,8 @@ export interface Engine extends VerifyState, SlotState, ParkState {
   draining: boolean
   /** Where answers to signed deliveries are journaled (`journal`), if configured. */
   readonly journal: JournalRecorder | undefined
+  /** The alerts the receiver raises about itself; undefined with `alerts: false` (or none to watch). */
+  alerts: Alerts | undefined
   /** Deliveries gone asynchronous, waiting for their deadline. */
   readonly deadlines: Deadlines<IncomingDelivery>
 }
