@@ -17,7 +17,8 @@ export function storeMemoryWatch(storeChecks: () => Promise<readonly HealthCheck
       } catch {
         return undefined
       }
-      const memory = checks.filter((check) => check.name.endsWith('_memory'))
+      // Not its own check (`alert_store_memory`), which would keep it raised.
+      const memory = checks.filter((check) => check.name.endsWith('_memory') && !check.name.startsWith('alert_'))
       // A store that did not answer cannot tell its memory: the alert stays as it was.
       if (memory.length === 0) return checks.some((check) => !check.ok && check.severity !== 'warning') ? undefined : []
       const failed = memory.filter((check) => !check.ok && check.detail !== 'memory could not be read (INFO refused)')
