@@ -47,6 +47,8 @@ export interface TelemetryGauges {
    * among them), or undefined when the report fails. Never rejects.
    */
   healthChecks?(): Promise<readonly HealthCheck[] | undefined>
+  /** The alerts firing now (`webhooks.alerts()`). Optional: a receiver older than the alerts has none. */
+  alerts?(): readonly Alert[]
 }
 
 /** One handler run, as {@link TelemetryScope.handler} describes it. */
