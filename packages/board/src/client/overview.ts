@@ -5,11 +5,44 @@ import { el, when } from './dom.js'
 interface Overview {
   deadLetters: { parked: number; byCode: Record<string, number>; durable: boolean | null } | null
   health: { ready: boolean; checks: Record<string, unknown>[] } | null
+  /** This instance's firing alerts; null from a receiver without them. */
+  alerts?: FiringAlert[] | null
   instance: Instance | null
   /** Every instance's answers from the journal; null without one. */
   journal: Fleet | null
   /** Panels the server could not gather (store down, too slow), with why: the others still show. */
   failed?: Record<string, string>
+}
+
+interface FiringAlert {
+  name: string
+  severity: 'critical' | 'warning'
+  since: string
+  message: string
+  eventType?: string
+}
+
+/** The alerts firing on this instance, first on the page: nothing when none fires. */
+function alertsPanel(alerts: FiringAlert[] | null | undefined): HTMLElement[] {
+  if (!alerts || alerts.length === 0) return []
+  return [
+    el(
+      'section',
+      { class: 'panel', id: 'alerts' },
+      el('h3', {}, `Alerts firing on this instance: ${alerts.length}`),
+      el(
+        'ul',
+        {},
+        ...alerts.map((alert) =>
+          el(
+            'li',
+            { class: `check ${alert.severity === 'critical' ? 'fail' : 'warn'}` },
+            `${alert.name} (${alert.severity}) since ${alert.since}: ${alert.message}`,
+          ),
+        ),
+      ),
+    ),
+  ]
 }
 
 /** The place of a panel that could not be gathered, saying so. */
@@ -213,6 +246,7 @@ export async function showOverview(view: HTMLElement): Promise<void> {
   const hasJournal = journal !== null || failed.journal !== undefined
   view.replaceChildren(
     el('h2', {}, 'Overview'),
+    ...alertsPanel(data.alerts),
     ...(deadLetters
       ? [
           el(
