@@ -185,7 +185,9 @@ describe('the chat recipe', () => {
       expect(raised?.json?.text).toMatch(
         /^:rotating_light: payhooks signature_failures \(critical\) since \S+: 2 deliveries in a row matched none of the secrets current/,
       )
-      expect(resolved?.json?.text).toMatch(/^:white_check_mark: payhooks signature_failures \(resolved\) since \S+: resolved: /)
+      expect(resolved?.json?.text).toMatch(
+        /^:white_check_mark: payhooks signature_failures \(resolved\) since \S+: resolved: /,
+      )
       expect(JSON.stringify(chat.requests.map((r) => r.json))).not.toContain(SECRET)
     } finally {
       await webhooks.close()

@@ -49,7 +49,10 @@ describe('alerts', () => {
     expect(lines.at(-1)).toMatch(/^\[payhooks\] alert silence \(warning\): no delivery verified/)
     const health = await webhooks.health()
     expect(health.ready).toBe(true)
-    expect(health.checks.find((check) => check.name === 'alert_silence')).toMatchObject({ ok: false, severity: 'warning' })
+    expect(health.checks.find((check) => check.name === 'alert_silence')).toMatchObject({
+      ok: false,
+      severity: 'warning',
+    })
     // Raised once: later ticks say nothing more.
     await vi.advanceTimersByTimeAsync(30_000)
     expect(alerts).toHaveLength(1)
@@ -96,7 +99,9 @@ describe('alerts', () => {
     expect(names(alerts)).toEqual([['signature_failures', true, null]])
     expect(alerts[0]).toMatchObject({ severity: 'critical', secretLabels: ['2026-q4', '#1'] })
     expect(alerts[0]?.since.getTime()).toBeLessThanOrEqual(first)
-    expect(alerts[0]?.message).toMatch(/^4 deliveries in a row matched none of the secrets 2026-q4, #1: likely a secret rotated/)
+    expect(alerts[0]?.message).toMatch(
+      /^4 deliveries in a row matched none of the secrets 2026-q4, #1: likely a secret rotated/,
+    )
     for (const text of [...lines, JSON.stringify(alerts)]) {
       expect(text).not.toContain(SECRET)
       expect(text).not.toContain('whsec_older_one')
@@ -207,7 +212,9 @@ describe('alerts', () => {
     const make = (alerts: unknown) => () =>
       createWebhooks({ secret: SECRET, store: memoryStore(), checkAtStart: false, alerts: alerts as never })
     expect(make({ silence: {} })).toThrow('createWebhooks: alerts.silence must give silenceMs or types')
-    expect(make({ signatureFailures: { after: 0 } })).toThrow(/alerts.signatureFailures.after must be a positive integer/)
+    expect(make({ signatureFailures: { after: 0 } })).toThrow(
+      /alerts.signatureFailures.after must be a positive integer/,
+    )
     expect(make({ subscription: { id: 'wsub_1' } })).toThrow(/alerts.subscription.client must be a client/)
     expect(make({ checkEveryMs: -1 })).toThrow(/alerts.checkEveryMs/)
   })

@@ -3,8 +3,8 @@
 import { sampleEvent, signedDelivery } from '@payhooks/testing'
 import { describe, expect, it, vi } from 'vitest'
 import { memoryJournal } from '../journal/index.js'
-import type { Journal } from '../journal/types.js'
 import { MAX_BUFFERED } from '../journal/recorder.js'
+import type { Journal } from '../journal/types.js'
 import { memoryStore } from '../memory/store.js'
 import { createWebhooks } from '../receiver/create.js'
 import { driveClock } from '../test-helpers/clock.js'
@@ -20,7 +20,9 @@ describe('journal_dropping', () => {
     const journal: Journal = {
       ...inner,
       write: (records) =>
-        state.down ? Promise.reject(new Error('OOM command not allowed when used memory > maxmemory')) : inner.write(records),
+        state.down
+          ? Promise.reject(new Error('OOM command not allowed when used memory > maxmemory'))
+          : inner.write(records),
     }
     const quiet = { error() {}, warn() {} }
     const webhooks = createWebhooks({

@@ -34,7 +34,13 @@ export interface AlertSources {
 /** Whether an alert's option leaves it on: `false` turns it off, an object (or nothing) leaves it on. */
 function optionOf<T extends object>(value: T | false | undefined, name: string): T | undefined {
   if (value === false) return undefined
-  check(value === undefined || (typeof value === 'object' && value !== null), WHERE, `alerts.${name}`, 'be an object or false', TypeError)
+  check(
+    value === undefined || (typeof value === 'object' && value !== null),
+    WHERE,
+    `alerts.${name}`,
+    'be an object or false',
+    TypeError,
+  )
   return value ?? ({} as T)
 }
 
@@ -51,7 +57,8 @@ export function alertWatches(
   const silence = alerts.silence === undefined ? undefined : optionOf(alerts.silence, 'silence')
   if (silence) {
     if (silence.silenceMs !== undefined) positiveNumber(silence.silenceMs, WHERE, 'alerts.silence.silenceMs')
-    for (const [type, ms] of Object.entries(silence.types ?? {})) positiveNumber(ms, WHERE, `alerts.silence.types.${type}`)
+    for (const [type, ms] of Object.entries(silence.types ?? {}))
+      positiveNumber(ms, WHERE, `alerts.silence.types.${type}`)
     check(
       silence.silenceMs !== undefined || Object.keys(silence.types ?? {}).length > 0,
       WHERE,
@@ -106,8 +113,20 @@ export function alertWatches(
       'be a client of the subscription API (createClient of @payhooks/client)',
       TypeError,
     )
-    check(typeof subscription.id === 'string' && subscription.id !== '', WHERE, 'alerts.subscription.id', 'be the subscription id', TypeError)
-    check(subscription.url === undefined || typeof subscription.url === 'string', WHERE, 'alerts.subscription.url', 'be a string', TypeError)
+    check(
+      typeof subscription.id === 'string' && subscription.id !== '',
+      WHERE,
+      'alerts.subscription.id',
+      'be the subscription id',
+      TypeError,
+    )
+    check(
+      subscription.url === undefined || typeof subscription.url === 'string',
+      WHERE,
+      'alerts.subscription.url',
+      'be a string',
+      TypeError,
+    )
     const everyMs = positiveNumber(subscription.everyMs ?? 300_000, WHERE, 'alerts.subscription.everyMs')
     watches.push(subscriptionWatch({ ...subscription, everyMs }, () => sources.handledTypes()))
   }

@@ -13,7 +13,7 @@ export function secretLabels(list: SecretList | undefined): readonly string[] | 
  * by the next delivery that verifies. The run is counted by the stats on the hot path (one integer).
  */
 export function signatureFailuresWatch(stats: Stats, after: number, labels: readonly string[] | undefined): Watch {
-  const tried = labels ? `the secrets ${labels.join(', ')}` : "the secrets the resolver gave"
+  const tried = labels ? `the secrets ${labels.join(', ')}` : 'the secrets the resolver gave'
   return {
     name: 'signature_failures',
     check() {

@@ -36,17 +36,30 @@ export function subscriptionWatch(
       )
       if (read === undefined) {
         if (failure === 404) {
-          return [{ severity: 'critical', since: now, message: `subscription ${id} was not found: the service sends this receiver nothing; create it again` }]
+          return [
+            {
+              severity: 'critical',
+              since: now,
+              message: `subscription ${id} was not found: the service sends this receiver nothing; create it again`,
+            },
+          ]
         }
         if (failure === 401 || failure === 403) {
-          return [{ severity: 'warning', since: now, message: `the subscription API refused the credentials (${failure}): subscription ${id} cannot be checked` }]
+          return [
+            {
+              severity: 'warning',
+              since: now,
+              message: `the subscription API refused the credentials (${failure}): subscription ${id} cannot be checked`,
+            },
+          ]
         }
         return undefined
       }
       const found: Finding[] = []
       const wrong: string[] = []
       if (!read.is_active) wrong.push('is inactive')
-      if (url !== undefined && normalized(read.url) !== normalized(url)) wrong.push("points at a url other than this receiver's")
+      if (url !== undefined && normalized(read.url) !== normalized(url))
+        wrong.push("points at a url other than this receiver's")
       if (wrong.length > 0) {
         found.push({
           severity: 'critical',

@@ -127,7 +127,8 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
     storeChecks: async () => (await health()).checks,
     handledTypes: () => [...eventHandler.handlers.keys()],
   })
-  engine.alerts = watches.length > 0 ? new Alerts(watches, eventHandler.log, options.telemetry, checkEveryMs) : undefined
+  engine.alerts =
+    watches.length > 0 ? new Alerts(watches, eventHandler.log, options.telemetry, checkEveryMs) : undefined
   const webhooks: Webhooks<EventMap<S>, C> = {
     on(type, handler, onOptions) {
       warnUnknownType(eventHandler, engine.schemas, type, warnedTypes)
