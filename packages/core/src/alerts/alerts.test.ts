@@ -208,6 +208,18 @@ describe('alerts', () => {
     expect(alerts).toHaveLength(1)
   })
 
+  it('keeps no process alive: its timer is unreferenced', async () => {
+    const timers = () => process.getActiveResourcesInfo().filter((name) => name === 'Timeout').length
+    const make = (alerts: WebhooksOptions['alerts']) =>
+      createWebhooks({ secret: SECRET, store: memoryStore(), checkAtStart: false, alerts })
+    const before = timers()
+    const off = make(false)
+    const without = timers() - before
+    const on = make({ silence: { silenceMs: 1000 }, checkEveryMs: 10 })
+    expect(timers() - before).toBe(without * 2)
+    await Promise.all([off.close(), on.close()])
+  })
+
   it('refuses bad options, naming them', () => {
     const make = (alerts: unknown) => () =>
       createWebhooks({ secret: SECRET, store: memoryStore(), checkAtStart: false, alerts: alerts as never })

@@ -10,6 +10,7 @@ export function bounded<T>(read: () => Promise<T>, signal: AbortSignal): Promise
   let onAbort: (() => void) | undefined
   const stop = new Promise<undefined>((resolve) => {
     timer = setTimeout(resolve, CHECK_TIMEOUT_MS, undefined)
+    timer.unref?.()
     onAbort = () => resolve(undefined)
     signal.addEventListener('abort', onAbort, { once: true })
   })
