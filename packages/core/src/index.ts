@@ -1,3 +1,18 @@
+export type {
+  Alert,
+  AlertListener,
+  AlertName,
+  AlertSeverity,
+  AlertsOptions,
+  DeadLettersGrowingAlertOptions,
+  HandlersHungAlertOptions,
+  JournalDroppingAlertOptions,
+  SignatureFailuresAlertOptions,
+  SilenceAlertOptions,
+  StoreMemoryAlertOptions,
+  SubscriptionAlertOptions,
+  SubscriptionReader,
+} from './alerts/index.js'
 export type { BulkheadOptions } from './bulkheads/options.js'
 export {
   compareDeadLetters,

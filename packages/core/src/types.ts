@@ -1,4 +1,5 @@
 import type * as v from 'valibot'
+import type { Alert, AlertListener } from './alerts/types.js'
 import type { RawBody } from './crypto/crypto-provider.js'
 import type { DeadLetterFilter, DeadLetters, ReplayOutcome } from './dead-letters/types.js'
 import type { WebhookError } from './errors/index.js'
@@ -385,6 +386,23 @@ export interface Webhooks<E, C extends object = {}> extends PauseControls {
    * if (old && old.total === 0) console.log('secret 1 unused for 72 hours here: last used', old.lastUsedAt)
    */
   stats(): ReceiverStats
+  /**
+   * Calls `listener` with every alert the receiver raises about itself (`firing: true`) and resolves (`firing:
+   * false`): see the `alerts` option. A listener that throws or rejects is logged, and the others still run.
+   *
+   * @example
+   * webhooks.onAlert((alert) => {
+   *   if (alert.firing) pager.notify(`${alert.name} (${alert.severity}): ${alert.message}`)
+   * })
+   */
+  onAlert(listener: AlertListener): this
+  /**
+   * The alerts firing now, oldest first (empty with `alerts: false`).
+   *
+   * @example
+   * for (const alert of webhooks.alerts()) console.warn(alert.name, alert.since, alert.message)
+   */
+  alerts(): Alert[]
   /** Effective options, for adapters. */
   readonly maxBodyBytes: number
   readonly deadlineMs: number

@@ -1,3 +1,4 @@
+import type { AlertsOptions } from './alerts/types.js'
 import type { BulkheadOptions } from './bulkheads/options.js'
 import type { DeadLetterStore } from './dead-letters/types.js'
 import type { ProxyArrivalOptions } from './http/proxy-arrival.js'
@@ -244,4 +245,18 @@ export interface WebhooksOptions<S extends SchemaMapOption = {}, C extends objec
    * @default the host name and process id (`web-7f9c:4121`)
    */
   instance?: string
+  /**
+   * The alerts the receiver raises about itself (`webhooks.onAlert`): no verified delivery for a while
+   * (`silence`, off until given a limit), a run of deliveries no secret verifies (`signatureFailures`: a secret
+   * rotated in the service's portal and not here), dead letters piling up, hung handlers, a Redis near `maxmemory`,
+   * the journal dropping answers, and the service's subscription inactive or pointing elsewhere (`subscription`,
+   * off until given the API client). Each is raised once and resolved once, logged, sent to telemetry and shown by
+   * `health()` while firing. Checked on an unref'd timer (every 5 s; store and API reads less often), never on a
+   * delivery's path. `false` turns them all off.
+   *
+   * @example
+   * createWebhooks({ secret, alerts: { silence: { silenceMs: 6 * 3_600_000 }, journalDropping: false } })
+   * @default signatureFailures, deadLettersGrowing, handlersHung, storeMemory and journalDropping on
+   */
+  alerts?: AlertsOptions | false
 }

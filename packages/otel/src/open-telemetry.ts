@@ -162,7 +162,27 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): Telemetry {
           unit: '{run}',
         })
         .addCallback((result) => result.observe(gauges.hung()))
-      const { heldKeys, parkedLetters, healthChecks, overrunning, quarantined, paused } = gauges
+      const { heldKeys, parkedLetters, healthChecks, overrunning, quarantined, paused, alerts } = gauges
+      if (alerts) {
+        meter
+          .createObservableGauge('payhooks.alerts.firing', {
+            description:
+              'Alerts firing now, by payhooks.alert.name and payhooks.alert.severity (silence, signature_failures, store_memory...): alert on any above 0.',
+            unit: '{alert}',
+          })
+          .addCallback((result) => {
+            const firing = new Map<string, { name: string; severity: string; count: number }>()
+            for (const { name, severity } of alerts()) {
+              const key = `${name} ${severity}`
+              const entry = firing.get(key) ?? { name, severity, count: 0 }
+              entry.count++
+              firing.set(key, entry)
+            }
+            for (const { name, severity, count } of firing.values()) {
+              result.observe(count, { 'payhooks.alert.name': name, 'payhooks.alert.severity': severity })
+            }
+          })
+      }
       // A receiver older than the bulkheads has neither.
       if (overrunning) {
         meter
@@ -239,6 +259,13 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): Telemetry {
             if (held !== undefined) result.observe(held)
           })
       }
+    },
+    alert({ name, severity, firing }) {
+      currentMeters().alerts.add(1, {
+        'payhooks.alert.name': name,
+        'payhooks.alert.severity': severity,
+        'payhooks.alert.firing': firing,
+      })
     },
     parked({ eventType, code, durable }) {
       currentMeters().deadLetters.add(1, {

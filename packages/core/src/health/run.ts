@@ -1,3 +1,4 @@
+import { alertChecks } from '../alerts/health.js'
 import { bulkheadChecks } from '../bulkheads/health.js'
 import { asWarnings, journalCheck } from '../journal/health.js'
 import { pauseCheck } from '../pause/control.js'
@@ -91,6 +92,7 @@ function ownChecks(engine: Engine): HealthCheck[] {
   const paused = pauseCheck(engine.pauses, engine.deadLetters?.durable === true)
   if (paused) checks.push(paused)
   if (engine.journal) checks.push(journalCheck(engine.journal))
+  checks.push(...alertChecks(engine.alerts))
   return checks
 }
 

@@ -1,6 +1,7 @@
+import { Alerts, alertWatches } from '../alerts/index.js'
 import { Bulkheads } from '../bulkheads/bulkheads.js'
 import { checkBulkheads } from '../bulkheads/options.js'
-import { checkDeadLetterStore, deadLetterView } from '../dead-letters/index.js'
+import { checkDeadLetterStore, type DeadLetters, deadLetterView } from '../dead-letters/index.js'
 import { Claims, dispatchInSlotPromise, observeDispatch, Slots } from '../dispatch/index.js'
 import { ClosingError } from '../errors/index.js'
 import { createEventHandler, on, onAny, onError, report } from '../event-handler/index.js'
@@ -100,6 +101,7 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
     ordering,
     journal: journal && new JournalRecorder(journal, instance, eventHandler.log),
     pauses,
+    alerts: undefined,
   }
   warnAtStart(eventHandler, {
     store,
@@ -125,6 +127,18 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
   const control = pauseControl(pauses, instance, engine.deadLetters && deadLetters, () => engine.closing !== undefined)
 
   const health = sharedHealth(engine)
+  const { watches, checkEveryMs } = alertWatches(options.alerts, {
+    stats: eventHandler.stats,
+    secrets,
+    hung: () => engine.claims.hung(),
+    maxSlots: engine.slots?.usage().max,
+    journal: engine.journal,
+    countParked: deadLetters.count && (() => (deadLetters.count as DeadLetters['count'] & {})({ status: 'parked' })),
+    storeChecks: async () => (await health()).checks,
+    handledTypes: () => [...eventHandler.handlers.keys()],
+  })
+  engine.alerts =
+    watches.length > 0 ? new Alerts(watches, eventHandler.log, options.telemetry, checkEveryMs) : undefined
   const webhooks: Webhooks<EventMap<S>, C> = {
     on(type, handler, onOptions) {
       warnUnknownType(eventHandler, engine.schemas, type, warnedTypes)
@@ -173,6 +187,12 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
       engine.draining = true
     },
     stats: () => eventHandler.stats.read(gauges),
+    onAlert(listener) {
+      check(typeof listener === 'function', 'onAlert', 'listener', 'be a function', TypeError)
+      engine.alerts?.onAlert(listener)
+      return this
+    },
+    alerts: () => engine.alerts?.list() ?? [],
     events: eventsView(engine.journal),
     pause: control.pause,
     resume: control.resume,

@@ -1,3 +1,4 @@
+import type { Alerts } from '../alerts/alerts.js'
 import type { Bulkheads } from '../bulkheads/bulkheads.js'
 import type { ParkState } from '../dead-letters/index.js'
 import type { SlotState } from '../dispatch/index.js'
@@ -28,6 +29,8 @@ export interface Engine extends VerifyState, SlotState, ParkState {
   readonly journal: JournalRecorder | undefined
   /** This process's copy of the pauses in force (`pauses`, by default kept in this process only). */
   readonly pauses: PauseWatch
+  /** The alerts the receiver raises about itself; undefined with `alerts: false` (or none to watch). */
+  alerts: Alerts | undefined
   /** Deliveries gone asynchronous, waiting for their deadline. */
   readonly deadlines: Deadlines<IncomingDelivery>
 }

@@ -45,6 +45,7 @@ export function gaugesOf(
     heldKeys: () =>
       bounded(async () => (await listHeldKeys(store, { limit: MAX_HELD_KEYS, timeoutMs: GAUGE_TIMEOUT_MS }))?.length),
     ...(count ? { parkedLetters: () => bounded(() => count({ status: 'parked' })) } : {}),
+    alerts: () => engine.alerts?.list() ?? [],
     // health() bounds its own wait for the stores (2 s by default).
     healthChecks: () =>
       health().then(

@@ -20,7 +20,7 @@ export async function shutDown(
 ): Promise<void> {
   const claims = engine.claims
   engine.pauses.stop()
-  await Promise.all([claims.idle(timeoutMs), settleHealth(timeoutMs)])
+  await Promise.all([claims.idle(timeoutMs), settleHealth(timeoutMs), engine.alerts?.stop(timeoutMs)])
   engine.slots?.stop(new ClosingError())
   engine.bulkheads.stop(new ClosingError())
   claims.stop(new ClosingError())

@@ -1,3 +1,4 @@
+import type { Alert } from '../alerts/types.js'
 import type { EventConflictError, WebhookError } from '../errors/index.js'
 import type { HealthCheck } from '../health/types.js'
 import type { VerifiedSecret } from '../verify/secrets.js'
@@ -51,6 +52,8 @@ export interface TelemetryGauges {
    * among them), or undefined when the report fails. Never rejects.
    */
   healthChecks?(): Promise<readonly HealthCheck[] | undefined>
+  /** The alerts firing now (`webhooks.alerts()`). Optional: a receiver older than the alerts has none. */
+  alerts?(): readonly Alert[]
 }
 
 /** One handler run, as {@link TelemetryScope.handler} describes it. */
@@ -120,4 +123,6 @@ export interface Telemetry {
   watch?(gauges: TelemetryGauges): void
   /** A signed event was parked in the dead-letter store. */
   parked?(letter: { eventId: string; eventType: string; code: string; durable: boolean }): void
+  /** An alert was raised (`firing: true`) or resolved (`firing: false`). Optional. */
+  alert?(alert: Alert): void
 }
