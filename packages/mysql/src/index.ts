@@ -12,3 +12,5 @@ export type {
   MysqlStore,
   MysqlStoreOptions,
 } from './types.js'
+export { bindMysqlStore } from './engine.js'
+export type { BoundMysqlHandlerContext, BoundMysqlStore, BoundMysqlStoreOptions, MysqlBinding } from './types.js'
