@@ -77,6 +77,17 @@ export function kyselyStore<DB>(
       transaction: (work) => db.transaction().execute(work),
       query: async (trx, text, values) => resultOf(await trx.withoutPlugins().executeQuery(raw(text, values))),
       // The transaction's executor provides its one connection, whose executeQuery runs every statement of it.
+      async check() {
+        try {
+          await pool.query('SELECT 1')
+        } catch (error) {
+          if (!destroyed) throw error
+          throw new TypeError(
+            `${where}: the Kysely instance was destroyed (db.destroy()), or its pool ended; it needs a live one`,
+            { cause: error },
+          )
+        }
+      },
       async watch(trx, note) {
         let connection: object | undefined
         await trx.getExecutor().provideConnection(async (one) => {

@@ -43,7 +43,15 @@ export function sequelizeStore(sequelize: Sequelize, options: BoundMysqlStoreOpt
     throw new TypeError(`${where}: got a Sequelize instance on ${dialect}; it needs ${NEEDS}`)
   }
   const manager = (sequelize as unknown as { connectionManager: ConnectionManager }).connectionManager
+  // sequelize.close() replaces the manager's getConnection with one that throws.
   let closed = false
+  const alive = () => {
+    if (closed || Object.hasOwn(manager, 'getConnection')) {
+      closed = true
+      throw new TypeError(`${where}: the Sequelize instance was closed (sequelize.close()); it needs a live one`)
+    }
+  }
+  alive()
   const pool = libraryPool(
     async () => {
       let connection: CallbackConnection
@@ -71,6 +79,7 @@ export function sequelizeStore(sequelize: Sequelize, options: BoundMysqlStoreOpt
       // The transaction's own connection: its statements are the transaction's.
       query: (transaction, text, values) =>
         runOnRaw((transaction as unknown as { connection: CallbackConnection }).connection, text, values),
+      check: alive,
       watch: (transaction, note) =>
         watchStatements((transaction as unknown as { connection: object }).connection, ['query', 'execute'], note, true),
     },
