@@ -8,8 +8,8 @@ import { knexStore } from '@payhooks/mysql/knex'
 import { kyselyStore } from '@payhooks/mysql/kysely'
 import { sequelizeStore } from '@payhooks/mysql/sequelize'
 import { typeormStore } from '@payhooks/mysql/typeorm'
-import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres'
 import { drizzle } from 'drizzle-orm/mysql2'
+import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres'
 import knex from 'knex'
 import { Kysely, MysqlDialect, PostgresDialect, sql } from 'kysely'
 import mysqlCallbacks from 'mysql2'
@@ -96,7 +96,9 @@ describe('knexStore (MySQL) given the wrong object', () => {
     )
     await pool.end()
     const db = knex({ client: 'mysql2', connection: url })
-    expect(() => knexStore(wrong(db.client))).toThrow('knexStore: got a Client_MySQL2; it needs a Knex instance on MySQL')
+    expect(() => knexStore(wrong(db.client))).toThrow(
+      'knexStore: got a Client_MySQL2; it needs a Knex instance on MySQL',
+    )
     const onPostgres = knex({ client: 'pg', connection: 'postgres://127.0.0.1:1/none' })
     expect(() => knexStore(onPostgres)).toThrow(
       'knexStore: got a Knex instance on postgresql; it needs a Knex instance on MySQL',

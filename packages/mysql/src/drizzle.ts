@@ -4,9 +4,9 @@ import mysql from 'mysql2'
 import type { Pool } from 'mysql2/promise'
 import { bindMysqlStore } from './engine.js'
 import { described, hasMethods, refuse } from './library-pool.js'
-import { watchStatements } from './watch.js'
 import { isClosed } from './pool-checks.js'
 import type { BoundMysqlStore, BoundMysqlStoreOptions } from './types.js'
+import { watchStatements } from './watch.js'
 
 /** Drizzle's transaction of the database `D`: what its `transaction()` hands the callback. */
 export type DrizzleTransaction<D> = D extends {
@@ -54,7 +54,8 @@ export function drizzleStore<D extends DrizzleOverMysql2>(
   options: BoundMysqlStoreOptions = {},
 ): BoundMysqlStore<DrizzleTransaction<D>> {
   const where = 'drizzleStore'
-  if (promisePoolOf(db) !== undefined) refuse(where, db, `${NEEDS} (or mysqlStore(pool), whose context.db is a connection)`)
+  if (promisePoolOf(db) !== undefined)
+    refuse(where, db, `${NEEDS} (or mysqlStore(pool), whose context.db is a connection)`)
   if (!hasMethods(db, 'transaction', 'execute')) refuse(where, db, NEEDS)
   const dialect = (db as { dialect?: { constructor?: { name?: string } } }).dialect?.constructor?.name
   if (dialect !== undefined && !/mysql/i.test(dialect)) {
@@ -68,7 +69,9 @@ export function drizzleStore<D extends DrizzleOverMysql2>(
   }
   const alive = () => {
     if (isClosed(pool)) {
-      throw new TypeError(`${where}: the mysql2 pool under the Drizzle database was ended (pool.end()); it needs a live pool`)
+      throw new TypeError(
+        `${where}: the mysql2 pool under the Drizzle database was ended (pool.end()); it needs a live pool`,
+      )
     }
   }
   alive()
@@ -79,7 +82,11 @@ export function drizzleStore<D extends DrizzleOverMysql2>(
       pool,
       transaction: (work) => db.transaction((tx) => work(tx as Tx)),
       query: async (tx, text, values) =>
-        ((await (tx as unknown as DrizzleOverMysql2).execute(sql.raw(mysql.format(text, values as never[])))) as unknown[])[0],
+        (
+          (await (tx as unknown as DrizzleOverMysql2).execute(
+            sql.raw(mysql.format(text, values as never[])),
+          )) as unknown[]
+        )[0],
       // Drizzle's transaction runs its statements on the mysql2 connection of its session.
       watch: (tx, note) =>
         watchStatements((tx as unknown as { session: { client: object } }).session.client, ['query', 'execute'], note),

@@ -13,7 +13,10 @@ import type { BoundMysqlHandlerContext, BoundMysqlStore, BoundMysqlStoreOptions,
 
 /** mysqlStore's own flow, whose transaction opens at context.db's first statement. */
 interface Lazy<Db> {
-  lazy?: (marker: Marker, work: (context: BoundMysqlHandlerContext<Db>) => Promise<boolean>) => Promise<TransactionOutcome>
+  lazy?: (
+    marker: Marker,
+    work: (context: BoundMysqlHandlerContext<Db>) => Promise<boolean>,
+  ) => Promise<TransactionOutcome>
 }
 
 /** Unique per process (72 random bits) and per claim, without a random draw on the hot path. */
@@ -76,7 +79,10 @@ function checkKey(key: string, what: string, where: string): void {
  *   query: async (connection, text, values) => (await connection.query(text, values))[0],
  * })
  */
-export function bindMysqlStore<Db>(binding: MysqlBinding<Db> & Lazy<Db>, options: BoundMysqlStoreOptions = {}): BoundMysqlStore<Db> {
+export function bindMysqlStore<Db>(
+  binding: MysqlBinding<Db> & Lazy<Db>,
+  options: BoundMysqlStoreOptions = {},
+): BoundMysqlStore<Db> {
   const where = binding.name
   const pool = binding.pool
   const table = checkTable(options.table ?? 'payhooks_events', where)

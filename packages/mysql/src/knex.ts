@@ -2,8 +2,8 @@ import type { Knex } from 'knex'
 import mysql from 'mysql2'
 import { bindMysqlStore } from './engine.js'
 import { type CallbackConnection, hasMethods, libraryPool, refuse, runOnRaw } from './library-pool.js'
-import { watchStatements } from './watch.js'
 import type { BoundMysqlStore, BoundMysqlStoreOptions } from './types.js'
+import { watchStatements } from './watch.js'
 
 const NEEDS = "a Knex instance on MySQL: knexStore(knex({ client: 'mysql2', connection }))"
 

@@ -2,8 +2,8 @@ import { CompiledQuery, type Kysely, type QueryResult, type Transaction } from '
 import mysql from 'mysql2'
 import { bindMysqlStore } from './engine.js'
 import { described, hasMethods, libraryPool, refuse } from './library-pool.js'
-import { watchStatements } from './watch.js'
 import type { BoundMysqlStore, BoundMysqlStoreOptions } from './types.js'
+import { watchStatements } from './watch.js'
 
 const NEEDS = 'a Kysely instance on MySQL: kyselyStore(new Kysely<DB>({ dialect: new MysqlDialect({ pool }) }))'
 
@@ -46,7 +46,8 @@ export function kyselyStore<DB>(
     refuse(where, db, NEEDS)
   }
   const adapter = db.getExecutor().adapter
-  if (!/mysql/i.test(adapter.constructor.name)) refuse(where, db, `${NEEDS}; its dialect's adapter is ${described(adapter)}`)
+  if (!/mysql/i.test(adapter.constructor.name))
+    refuse(where, db, `${NEEDS}; its dialect's adapter is ${described(adapter)}`)
   const plain = db.withoutPlugins()
   let destroyed = false
   const pool = libraryPool(

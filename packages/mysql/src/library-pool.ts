@@ -3,7 +3,7 @@ import type { Pool } from 'mysql2/promise'
 /** One connection a library lent the store, outside any transaction, until `release`. */
 export interface Lent {
   run(text: string, values: unknown[]): Promise<unknown>
-  release(broken: boolean): void | Promise<unknown>
+  release(broken: boolean): unknown
 }
 
 /** A raw driver connection as its callback API runs statements: mysql2's (Knex's, TypeORM's, Sequelize's). */

@@ -1,8 +1,8 @@
 import type { Sequelize, Transaction } from 'sequelize'
 import { bindMysqlStore } from './engine.js'
 import { type CallbackConnection, hasMethods, libraryPool, refuse, runOnRaw } from './library-pool.js'
-import { watchStatements } from './watch.js'
 import type { BoundMysqlStore, BoundMysqlStoreOptions } from './types.js'
+import { watchStatements } from './watch.js'
 
 const NEEDS =
   "a Sequelize instance on MySQL or MariaDB: sequelizeStore(new Sequelize(url, { dialect: 'mysql' })) (or 'mariadb')"
@@ -35,7 +35,10 @@ interface ConnectionManager {
  *   )
  * })
  */
-export function sequelizeStore(sequelize: Sequelize, options: BoundMysqlStoreOptions = {}): BoundMysqlStore<Transaction> {
+export function sequelizeStore(
+  sequelize: Sequelize,
+  options: BoundMysqlStoreOptions = {},
+): BoundMysqlStore<Transaction> {
   const where = 'sequelizeStore'
   if (!hasMethods(sequelize, 'transaction', 'query', 'getDialect')) refuse(where, sequelize, NEEDS)
   const dialect = sequelize.getDialect()
@@ -81,7 +84,12 @@ export function sequelizeStore(sequelize: Sequelize, options: BoundMysqlStoreOpt
         runOnRaw((transaction as unknown as { connection: CallbackConnection }).connection, text, values),
       check: alive,
       watch: (transaction, note) =>
-        watchStatements((transaction as unknown as { connection: object }).connection, ['query', 'execute'], note, true),
+        watchStatements(
+          (transaction as unknown as { connection: object }).connection,
+          ['query', 'execute'],
+          note,
+          true,
+        ),
     },
     options,
   )

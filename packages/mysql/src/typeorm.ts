@@ -1,11 +1,10 @@
 import type { DataSource, EntityManager, QueryResult, QueryRunner } from 'typeorm'
 import { bindMysqlStore } from './engine.js'
 import { type CallbackConnection, hasMethods, libraryPool, refuse, runOnRaw } from './library-pool.js'
-import { watchStatements } from './watch.js'
 import type { BoundMysqlStore, BoundMysqlStoreOptions } from './types.js'
+import { watchStatements } from './watch.js'
 
-const NEEDS =
-  "a TypeORM DataSource of type 'mysql' or 'mariadb': typeormStore(new DataSource({ type: 'mysql', ... }))"
+const NEEDS = "a TypeORM DataSource of type 'mysql' or 'mariadb': typeormStore(new DataSource({ type: 'mysql', ... }))"
 
 /**
  * A `mysqlStore` whose handlers write through TypeORM (a DataSource of type `mysql` or `mariadb`): `context.db` is
@@ -28,7 +27,10 @@ const NEEDS =
  *   await manager.insert(Settlement, { transactionId: event.data.transaction_id, amount: event.data.settlement_amount })
  * })
  */
-export function typeormStore(dataSource: DataSource, options: BoundMysqlStoreOptions = {}): BoundMysqlStore<EntityManager> {
+export function typeormStore(
+  dataSource: DataSource,
+  options: BoundMysqlStoreOptions = {},
+): BoundMysqlStore<EntityManager> {
   const where = 'typeormStore'
   if (hasMethods(dataSource, 'transaction', 'getRepository') && !hasMethods(dataSource, 'createQueryRunner')) {
     refuse(where, dataSource, `${NEEDS}, not one of its EntityManagers`)
