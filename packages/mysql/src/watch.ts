@@ -28,8 +28,17 @@ export function watchStatements(target: object, methods: string[], note: Note, c
               note(text, error ?? undefined)
               return answer(error, ...rest)
             }
+            return run.apply(this, args)
           }
-          return run.apply(this, args)
+          // The mariadb connector (Sequelize's mariadb dialect) answers with a promise instead.
+          const answer = run.apply(this, args)
+          if (answer instanceof Promise) {
+            answer.then(
+              () => note(text),
+              (error: unknown) => note(text, error),
+            )
+          }
+          return answer
         }
       : async function (this: unknown, ...args: unknown[]) {
           const text = textOf(args[0])
