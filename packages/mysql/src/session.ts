@@ -10,53 +10,28 @@ const noop = () => {}
 // session counts the statements of `context.db` that failed, and the event's transaction is refused unless each was
 // inside a savepoint rolled back to (`SAVEPOINT s` ... `ROLLBACK TO SAVEPOINT s`), as PostgreSQL's rules have it.
 
-const SAVEPOINT = /^\s*SAVEPOINT\s+`?(\w+)`?\s*;?\s*$/i
-const ROLLBACK_TO = /^\s*ROLLBACK\s+(?:WORK\s+)?TO\s+(?:SAVEPOINT\s+)?`?(\w+)`?\s*;?\s*$/i
+// Names as the libraries make them: Drizzle's sp1, Knex's trx2, TypeORM's typeorm_1, Sequelize's `<uuid>`.
+const SAVEPOINT = /^\s*SAVEPOINT\s+`?([\w-]+)`?\s*;?\s*$/i
+const ROLLBACK_TO = /^\s*ROLLBACK\s+(?:WORK\s+)?TO\s+(?:SAVEPOINT\s+)?`?([\w-]+)`?\s*;?\s*$/i
 
 /** The text of a statement in any form mysql2 takes: a string, or options with `sql`. */
-const textOf = (first: unknown) =>
+export const textOf = (first: unknown) =>
   typeof first === 'string'
     ? first
     : typeof (first as { sql?: unknown })?.sql === 'string'
       ? (first as { sql: string }).sql
       : ''
 
-/** The connection of one event's transaction: checked out of the pool at `db`'s first statement, then `START TRANSACTION`. */
-export class Session {
-  connection: PoolConnection | undefined
-  ready: Promise<PoolConnection> | undefined
-  /** The statements through `db` that failed and were not inside a savepoint rolled back to since. */
+/**
+ * The statements of one transaction that failed and were not inside a savepoint rolled back to since, as
+ * {@link StatementLog.note} is told of each statement.
+ */
+export class StatementLog {
   failed: Error[] = []
   /** Each open savepoint, with how many failures there were when it was made. */
   savepoints: { name: string; failures: number }[] = []
-  /** Set once the transaction is over: its connection may be serving someone else by then. */
-  over = false
-  /** Whether the connection must be destroyed rather than given back (its state is unknown). */
-  broken = false
-  readonly db: PoolConnection
 
-  constructor(readonly pool: Pool) {
-    this.db = lazyConnection(this)
-  }
-
-  start(): Promise<PoolConnection> {
-    if (this.ready === undefined) {
-      this.ready = this.pool.getConnection().then(async (connection) => {
-        this.connection = connection
-        try {
-          await connection.query('START TRANSACTION')
-        } catch (error) {
-          this.broken = true
-          throw error
-        }
-        return connection
-      })
-      this.ready.catch(noop)
-    }
-    return this.ready
-  }
-
-  /** Notes what a statement through `db` did to the transaction: a savepoint made or rolled back to, or a failure. */
+  /** Notes what a statement did to the transaction: a savepoint made or rolled back to, or a failure. */
   note(text: string, error?: unknown): void {
     if (error !== undefined) {
       this.failed.push(error instanceof Error ? error : new Error(String(error)))
@@ -76,6 +51,39 @@ export class Session {
       this.failed.length = (this.savepoints[at] as { failures: number }).failures
       this.savepoints.length = at + 1
     }
+  }
+}
+
+/** The connection of one event's transaction: checked out of the pool at `db`'s first statement, then `START TRANSACTION`. */
+export class Session extends StatementLog {
+  connection: PoolConnection | undefined
+  ready: Promise<PoolConnection> | undefined
+  /** Set once the transaction is over: its connection may be serving someone else by then. */
+  over = false
+  /** Whether the connection must be destroyed rather than given back (its state is unknown). */
+  broken = false
+  readonly db: PoolConnection
+
+  constructor(readonly pool: Pool) {
+    super()
+    this.db = lazyConnection(this)
+  }
+
+  start(): Promise<PoolConnection> {
+    if (this.ready === undefined) {
+      this.ready = this.pool.getConnection().then(async (connection) => {
+        this.connection = connection
+        try {
+          await connection.query('START TRANSACTION')
+        } catch (error) {
+          this.broken = true
+          throw error
+        }
+        return connection
+      })
+      this.ready.catch(noop)
+    }
+    return this.ready
   }
 
   /** Gives the connection back, or destroys it when its state is unknown; a late one is destroyed when it comes. */

@@ -2,9 +2,9 @@ import { type OrderingPosition, TransactionAbortedError, type TransactionOutcome
 import type { Pool } from 'mysql2/promise'
 import type { mysqlFences } from './fences.js'
 import { type Run, runOn } from './run.js'
-import { Session } from './session.js'
+import { Session, StatementLog } from './session.js'
 import { matched, micros } from './sql.js'
-import type { MysqlHandlerContext } from './types.js'
+import type { BoundMysqlHandlerContext, MysqlBinding, MysqlHandlerContext } from './types.js'
 
 /** What the done marker needs: the store's complete statement and, for a claim with a fence, the fence. */
 export interface Marker {
@@ -75,5 +75,49 @@ export async function runTransaction(
     throw error
   } finally {
     session.end()
+  }
+}
+
+/** Thrown inside the library's transaction to have it rolled back, with an outcome that is not a failure. */
+class Rollback extends Error {
+  constructor(
+    readonly outcome: 'rolled_back' | 'lost' | 'aborted',
+    readonly failed: Error[] = [],
+  ) {
+    super(`transaction rolled back: ${outcome}`)
+  }
+}
+
+/**
+ * Runs `work` (the event's handlers) inside the library's transaction with `context.db`, its handle, then writes the
+ * done marker on that handle if the claim's token still holds the event: committed by the library with the
+ * handlers' writes, or everything rolled back (`rolled_back` when a handler failed, `lost` when the claim was gone).
+ */
+export async function runBoundTransaction<Db>(
+  binding: MysqlBinding<Db>,
+  marker: Marker,
+  work: (context: BoundMysqlHandlerContext<Db>) => Promise<boolean>,
+): Promise<TransactionOutcome> {
+  try {
+    return await binding.transaction(async (db): Promise<TransactionOutcome> => {
+      const log = new StatementLog()
+      const stop = await binding.watch?.(db, (text, error) => log.note(text, error))
+      let ok: boolean
+      try {
+        ok = await work({ db })
+      } finally {
+        stop?.()
+      }
+      if (!ok) throw new Rollback('rolled_back')
+      if (log.failed.length > 0) throw new Rollback('aborted', log.failed)
+      if (!(await writeMarker((text, values = []) => binding.query(db, text, values), marker))) {
+        throw new Rollback('lost')
+      }
+      return 'committed'
+    })
+  } catch (error) {
+    if (!(error instanceof Rollback)) throw error
+    if (error.outcome === 'aborted') throw transactionAborted(error.failed)
+    return error.outcome
   }
 }

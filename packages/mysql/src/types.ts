@@ -6,7 +6,7 @@ import type {
   TransactionOutcome,
   WebhookStore,
 } from '@payhooks/core'
-import type { PoolConnection } from 'mysql2/promise'
+import type { Pool, PoolConnection } from 'mysql2/promise'
 
 /** Options of `mysqlStore`. */
 export interface MysqlStoreOptions {
@@ -165,4 +165,78 @@ export interface MysqlDeadLetterStoreOptions {
    * @default console
    */
   logger?: { warn?(message: string): void; error(message: string): void }
+}
+
+/**
+ * How the store reaches MySQL through a library: what `bindMysqlStore` needs, and all a binding (`drizzleStore`,
+ * `kyselyStore`, ...) supplies.
+ */
+export interface MysqlBinding<Db> {
+  /** The binding's function, for messages: `'drizzleStore'`. */
+  readonly name: string
+  /**
+   * Statements outside any transaction (claims, renewals, sweeps, health) and upkeep on one connection (tables made
+   * under a short `lock_wait_timeout`): a mysql2/promise Pool, or one shaped like it over the library's connections.
+   */
+  readonly pool: Pool
+  /**
+   * Runs `work` in a transaction of the library, giving it the library's handle of that transaction: committed when
+   * `work` resolves, rolled back when it rejects (rejecting with what it rejected with).
+   */
+  transaction<T>(work: (db: Db) => Promise<T>): Promise<T>
+  /** Runs `text` (placeholders `?`) with `values` on `db`: rows for a SELECT, mysql2's result header otherwise. */
+  query(db: Db, text: string, values: unknown[]): Promise<unknown>
+  /**
+   * Optional, and what makes a caught SQL error fail the event: has `note` told of each statement run on `db`'s
+   * connection (its text, and its error if it failed) until the function it resolves with is called. MySQL, unlike
+   * PostgreSQL, goes on after a failed statement (and after a deadlock it has rolled the whole transaction back), so
+   * the event's transaction is refused unless each failure was inside a savepoint rolled back to.
+   */
+  watch?(db: Db, note: (text: string, error?: unknown) => void): (() => void) | Promise<() => void>
+  /** Optional: checks at `init()` and in `health()` that the library can serve, throwing what it got and needs. */
+  check?(): void | Promise<void>
+}
+
+/** Options of the stores bound to a library (`drizzleStore`, `kyselyStore`, ...): those of `mysqlStore`, and one. */
+export interface BoundMysqlStoreOptions extends MysqlStoreOptions {
+  /**
+   * The most events handled at once: each holds a connection of the library's pool for its transaction while it
+   * runs, and claims and renewals need another. The receiver's `maxConcurrentEvents` defaults to it.
+   * @default the pool's size less one when the library tells it; 9 otherwise
+   */
+  maxConcurrentEvents?: number
+}
+
+/** What a store bound to a library adds to the handler context: `db`, the library's handle of the transaction. */
+export interface BoundMysqlHandlerContext<Db> {
+  /**
+   * The library's handle of this event's transaction (Drizzle's `tx`, Kysely's `Transaction`, a `Knex.Transaction`,
+   * TypeORM's `EntityManager`, Sequelize's `Transaction`): write with it, and the writes commit together with the
+   * event's done marker, or not at all. Opened before the handlers run and shared by the handlers of one event. Do
+   * not commit or roll it back, nor use it once the handler returned. Let SQL errors propagate, or catch them inside
+   * the library's savepoint (a nested transaction): MySQL goes on after a failed statement, and after a deadlock it
+   * has rolled the whole transaction back.
+   */
+  readonly db: Db
+}
+
+/** The store a binding returns: a {@link MysqlStore} whose `context.db` is the library's transaction. */
+export interface BoundMysqlStore<Db> extends WebhookStore<BoundMysqlHandlerContext<Db>> {
+  readonly retentionMs: number
+  readonly maxConcurrentEvents: number
+  readonly ordering: boolean
+  init(): Promise<void>
+  claim(eventId: string, leaseMs: number, digest?: string, position?: OrderingPosition): Promise<ClaimResult>
+  extend(eventId: string, token: string, leaseMs: number): Promise<boolean>
+  complete(eventId: string, token: string): Promise<boolean>
+  release(eventId: string, token: string): Promise<boolean>
+  transaction: (
+    eventId: string,
+    token: string,
+    work: (context: BoundMysqlHandlerContext<Db>) => Promise<boolean>,
+  ) => Promise<TransactionOutcome>
+  heldKeys(options: { limit: number }): Promise<HeldOrderingKey[]>
+  health(signal?: AbortSignal): Promise<HealthCheck[]>
+  sweep(): Promise<number>
+  shutdown(): void
 }
