@@ -1,5 +1,5 @@
 // Issue 50 item 1, pausing an event type across the fleet: two receivers sharing each store (Redis, a Redis Cluster,
-// PostgreSQL). A pause made on one stops the other's handlers of that type within 2 s, while other types still run;
+// PostgreSQL, MariaDB). A pause made on one stops the other's handlers of that type within 2 s, while other types still run;
 // a receiver restarted mid-pause honours it from its first delivery; after resume every event delivered during the
 // pause is handled exactly once: parked ones replayed by resume (with dead letters), refused ones run when the
 // service retries them (without).
@@ -11,12 +11,15 @@ import {
   type WebhookError,
   type WebhookStore,
 } from '@payhooks/core'
+import { mysqlDeadLetterStore, mysqlPauseStore, mysqlStore } from '@payhooks/mysql'
 import { postgresDeadLetterStore, postgresPauseStore, postgresStore } from '@payhooks/postgres'
 import { redisDeadLetterStore, redisPauseStore, redisStore } from '@payhooks/redis'
 import { sampleEvent, signedDelivery } from '@payhooks/testing'
 import { Cluster, Redis } from 'ioredis'
+import mysql from 'mysql2/promise'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
+import { mysqlUrl } from '../fixtures/mysql.js'
 import { databaseUrl } from '../fixtures/postgres.js'
 
 const secret = 'whsec_pause_fleet'
@@ -109,7 +112,31 @@ const postgres: Backend = {
   },
 }
 
-const backends = [redisLike('Redis', redisClient), redisLike('Redis Cluster', clusterClient), postgres]
+const mariadb: Backend = {
+  name: 'MariaDB',
+  async namespace() {
+    const id = randomUUID().replaceAll('-', '').slice(0, 12)
+    const tables = [`pause_${id}_events`, `pause_${id}_events_fences`, `pause_${id}_letters`, `pause_${id}_pauses`]
+    const admin = mysql.createPool({ uri: mysqlUrl(), connectionLimit: 1 })
+    closers.push(async () => {
+      await admin.query(`DROP TABLE IF EXISTS ${tables.map((table) => `\`${table}\``).join(', ')}`)
+      await admin.end()
+    })
+    return (withDeadLetters) => {
+      const pool = mysql.createPool({ uri: mysqlUrl(), connectionLimit: 4 })
+      closers.push(() => pool.end())
+      return {
+        store: mysqlStore(pool, { table: `pause_${id}_events`, sweepIntervalMs: 0 }),
+        deadLetters: withDeadLetters
+          ? mysqlDeadLetterStore(pool, { table: `pause_${id}_letters`, sweepIntervalMs: 0 })
+          : undefined,
+        pauses: mysqlPauseStore(pool, { table: `pause_${id}_pauses` }),
+      }
+    }
+  },
+}
+
+const backends = [redisLike('Redis', redisClient), redisLike('Redis Cluster', clusterClient), postgres, mariadb]
 
 /** A fleet of receivers over one namespace, counting every handler run per event id. */
 function fleet(stores: (withDeadLetters: boolean) => Stores, withDeadLetters: boolean) {

@@ -4,6 +4,8 @@ export { bindMysqlStore } from './engine.js'
 export { mysqlJournal } from './journal.js'
 export { createJournalTableSql } from './journal-sql.js'
 export { type MigrateOptions, type MigrateResult, migrate } from './migrations.js'
+export { createPauseTableSql } from './pause-sql.js'
+export { mysqlPauseStore } from './pauses.js'
 export { createFenceTableSql, createTableSql } from './sql.js'
 export { mysqlStore } from './store.js'
 export type {
@@ -14,6 +16,7 @@ export type {
   MysqlDeadLetterStoreOptions,
   MysqlHandlerContext,
   MysqlJournalOptions,
+  MysqlPauseStoreOptions,
   MysqlStore,
   MysqlStoreOptions,
 } from './types.js'

@@ -240,3 +240,23 @@ export interface BoundMysqlStore<Db> extends WebhookStore<BoundMysqlHandlerConte
   sweep(): Promise<number>
   shutdown(): void
 }
+
+/** Options of `mysqlPauseStore`. */
+export interface MysqlPauseStoreOptions {
+  /**
+   * The pauses' table, optionally database-qualified.
+   * @default 'payhooks_pauses'
+   */
+  table?: string
+  /**
+   * Whether `init()` creates the table when missing. Set false when migrations create it (`createPauseTableSql`).
+   * @default true
+   */
+  createTable?: boolean
+  /**
+   * How often each receiver reads the pauses again (one `SELECT` of the table): a pause reaches every instance
+   * within about this. From 10 to 60 000.
+   * @default 1000
+   */
+  refreshMs?: number
+}
