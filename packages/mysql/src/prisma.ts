@@ -1,8 +1,8 @@
 import { check } from '@payhooks/core/validations'
 import { bindMysqlStore } from './engine.js'
 import { hasMethods, libraryPool, refuse } from './library-pool.js'
-import type { Note } from './watch.js'
 import type { BoundMysqlStore, BoundMysqlStoreOptions } from './types.js'
+import type { Note } from './watch.js'
 
 /** Prisma's interactive transaction's client of the client `P`: what its `$transaction(fn)` hands `fn`. */
 export type PrismaTransaction<P> = P extends {
