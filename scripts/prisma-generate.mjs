@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// The Prisma clients of the tests and bench/ (prismaStore's, test/fixtures/prisma/schema.prisma), generated into
-// test/fixtures/prisma/generated/prisma (ignored by git) from a clean clone, offline. Prisma 7's client runs on a driver
+// The Prisma clients of the tests and bench/ (prismaStore's of @payhooks/postgres and of @payhooks/mysql, from
+// test/fixtures/prisma/schema.prisma and test/fixtures/prisma-mysql/schema.prisma), each generated into generated/prisma
+// beside its schema (ignored by git) from a clean clone, offline. Prisma 7's client runs on a driver
 // adapter (@prisma/adapter-pg) with no engine binary, but `prisma generate` looks for the schema engine, and downloads
 // it when missing, which these machines cannot: any executable named by PRISMA_SCHEMA_ENGINE_BINARY stands in (it is
 // not run to generate). `pnpm typecheck` and `pnpm test` run this first; it does nothing when the client is newer
@@ -11,7 +12,10 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 
 const root = join(import.meta.dirname, '..')
-export const PRISMA_SCHEMAS = [join(root, 'test/fixtures/prisma/schema.prisma')]
+export const PRISMA_SCHEMAS = [
+  join(root, 'test/fixtures/prisma/schema.prisma'),
+  join(root, 'test/fixtures/prisma-mysql/schema.prisma'),
+]
 
 const version = () => JSON.parse(readFileSync(join(root, 'node_modules/prisma/package.json'), 'utf8')).version
 

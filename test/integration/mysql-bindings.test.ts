@@ -1,5 +1,5 @@
 // The transaction contract of @payhooks/testing against every binding of @payhooks/mysql to a library (Drizzle,
-// Kysely, Knex, TypeORM, Sequelize), on the real MariaDB. Each binding's store, writes, failing statement and
+// Kysely, Knex, TypeORM, Sequelize, Prisma), on the real MariaDB. Each binding's store, writes, failing statement and
 // savepoint are in test/fixtures/bindings/mysql-<name>.mjs, which its receiver processes import too.
 // PAYHOOKS_BINDINGS=knex,typeorm runs those alone (while working on one).
 import { join } from 'node:path'
@@ -9,7 +9,7 @@ import { afterAll } from 'vitest'
 import { mysqlUrl } from '../fixtures/mysql.js'
 
 const admin = mysql.createPool({ uri: mysqlUrl(), connectionLimit: 2 })
-const modules = ['drizzle', 'kysely', 'knex', 'typeorm', 'sequelize']
+const modules = ['drizzle', 'kysely', 'knex', 'typeorm', 'sequelize', 'prisma']
 const only = process.env.PAYHOOKS_BINDINGS?.split(',')
 const bindings = await Promise.all(
   modules
@@ -32,7 +32,7 @@ for (const { name, file, module } of bindings) {
     ledgerSql: module.ledgerSql,
     sql: async (text, values) => (await admin.query(text, values))[0] as Record<string, unknown>[],
     receiver: file,
-    // Fewer events than the default: the kills at each point are what the test is about, and five bindings run.
+    // Fewer events than the default: the kills at each point are what the test is about, and six bindings run.
     crash: { events: 20 },
   })
 }

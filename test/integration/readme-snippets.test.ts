@@ -53,6 +53,13 @@ const IN_EXAMPLE: { file: string; section?: string; folder: string; options: ts.
   // Next to the Prisma client the tests generate (scripts/prisma-generate.mjs): `./generated/prisma/client.js`.
   { file: 'docs/guide/your-database.md', section: 'Prisma', folder: 'test/fixtures/prisma', options: {} },
   {
+    file: 'docs/guide/your-database.md',
+    section: 'Prisma on MySQL and MariaDB',
+    folder: 'test/fixtures/prisma-mysql',
+    options: {},
+  },
+  { file: 'packages/mysql/README.md', section: 'Prisma', folder: 'test/fixtures/prisma-mysql', options: {} },
+  {
     file: 'docs/quick-start/nest.md',
     folder: 'examples/nest/src',
     options: { experimentalDecorators: true, emitDecoratorMetadata: true },
