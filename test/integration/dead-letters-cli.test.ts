@@ -260,6 +260,7 @@ describe('payhooks dead-letters', () => {
     }
   })
 
+  // Several CLI processes, each loading BullMQ and its Redis: on CI's loaded machine they took over 30 s together.
   it("serves BullMQ's dead letters with the same commands: list, show, and replay back to the queue", async () => {
     const id = randomUUID()
     const names = { name: 'cli-dead-letters', prefix: `${ROOT_PREFIX}bull-${id}` }
@@ -305,5 +306,5 @@ describe('payhooks dead-letters', () => {
       await queue.close()
       connection.disconnect()
     }
-  })
+  }, 90_000)
 })
