@@ -45,26 +45,6 @@ const REDIS_QUEUE_HONO = [
   'test/integration/adapters-examples.test.ts',
 ]
 
-/**
- * The main pass's slowest files (some 250 of its 520 s of tests on 2 cores, mostly waiting on servers, Chromium and
- * child processes): a whole run sends them to a second vitest beside the first, on servers of their own.
- */
-export const SIDE_FILES = [
-  'test/integration/store-crash.test.ts',
-  'test/integration/cli.test.ts',
-  'test/integration/cli-service.test.ts',
-  'test/integration/cli-trigger.test.ts',
-  'test/integration/board-browser.test.ts',
-  'test/integration/board-browser-stores.test.ts',
-  'test/integration/fence-chaos.test.ts',
-  'test/consumers/consumers.test.ts',
-  'test/integration/docs-site.test.ts',
-  'test/integration/sandbox-cli.test.ts',
-  'test/integration/sandbox-cli-emit.test.ts',
-  'test/integration/sandbox-cli-start.test.ts',
-  'test/integration/readme-snippets.test.ts',
-]
-
 const nodeBin = (alias) => join(root, 'test/runtimes/node_modules', alias, 'bin/node')
 const version = (name) => JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')).version
 const majors = (names) => names.map((name) => `${name} ${version(name)}`).join(', ')
@@ -100,7 +80,7 @@ export const passFiles = ({ filters }, files) =>
  * `buffered`: its output is kept in `output` instead of printed as it comes (for passes run side by side).
  * @returns {Promise<{ label: string, counts?: number[], failures: string[], seconds: number, code: number, output: string }>}
  */
-export function runPass({ label, node, env = {}, filters }, files, { buffered = false } = {}) {
+export function runPass({ label, node, env = {}, filters, typecheck = false, part }, files, { buffered = false } = {}) {
   const chosen = passFiles({ filters }, files)
   if (chosen.length === 0) return Promise.resolve(undefined)
   if (!existsSync(node)) {
@@ -110,9 +90,13 @@ export function runPass({ label, node, env = {}, filters }, files, { buffered = 
   const versionOut = spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim()
   const fullLabel = /^Node \d+$/.test(label) ? `Node ${versionOut.replace(/^v/, '')}` : label
   const report = reportFile()
-  const args = [join(root, 'node_modules/vitest/vitest.mjs'), 'run', '--typecheck.enabled=false']
+  const args = [
+    join(root, 'node_modules/vitest/vitest.mjs'),
+    'run',
+    ...(typecheck ? [] : ['--typecheck.enabled=false']),
+  ]
   args.push('--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...chosen)
-  let output = `\n${fullLabel}: ${chosen.join(' ')}\n`
+  let output = `\n${fullLabel}${part ? `, ${part}` : ''}: ${chosen.join(' ')}\n`
   if (!buffered) process.stdout.write(output)
   const started = Date.now()
   const path = `${join(node, '..')}:${process.env.PATH}`
@@ -120,7 +104,8 @@ export function runPass({ label, node, env = {}, filters }, files, { buffered = 
   const child = spawn(node, args, { cwd: root, stdio, env: { ...process.env, ...env, PATH: path } })
   if (buffered) {
     child.stdout.on('data', (chunk) => (output += chunk))
-    child.stderr.on('data', (chunk) => (output += chunk))
+    // vitest's warning that type tests are experimental, printed on every run that has them, is dropped.
+    child.stderr.on('data', (chunk) => (output += String(chunk).replace(EXPERIMENTAL, '')))
   }
   return new Promise((resolve) => {
     child.on('close', (code, signal) => {
@@ -132,6 +117,9 @@ export function runPass({ label, node, env = {}, filters }, files, { buffered = 
   })
 }
 
+const EXPERIMENTAL =
+  /^.*Testing types with tsc and vue-tsc is an experimental feature\.\n(.*Breaking changes might not follow SemVer.*\n)?/m
+
 /** A path for a vitest JSON report, in a temporary folder removed when this process exits. */
 export function reportFile() {
   const dir = mkdtempSync(join(tmpdir(), 'payhooks-vitest-'))
@@ -140,26 +128,29 @@ export function reportFile() {
 }
 
 /**
- * [passed, failed, skipped] from a vitest JSON report, or undefined when none was written, and a line per failed
- * test (file, name, the error's first line): CI keeps only the tail of a run's output, where these are printed again.
+ * [passed, failed, skipped] from a vitest JSON report, or undefined when none was written, a line per failed test
+ * (file, name, the error's first line: CI keeps only the tail of a run's output, where these are printed again), and
+ * each file's seconds.
  */
 export function readReport(report) {
   let parsed
   try {
     parsed = JSON.parse(readFileSync(report, 'utf8'))
   } catch {
-    return { counts: undefined, failures: [] }
+    return { counts: undefined, failures: [], durations: {} }
   }
   const { numPassedTests, numFailedTests, numPendingTests, testResults = [] } = parsed
   const failures = []
+  const durations = {}
   for (const file of testResults) {
     const name = relative(root, file.name ?? '')
+    durations[name] = Math.round(((file.endTime ?? 0) - (file.startTime ?? 0)) / 100) / 10
     const failed = (file.assertionResults ?? []).filter((test) => test.status === 'failed')
     for (const test of failed) failures.push(`${name} > ${test.fullName}: ${firstLine(test.failureMessages?.[0])}`)
     // A file that failed to load or whose hooks threw has no failed test to name.
     if (failed.length === 0 && file.status === 'failed') failures.push(`${name}: ${firstLine(file.message)}`)
   }
-  return { counts: [numPassedTests, numFailedTests, numPendingTests], failures }
+  return { counts: [numPassedTests, numFailedTests, numPendingTests], failures, durations }
 }
 
 function firstLine(text) {

@@ -4,7 +4,7 @@
 // stopped afterwards; on a machine without it, the Debian package is installed when we are root.
 // Chromium (for the dashboard test) and nginx (for the proxy tests) are installed the same way.
 import { spawn, spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
@@ -13,7 +13,8 @@ import { packAll } from './pack-all.mjs'
 import { postgresBinDir, startPostgres } from './postgres-server.mjs'
 import { generatePrismaClients } from './prisma-generate.mjs'
 import { installRuntimeDeps } from './runtime-deps.mjs'
-import { mainLabel, matrixPasses, passFiles, readReport, reportFile, runPass, SIDE_FILES } from './test-matrix.mjs'
+import { mainLabel, matrixPasses, passFiles, readReport, reportFile, runPass } from './test-matrix.mjs'
+import { listTestFiles, runOnSlots, splitFiles } from './test-parts.mjs'
 import { onExit, startRedisCluster, startRedisServer, startServices, which } from './test-services.mjs'
 
 const run = (cmd, args) => spawnSync(cmd, args, { stdio: 'inherit' }).status ?? 1
@@ -185,52 +186,103 @@ async function runOnOwnServers(pass, passFilesGiven) {
     services.stop()
   }
 }
-// A whole run on servers of its own: the main pass's slowest files (scripts/test-matrix.mjs, SIDE_FILES) run beside
-// the others in a second vitest, on a second set of servers, its output printed after the main one's.
-const side =
-  files.length === 0 && !givenServers
-    ? runOnOwnServers({ label: 'slowest files', node: process.execPath, filters: SIDE_FILES }, [])
-    : undefined
-const excluded = side ? SIDE_FILES.flatMap((file) => ['--exclude', file]) : []
-const started = Date.now()
-const vitest = spawn(localBin('vitest'), [...args, ...excluded, ...files], { stdio: ['inherit', 'inherit', 'pipe'] })
-// vitest warns on every run with type tests that they are experimental (it has no setting to say it once): dropped,
-// so a passing run prints nothing but its results. Every other line of stderr goes through.
-let warned = false
-createInterface({ input: vitest.stderr }).on('line', (line) => {
-  const second = warned && line.includes('Breaking changes might not follow SemVer')
-  warned = line.includes('Testing types with tsc and vue-tsc is an experimental feature')
-  if (!warned && !second) process.stderr.write(`${line}\n`)
-})
-// 'close': once its stderr is read to the end too.
-const code = await new Promise((resolve) => vitest.on('close', (code, signal) => resolve(code ?? (signal ? 1 : 0))))
-const passes = [{ label: mainLabel(), ...readReport(report), seconds: (Date.now() - started) / 1000, code }]
-if (side) {
-  const beside = await side
-  process.stdout.write(beside.output)
-  const [main] = passes
-  main.counts = main.counts && beside.counts && main.counts.map((n, i) => n + beside.counts[i])
-  main.failures = [...main.failures, ...beside.failures]
-  main.code = Math.max(main.code, beside.code)
-  main.seconds = (Date.now() - started) / 1000
+// A whole run on servers of its own: every pass split into parts (scripts/test-parts.mjs), run a few at once.
+const passes = files.length === 0 && !givenServers ? await runInParts() : [await runMain(), ...(await runMatrixAfter())]
+
+/** The main pass as one vitest on the servers started above, the files given (or all), output as it comes. */
+async function runMain() {
+  const started = Date.now()
+  const vitest = spawn(localBin('vitest'), [...args, ...files], { stdio: ['inherit', 'inherit', 'pipe'] })
+  // vitest warns on every run with type tests that they are experimental (it has no setting to say it once): dropped,
+  // so a passing run prints nothing but its results. Every other line of stderr goes through.
+  let warned = false
+  createInterface({ input: vitest.stderr }).on('line', (line) => {
+    const second = warned && line.includes('Breaking changes might not follow SemVer')
+    warned = line.includes('Testing types with tsc and vue-tsc is an experimental feature')
+    if (!warned && !second) process.stderr.write(`${line}\n`)
+  })
+  // 'close': once its stderr is read to the end too.
+  const code = await new Promise((resolve) => vitest.on('close', (code, signal) => resolve(code ?? (signal ? 1 : 0))))
+  return { label: mainLabel(), ...readReport(report), seconds: (Date.now() - started) / 1000, code }
 }
-if (matrix && givenServers) {
-  for (const pass of matrixPasses()) {
-    const ran = await runPass(pass, files)
-    if (ran) passes.push(ran)
+
+/** The matrix's passes after the main one (PAYHOOKS_TEST_MATRIX=1 with files, or servers given). */
+async function runMatrixAfter() {
+  if (!matrix) return []
+  if (givenServers) {
+    const ran = []
+    for (const pass of matrixPasses()) {
+      const result = await runPass(pass, files)
+      if (result) ran.push(result)
+    }
+    return ran
   }
-} else if (matrix) {
-  // The matrix's passes run side by side, each on servers of its own (scripts/test-services.mjs): most of their
-  // time is spent waiting on servers and child processes, and one after another they made CI some 4 minutes longer.
-  // Each pass's output is printed once it is done, in order.
+  // Side by side, each on servers of its own (scripts/test-services.mjs), output printed once each is done, in order.
   const chosen = matrixPasses().filter((pass) => passFiles(pass, files).length > 0)
   const ran = await Promise.all(chosen.map((pass) => runOnOwnServers(pass, files)))
-  for (const pass of ran) {
-    if (!pass) continue
-    process.stdout.write(pass.output)
-    passes.push(pass)
-  }
+  for (const pass of ran) if (pass) process.stdout.write(pass.output)
+  return ran.filter(Boolean)
 }
+
+/**
+ * The whole run: the main pass in MAIN_PARTS parts and each matrix pass in two, longest expected first, on SLOTS
+ * sets of servers (the ones started above and SLOTS - 1 more), one part per slot at a time. A part's output is
+ * printed when it ends; each pass's line sums its parts, its time from its first part's start to its last's end.
+ */
+async function runInParts() {
+  const slotCount = Math.max(1, Number(process.env.PAYHOOKS_TEST_SLOTS) || 4)
+  const all = listTestFiles()
+  const passes = [
+    { label: mainLabel(), node: process.execPath, parts: splitFiles(all, 6) },
+    ...matrixPasses().map((pass) => ({
+      ...pass,
+      parts: splitFiles(
+        passFiles(pass, all).filter((file) => !file.endsWith('.test-d.ts')),
+        2,
+      ),
+    })),
+  ]
+  const jobs = passes
+    .flatMap((pass) => pass.parts.map((part, i) => ({ pass, part, name: `part ${i + 1} of ${pass.parts.length}` })))
+    .sort((a, b) => b.part.seconds - a.part.seconds)
+  const extra = await Promise.all(Array.from({ length: slotCount - 1 }, () => startServices()))
+  for (const services of extra) onExit(services.stop)
+  const ownEnv = {
+    REDIS_URL: process.env.REDIS_URL,
+    REDIS_CLUSTER_NODES: process.env.REDIS_CLUSTER_NODES,
+    DATABASE_URL: process.env.DATABASE_URL,
+    MYSQL_URL: process.env.MYSQL_URL,
+  }
+  const slots = [ownEnv, ...extra.map((services) => services.env)]
+  console.log(`${jobs.length} parts on ${slots.length} sets of servers, one part per set at a time`)
+  const results = await runOnSlots(
+    jobs.map(({ pass, part, name }) => async (env) => {
+      const started = Date.now()
+      const run = { label: pass.label, node: pass.node, env: { ...pass.env, ...env }, filters: part.files, part: name }
+      const result = await runPass({ ...run, typecheck: part.typecheck }, [], { buffered: true })
+      process.stdout.write(result.output)
+      return { ...result, pass, started, ended: Date.now() }
+    }),
+    slots,
+  )
+  for (const services of extra) services.stop()
+  // PAYHOOKS_TEST_DURATIONS=1 (on a quiet machine): the parts' split follows this run's times from now on.
+  if (process.env.PAYHOOKS_TEST_DURATIONS === '1') {
+    const durations = Object.assign({}, ...results.filter((r) => r.pass === passes[0]).map((r) => r.durations))
+    const sorted = Object.fromEntries(Object.entries(durations).sort(([a], [b]) => (a < b ? -1 : 1)))
+    writeFileSync(join(import.meta.dirname, 'test-durations.json'), `${JSON.stringify(sorted, null, 2)}\n`)
+  }
+  return passes.map((pass) => {
+    const own = results.filter((result) => result.pass === pass)
+    const counts = own.every((result) => result.counts)
+      ? [0, 1, 2].map((i) => own.reduce((sum, result) => sum + result.counts[i], 0))
+      : undefined
+    const seconds = (Math.max(...own.map((r) => r.ended)) - Math.min(...own.map((r) => r.started))) / 1000
+    const code = Math.max(...own.map((result) => result.code))
+    return { label: own[0]?.label ?? pass.label, counts, failures: own.flatMap((r) => r.failures), seconds, code }
+  })
+}
+
 console.log('\nTest matrix:')
 for (const { label, counts, seconds, failures, code } of passes) {
   const result = counts ? `${counts[0]} passed, ${counts[1]} failed, ${counts[2]} skipped` : 'no report written'
