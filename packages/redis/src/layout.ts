@@ -1,0 +1,125 @@
+import { createHash } from 'node:crypto'
+import type { Cluster, Redis } from 'ioredis'
+import { hasHashTag } from './validations.js'
+
+// Layout 2 (issue 49): what a handled event leaves behind is a field in a small shared hash, not a key of its own.
+//
+// Done markers: `<prefix>{d<bucket>}g<generation>`, a hash per bucket and time generation. The field is the first 16
+// bytes of SHA-256 of the event id; the value the first 8 bytes of the claim's body digest (empty without one). A
+// generation is a quarter of the retention; its hash expires whole a retention after the generation ends, so a marker
+// lives between one retention and 1.25 of one (1.125 on average). A claim reads every generation that may still hold
+// a marker younger than the retention, plus one either side for the instances' clocks. On standalone Redis there are
+// MARKER_BUCKETS buckets by the id's hash, about 40 fields each at 40,000 events a generation: Redis keeps each hash
+// in its compact listpack encoding under its default `hash-max-listpack-entries` (128) and `-value` (64). On a Cluster
+// the bucket is the Cluster slot of the event's own key (the claim's, `<prefix><event id>`, as in layout 1), and the
+// hash tag names that slot, so one script reads the claim and the markers: 16,384 buckets.
+//
+// Fence marks: `<prefix>{o:NN}m<sub>g<generation>`, in the slot of the ordering key's fence hash and held-keys bucket
+// (held-keys.ts), 16 hashes per bucket: the field is 16 bytes of SHA-256 of the ordering key, the value the last
+// fencing token and the mark (fences.ts). A claim in progress keeps its own key as in layout 1, and so does an
+// ordering key's hold: instances of layout 1 and 2 see each other's claims and holds (upgrade.ts).
+
+/** Generations per retention. */
+export const GENERATIONS = 4
+/** Generations a read covers, newest first: the next one (a clock ahead), the current, then five back. */
+export const READS = GENERATIONS + 3
+/** Done-marker buckets on standalone Redis (and on a Cluster whose prefix holds a hash tag). */
+export const MARKER_BUCKETS = 1024
+/** Mark hashes per held-keys bucket. */
+export const MARK_SUBS = 16
+
+const hash16 = (text: string) => createHash('sha256').update(text).digest().subarray(0, 16)
+
+/** The generation keys of `base` a read covers (newest first; the second is the one written now), and its expiry. */
+export interface Generations {
+  readonly reads: string[]
+  readonly expireAt: number
+}
+
+function generations(base: string, generationMs: number, retentionMs: number, now: number): Generations {
+  const current = Math.floor(now / generationMs)
+  const reads: string[] = []
+  for (let g = current + 1; g > current + 1 - READS; g--) reads.push(`${base}g${g.toString(36)}`)
+  return { reads, expireAt: (current + 1) * generationMs + retentionMs }
+}
+
+/** CRC16/XMODEM, Redis Cluster's key hash. */
+function crc16(bytes: Buffer): number {
+  let crc = 0
+  for (const byte of bytes) {
+    crc ^= byte << 8
+    for (let i = 0; i < 8; i++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff
+  }
+  return crc
+}
+
+/** The Cluster slot of `key`, hash tags included. */
+export function slotOf(key: string): number {
+  const open = key.indexOf('{')
+  if (open >= 0) {
+    const close = key.indexOf('}', open + 1)
+    if (close > open + 1) key = key.slice(open + 1, close)
+  }
+  return crc16(Buffer.from(key)) % 16384
+}
+
+let slotTags: string[] | undefined
+/** A short hash tag for each Cluster slot (the first base-36 numbers that land in it): the same in every process. */
+function tagOfSlot(slot: number): string {
+  if (!slotTags) {
+    const tags: string[] = new Array(16384)
+    let left = 16384
+    for (let n = 0; left > 0; n++) {
+      const tag = n.toString(36)
+      const s = crc16(Buffer.from(tag)) % 16384
+      if (tags[s] === undefined) {
+        tags[s] = tag
+        left--
+      }
+    }
+    slotTags = tags
+  }
+  return slotTags[slot] as string
+}
+
+/** Where one event's done marker goes and is looked for. */
+export interface MarkerPlace extends Generations {
+  readonly field: Buffer
+}
+
+/** Where one ordering key's mark goes and is looked for. */
+export type MarkPlace = MarkerPlace
+
+/** The layout's keys for a store: `fullPrefix` is the client's own `keyPrefix` (ioredis adds it) plus the store's. */
+export function markerLayout(client: Redis | Cluster, keyPrefix: string, retentionMs: number) {
+  const cluster = (client as { isCluster?: boolean }).isCluster === true
+  const clientPrefix = (client as { options?: { keyPrefix?: string } }).options?.keyPrefix ?? ''
+  const fullPrefix = clientPrefix + keyPrefix
+  // With a hash tag in the prefix every key is in one slot already: buckets by hash, as on standalone Redis.
+  const bySlot = cluster && !hasHashTag(fullPrefix)
+  const generationMs = Math.ceil(retentionMs / GENERATIONS)
+  return {
+    generationMs,
+    marker(eventId: string, now = Date.now()): MarkerPlace {
+      const field = hash16(eventId)
+      const bucket = bySlot
+        ? tagOfSlot(slotOf(fullPrefix + eventId))
+        : `d${(field.readUInt16BE(0) % MARKER_BUCKETS).toString(36)}`
+      return { field, ...generations(`${keyPrefix}{${bucket}}`, generationMs, retentionMs, now) }
+    },
+    /** `tag` is the ordering key's held-keys bucket tag (`{o:NN}`). */
+    mark(orderingKey: string, tag: string, now = Date.now()): MarkPlace {
+      const field = hash16(orderingKey)
+      const sub = ((field[2] as number) % MARK_SUBS).toString(36)
+      return { field, ...generations(`${keyPrefix}${tag}m${sub}`, generationMs, retentionMs, now) }
+    },
+  }
+}
+
+export type MarkerLayout = ReturnType<typeof markerLayout>
+
+/** The done marker's value: the first 8 bytes of a claim's digest, from its token (`<id>:<32 hex>`), or empty. */
+export function markerValue(token: string): Buffer {
+  const colon = token.indexOf(':')
+  return colon < 0 ? Buffer.alloc(0) : Buffer.from(token.slice(colon + 1, colon + 17), 'hex')
+}

@@ -1,0 +1,106 @@
+import { FENCE_KEYS, FENCE_LUA, fenceLocals, LEAVE_CALL, RENEW_CALL, TAKE_CALL } from './fences.js'
+import { READS } from './layout.js'
+
+// The store's scripts (layout 2, layout.ts). The event's own key `<prefix><event id>` holds its claim while one is
+// in progress, its value the claim token, which carries the body digest after a ':' (`<prefix>.<n>:<digest>`); owner
+// tokens always contain a '.' before any ':', so they never start with `done`. Once handled, the event is a field of
+// its generation's hash (the done marker) and its own key is deleted (or, while layout-1 instances may run, turned
+// into layout 1's `done[:digest]` until the rollout window ends: upgrade.ts). A `done` value in the event's key is a
+// layout-1 done marker, still a duplicate.
+
+/** The steps of a claim on the event's key alone (the local `event`). */
+const HOLD_LUA = `
+local function extendEvent(token, lease)
+  if redis.call('GET', event) == token then return redis.call('PEXPIRE', event, lease) end
+  return 0
+end
+
+local function releaseEvent(token)
+  if redis.call('GET', event) == token then return redis.call('DEL', event) end
+  return 0
+end
+`
+
+/** A claim and done marker (the locals `event`, `dgens`, `dwrite`); a marker's value (digest bytes) read as hex. */
+const DONE_LUA = `${HOLD_LUA}
+local function hex(v) return (string.gsub(v, '.', function(c) return string.format('%02x', string.byte(c)) end)) end
+
+-- The event's state before a claim: its done marker {'d', hex digest}, a layout-1 marker 'done[:digest]', a live
+-- claim {lease left, digest or false}, or nothing once this claim took the event's key.
+local function claimEvent(token, lease, field)
+  for i = 1, #dgens do
+    local v = redis.call('HGET', dgens[i], field)
+    if v then return {'d', hex(v)} end
+  end
+  if redis.call('SET', event, token, 'NX', 'PX', lease) then return nil end
+  local value = redis.call('GET', event)
+  if value == 'done' or string.sub(value, 1, 5) == 'done:' then return value end
+  return {redis.call('PTTL', event), string.match(value, ':(.*)$') or false}
+end
+
+local function completeEvent(token, field, value, expireAt, bridge)
+  if redis.call('GET', event) ~= token then return 0 end
+  redis.call('HSET', dwrite, field, value)
+  redis.call('PEXPIREAT', dwrite, expireAt)
+  if bridge > 0 then
+    redis.call('SET', event, 'done' .. (string.match(token, ':.*$') or ''), 'PX', bridge)
+  else
+    redis.call('DEL', event)
+  end
+  return 1
+end
+
+`
+
+/** The event's key, then its marker generations (newest first: the second is written). */
+const eventLocals = (first: number) => `local event = KEYS[${first}]
+local dgens = {${Array.from({ length: READS }, (_, i) => `KEYS[${first + 1 + i}]`).join(', ')}}
+local dwrite = dgens[2]`
+
+/** Keys of an event's scripts: its own key, then its marker generations. */
+export const EVENT_KEYS = 1 + READS
+
+// ARGV of the claim and complete: claim token, lease, marker field, then for complete the marker's value, the
+// generation's expiry and the bridge (upgrade.ts).
+const EVENT_LUA = `${eventLocals(1)}${DONE_LUA}`
+export const CLAIM_SCRIPT = `${EVENT_LUA}
+return claimEvent(ARGV[1], ARGV[2], ARGV[3]) or 'claimed'`
+export const EVENT_HOLDER_SCRIPTS = {
+  payhooksComplete: `${EVENT_LUA}
+return completeEvent(ARGV[1], ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6]))`,
+}
+
+/** Extend and release: KEYS the event's key alone; ARGV the claim token, then the lease. */
+export const HOLD_SCRIPTS = {
+  payhooksExtend: `local event = KEYS[1]${HOLD_LUA}
+return extendEvent(ARGV[1], ARGV[2])`,
+  payhooksRelease: `local event = KEYS[1]${HOLD_LUA}
+return releaseEvent(ARGV[1])`,
+}
+
+// On standalone Redis an ordered event's fence goes with its claim, in one script per step (KEYS: the event's, then
+// the fence's): the claim takes the fence (or gives the claim back when another holds it), complete moves the mark,
+// frees the fence and writes the done marker, release frees both. Two round trips per event, as an unordered one; on
+// a Cluster, four (fences.ts). ARGV: fenceArgs (fences.ts), then the marker's field, value and expiry.
+const ORDERED_LUA = `${eventLocals(1)}
+${fenceLocals(1 + 1 + READS)}${DONE_LUA}${FENCE_LUA}`
+export const ORDERED_KEYS = 1 + READS + FENCE_KEYS
+export const ORDERED_CLAIM_SCRIPT = `${ORDERED_LUA}
+local state = claimEvent(ARGV[1], ARGV[2], ARGV[10])
+if state then return state end
+local taken = ${TAKE_CALL}
+if taken[1] == 'b' then redis.call('DEL', event) end
+return taken`
+
+/** The steps of a claim already taken, which a full Redis still runs (allow-oom.ts); a claim's own are refused. */
+export const ORDERED_HOLDER_SCRIPTS = {
+  payhooksOrderedComplete: `${ORDERED_LUA}
+${LEAVE_CALL}
+return completeEvent(ARGV[1], ARGV[10], ARGV[11], ARGV[12], tonumber(ARGV[9]))`,
+  payhooksOrderedRelease: `${ORDERED_LUA}
+${LEAVE_CALL}
+return releaseEvent(ARGV[1])`,
+  payhooksOrderedExtend: `${ORDERED_LUA}
+${RENEW_CALL}
+return extendEvent(ARGV[1], ARGV[2])`,
+}

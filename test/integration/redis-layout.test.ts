@@ -1,0 +1,78 @@
+// redisStore's layout 2 (issue 49) on a real Redis with its default settings: handled events are fields of small
+// shared hashes, one per bucket and time generation, which Redis keeps in its compact listpack encoding; no key per
+// event is left; a generation's hash expires whole a retention after the generation ends.
+import { randomUUID } from 'node:crypto'
+import { DEFAULT_RETENTION_MS } from '@payhooks/core'
+import { redisStore } from '@payhooks/redis'
+import { Redis } from 'ioredis'
+import { afterAll, describe, expect, it } from 'vitest'
+
+const REDIS_URL = process.env.REDIS_URL
+if (!REDIS_URL) throw new Error('REDIS_URL is not set: run these tests through `pnpm test` (node scripts/test.mjs)')
+const redis = new Redis(REDIS_URL)
+afterAll(() => redis.disconnect())
+
+const EVENTS = 6000
+const hex = (n: number, width: number) => n.toString(16).padStart(width, '0')
+const eventId = (n: number) => `evt_${hex(n, 8)}-7c1e-4c2a-9a8e-${hex(n * 7, 12)}`
+
+async function handle(keyPrefix: string, ordered: boolean) {
+  const store = redisStore(redis, { keyPrefix })
+  let next = 0
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (next < EVENTS) {
+        const n = next++
+        const position = ordered
+          ? { key: `txn_${hex(n, 32)}`, at: 1_764_230_400_000 + n, eventType: 'transaction_settled' }
+          : undefined
+        const claim = await store.claim(eventId(n), 60_000, hex(n * 13, 32), position)
+        if (claim.status !== 'claimed') throw new Error(`${eventId(n)} was ${claim.status}`)
+        expect(await store.complete(eventId(n), claim.token)).toBe(true)
+      }
+    }),
+  )
+  return store
+}
+
+describe('redisStore layout 2 on Redis defaults', () => {
+  it('keeps handled events, ordered ones with their marks, in listpack-encoded hashes, none per event', async () => {
+    expect(await redis.config('GET', 'hash-max-listpack-entries')).toEqual(['hash-max-listpack-entries', '128'])
+    expect(await redis.config('GET', 'hash-max-listpack-value')).toEqual(['hash-max-listpack-value', '64'])
+    for (const ordered of [false, true]) {
+      const keyPrefix = `layout:${randomUUID()}:`
+      const store = await handle(keyPrefix, ordered)
+      const keys = await redis.keys(`${keyPrefix}*`)
+      const markers = keys.filter((key) => /^[^{]*\{d[0-9a-z]+\}g[0-9a-z]+$/.test(key))
+      const marks = keys.filter((key) => /\{o:\d\d\}m[0-9a-z]g[0-9a-z]+$/.test(key))
+      expect(keys.sort()).toEqual([...markers, ...marks, `${keyPrefix}layout`].sort())
+      expect(markers.length).toBeGreaterThan(900)
+      expect(marks.length).toBe(ordered ? 1024 : 0)
+      let fields = 0
+      for (const key of [...markers, ...marks]) {
+        expect(await redis.object('ENCODING', key)).toBe('listpack')
+        fields += await redis.hlen(key)
+        const ttl = await redis.pttl(key)
+        expect(ttl).toBeGreaterThan(DEFAULT_RETENTION_MS - 60_000)
+        expect(ttl).toBeLessThanOrEqual(DEFAULT_RETENTION_MS * 1.25 + 60_000)
+      }
+      expect(fields).toBe(ordered ? 2 * EVENTS : EVENTS)
+      // Every event is a duplicate now, its digest answered; an ordered one's mark answered as the key's newest.
+      expect(await store.claim(eventId(17), 60_000, hex(17 * 13, 32))).toEqual({
+        status: 'done',
+        digest: hex(17 * 13, 32),
+      })
+      if (ordered) {
+        const late = await store.claim('evt_late', 60_000, undefined, {
+          key: `txn_${hex(17, 32)}`,
+          at: 1,
+          eventType: 'transaction_returned',
+        })
+        expect(late).toMatchObject({
+          status: 'claimed',
+          newest: { at: 1_764_230_400_017, eventType: 'transaction_settled', eventId: eventId(17) },
+        })
+      }
+    }
+  })
+})
