@@ -12,7 +12,7 @@ if (!REDIS_URL) throw new Error('REDIS_URL is not set: run these tests through `
 const redis = new Redis(REDIS_URL)
 afterAll(() => redis.disconnect())
 
-const EVENTS = 6000
+const EVENTS = 4000
 const hex = (n: number, width: number) => n.toString(16).padStart(width, '0')
 const eventId = (n: number) => `evt_${hex(n, 8)}-7c1e-4c2a-9a8e-${hex(n * 7, 12)}`
 
@@ -37,7 +37,9 @@ async function handle(keyPrefix: string, ordered: boolean) {
 
 describe('redisStore layout 2 on Redis defaults', () => {
   it('keeps handled events, ordered ones with their marks, in listpack-encoded hashes, none per event', async () => {
-    expect(await redis.config('GET', 'hash-max-listpack-entries')).toEqual(['hash-max-listpack-entries', '128'])
+    // Redis 7's compiled-in defaults (its redis.conf says the same): 512 fields, 64-byte values. The hashes stay under
+    // 128 fields, the limit of the issue and of older servers' configurations.
+    expect(await redis.config('GET', 'hash-max-listpack-entries')).toEqual(['hash-max-listpack-entries', '512'])
     expect(await redis.config('GET', 'hash-max-listpack-value')).toEqual(['hash-max-listpack-value', '64'])
     for (const ordered of [false, true]) {
       const keyPrefix = `layout:${randomUUID()}:`
@@ -46,13 +48,22 @@ describe('redisStore layout 2 on Redis defaults', () => {
       const markers = keys.filter((key) => /^[^{]*\{d[0-9a-z]+\}g[0-9a-z]+$/.test(key))
       const marks = keys.filter((key) => /\{o:\d\d\}m[0-9a-z]g[0-9a-z]+$/.test(key))
       expect(keys.sort()).toEqual([...markers, ...marks, `${keyPrefix}layout`].sort())
-      expect(markers.length).toBeGreaterThan(900)
-      expect(marks.length).toBe(ordered ? 1024 : 0)
+      expect(markers.length).toBeGreaterThan(950)
+      if (ordered) expect(marks.length).toBeGreaterThan(950)
+      else expect(marks).toEqual([])
+      const pipeline = redis.pipeline()
+      for (const key of [...markers, ...marks]) pipeline.object('ENCODING', key).hlen(key).pttl(key)
+      const replies = ((await pipeline.exec()) ?? []).map(([error, value]) => {
+        if (error) throw error
+        return value
+      })
       let fields = 0
-      for (const key of [...markers, ...marks]) {
-        expect(await redis.object('ENCODING', key)).toBe('listpack')
-        fields += await redis.hlen(key)
-        const ttl = await redis.pttl(key)
+      for (let i = 0; i < replies.length; i += 3) {
+        expect(replies[i]).toBe('listpack')
+        const length = replies[i + 1] as number
+        expect(length).toBeLessThanOrEqual(128)
+        fields += length
+        const ttl = replies[i + 2] as number
         expect(ttl).toBeGreaterThan(DEFAULT_RETENTION_MS - 60_000)
         expect(ttl).toBeLessThanOrEqual(DEFAULT_RETENTION_MS * 1.25 + 60_000)
       }
@@ -74,5 +85,5 @@ describe('redisStore layout 2 on Redis defaults', () => {
         })
       }
     }
-  })
+  }, 180_000)
 })
