@@ -1,6 +1,6 @@
 import type { OrderingMark, OrderingPosition } from '@payhooks/core'
 import { bucketKeys, bucketTag, CLOCK_LUA, INDEX_LUA } from './held-keys.js'
-import { type MarkerLayout, type MarkPlace, READS } from './layout.js'
+import { GENERATIONS_LUA, type Generation, type MarkerLayout } from './layout.js'
 
 /** Event types kept as a one-byte code in a mark (fixed: a code, once written, keeps its meaning). */
 const EVENT_TYPE_CODES = [
@@ -44,8 +44,7 @@ local function newer(at, etype, eid, mark)
 end
 
 local TYPES = {${EVENT_TYPE_CODES.map((type) => `'${type}'`).join(', ')}}
-local CODES = {}
-for i, t in ipairs(TYPES) do CODES[t] = i end
+local CODES = {${EVENT_TYPE_CODES.map((type, i) => `['${type}'] = ${i + 1}`).join(', ')}}
 
 -- A mark as layout 2 keeps it: the token in 7 bytes, a flag byte (the event type's code, or 0 followed by its length
 -- and itself; plus 128 when the time is not a whole number), the time in 6 bytes (or a double), the event id. 54
@@ -74,10 +73,8 @@ end
 
 -- The key's layout-2 mark, newest generation first: {token, at, type, id} and the hash holding it, or nothing.
 local function readMark()
-  for i = 1, #mgens do
-    local v = redis.call('HGET', mgens[i], mfield)
-    if v then return unpackMark(v), mgens[i] end
-  end
+  local v, key = readGenerations(mbase, gen, mfield)
+  if v then return unpackMark(v), key end
   return nil, nil
 end
 
@@ -152,26 +149,27 @@ end
 /** The locals FENCE_LUA needs, from KEYS[first] on: the fence hash, its bucket's since, until and info, the marks. */
 export const fenceLocals = (first: number) =>
   `local fence, since, until_, info = KEYS[${first}], KEYS[${first + 1}], KEYS[${first + 2}], KEYS[${first + 3}]
-local mgens = {${Array.from({ length: READS }, (_, i) => `KEYS[${first + 4 + i}]`).join(', ')}}
-local mwrite, mfield = mgens[2], ARGV[7]
+local mbase, mfield, gen = KEYS[${first + 4}], ARGV[7], tonumber(ARGV[8])
+local mwrite = mbase .. 'g' .. gen
 ${CLOCK_LUA}`
 
-/** Keys of a fence script: the fence hash, its bucket's since, until and info, then the mark's generations. */
-export const FENCE_KEYS = 4 + READS
+/** Keys of a fence script: the fence hash, its bucket's since, until and info, then the marks' hash (no generation). */
+export const FENCE_KEYS = 5
 
 /** The fence of one claim: its position and its keys (fence hash, bucket's since, until, info, marks). */
 export interface Fence {
   readonly eventId: string
   readonly position: OrderingPosition
   readonly keys: readonly string[]
-  readonly mark: MarkPlace
+  /** The mark's field. */
+  readonly field: Buffer
 }
 
 export function fenceOf(layout: MarkerLayout, keyPrefix: string, eventId: string, position: OrderingPosition): Fence {
   const tag = bucketTag(position.key)
-  const mark = layout.mark(position.key, tag)
-  const keys = [`${keyPrefix}${tag}f:${position.key}`, ...bucketKeys(keyPrefix, tag), ...mark.reads]
-  return { eventId, position, keys, mark }
+  const { field, base } = layout.mark(position.key, tag)
+  const keys = [`${keyPrefix}${tag}f:${position.key}`, ...bucketKeys(keyPrefix, tag), base]
+  return { eventId, position, keys, field }
 }
 
 /** A fence script's answer to `take`: taken (fencing token, mark) or busy (lease left, held since). */
@@ -200,9 +198,16 @@ function parseMark(value: string): OrderingMark | undefined {
 
 /**
  * ARGV of the fence scripts: claim token, lease, ordering key, event type, event id, the position's time when the
- * mark is to move (else ''), the mark's field and expiry, the bridge (upgrade.ts).
+ * mark is to move (else ''), the mark's field, the generation and its expiry, the bridge (upgrade.ts).
  */
-export const fenceArgs = (fence: Fence, token: string, leaseMs: number, applied: boolean, bridgeMs: number) =>
+export const fenceArgs = (
+  fence: Fence,
+  token: string,
+  leaseMs: number,
+  applied: boolean,
+  bridgeMs: number,
+  { gen, expireAt }: Generation,
+) =>
   [
     token,
     leaseMs,
@@ -210,8 +215,9 @@ export const fenceArgs = (fence: Fence, token: string, leaseMs: number, applied:
     fence.position.eventType,
     fence.eventId,
     applied ? String(fence.position.at) : '',
-    fence.mark.field,
-    fence.mark.expireAt,
+    fence.field,
+    gen,
+    expireAt,
     bridgeMs,
   ] as const
 
@@ -219,16 +225,16 @@ export type FenceArgs = ReturnType<typeof fenceArgs>
 
 /** The calls of FENCE_LUA on fenceArgs. */
 export const TAKE_CALL = 'take(ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5])'
-export const LEAVE_CALL = 'leave(ARGV[1], ARGV[3], ARGV[6], ARGV[4], ARGV[5], ARGV[8], tonumber(ARGV[9]))'
+export const LEAVE_CALL = 'leave(ARGV[1], ARGV[3], ARGV[6], ARGV[4], ARGV[5], ARGV[9], tonumber(ARGV[10]))'
 export const RENEW_CALL = 'renew(ARGV[1], tonumber(ARGV[2]), ARGV[3])'
 
 /** On a Cluster, the fence's own steps (KEYS: the fence's keys): the take, refused by a full Redis... */
 export const CLUSTER_CLAIM_SCRIPTS = {
-  payhooksFenceTake: `${fenceLocals(1)}${FENCE_LUA}\nreturn ${TAKE_CALL}`,
+  payhooksFenceTake: `${fenceLocals(1)}${GENERATIONS_LUA}${FENCE_LUA}\nreturn ${TAKE_CALL}`,
 }
 
 /** ...and the steps of a fence taken, which a full Redis still runs (allow-oom.ts). */
 export const CLUSTER_HOLDER_SCRIPTS = {
-  payhooksFenceLeave: `${fenceLocals(1)}${FENCE_LUA}\n${LEAVE_CALL}\nreturn 0`,
-  payhooksFenceRenew: `${fenceLocals(1)}${FENCE_LUA}\nreturn ${RENEW_CALL}`,
+  payhooksFenceLeave: `${fenceLocals(1)}${GENERATIONS_LUA}${FENCE_LUA}\n${LEAVE_CALL}\nreturn 0`,
+  payhooksFenceRenew: `${fenceLocals(1)}${GENERATIONS_LUA}${FENCE_LUA}\nreturn ${RENEW_CALL}`,
 }

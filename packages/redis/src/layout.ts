@@ -30,18 +30,26 @@ export const MARK_SUBS = 16
 
 const hash16 = (text: string) => createHash('sha256').update(text).digest().subarray(0, 16)
 
-/** The generation keys of `base` a read covers (newest first; the second is the one written now), and its expiry. */
-export interface Generations {
-  readonly reads: string[]
+/**
+ * A place in layout 2: the hash key without its generation (`base`, a script adds `g<generation>`), the generation
+ * written now and its hash's expiry. A script reads generations `gen + 1` down to `gen + 2 - READS`.
+ */
+export interface Generation {
+  readonly gen: number
   readonly expireAt: number
 }
 
-function generations(base: string, generationMs: number, retentionMs: number, now: number): Generations {
-  const current = Math.floor(now / generationMs)
-  const reads: string[] = []
-  for (let g = current + 1; g > current + 1 - READS; g--) reads.push(`${base}g${g.toString(36)}`)
-  return { reads, expireAt: (current + 1) * generationMs + retentionMs }
-}
+/** Lua reading `field` in the generations of `base` around `gen`, newest first: the value and its hash, or nothing. */
+export const GENERATIONS_LUA = `
+local function readGenerations(base, gen, field)
+  for g = gen + 1, gen + 2 - ${READS}, -1 do
+    local key = base .. 'g' .. g
+    local v = redis.call('HGET', key, field)
+    if v then return v, key end
+  end
+  return nil, nil
+end
+`
 
 /** CRC16/XMODEM, Redis Cluster's key hash. */
 function crc16(bytes: Buffer): number {
@@ -82,13 +90,11 @@ function tagOfSlot(slot: number): string {
   return slotTags[slot] as string
 }
 
-/** Where one event's done marker goes and is looked for. */
-export interface MarkerPlace extends Generations {
+/** Where one event's done marker (or one ordering key's mark) goes and is looked for. */
+export interface Place {
   readonly field: Buffer
+  readonly base: string
 }
-
-/** Where one ordering key's mark goes and is looked for. */
-export type MarkPlace = MarkerPlace
 
 /** The layout's keys for a store: `fullPrefix` is the client's own `keyPrefix` (ioredis adds it) plus the store's. */
 export function markerLayout(client: Redis | Cluster, keyPrefix: string, retentionMs: number) {
@@ -99,19 +105,23 @@ export function markerLayout(client: Redis | Cluster, keyPrefix: string, retenti
   const bySlot = cluster && !hasHashTag(fullPrefix)
   const generationMs = Math.ceil(retentionMs / GENERATIONS)
   return {
-    generationMs,
-    marker(eventId: string, now = Date.now()): MarkerPlace {
+    /** The generation written now, and its hash's expiry. */
+    generation(now = Date.now()): Generation {
+      const gen = Math.floor(now / generationMs)
+      return { gen, expireAt: (gen + 1) * generationMs + retentionMs }
+    },
+    marker(eventId: string): Place {
       const field = hash16(eventId)
       const bucket = bySlot
         ? tagOfSlot(slotOf(fullPrefix + eventId))
         : `d${(field.readUInt16BE(0) % MARKER_BUCKETS).toString(36)}`
-      return { field, ...generations(`${keyPrefix}{${bucket}}`, generationMs, retentionMs, now) }
+      return { field, base: `${keyPrefix}{${bucket}}` }
     },
     /** `tag` is the ordering key's held-keys bucket tag (`{o:NN}`). */
-    mark(orderingKey: string, tag: string, now = Date.now()): MarkPlace {
+    mark(orderingKey: string, tag: string): Place {
       const field = hash16(orderingKey)
       const sub = ((field[2] as number) % MARK_SUBS).toString(36)
-      return { field, ...generations(`${keyPrefix}${tag}m${sub}`, generationMs, retentionMs, now) }
+      return { field, base: `${keyPrefix}${tag}m${sub}` }
     },
   }
 }

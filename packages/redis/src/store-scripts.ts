@@ -1,5 +1,5 @@
 import { FENCE_KEYS, FENCE_LUA, fenceLocals, LEAVE_CALL, RENEW_CALL, TAKE_CALL } from './fences.js'
-import { READS } from './layout.js'
+import { GENERATIONS_LUA } from './layout.js'
 
 // The store's scripts (layout 2, layout.ts). The event's own key `<prefix><event id>` holds its claim while one is
 // in progress, its value the claim token, which carries the body digest after a ':' (`<prefix>.<n>:<digest>`); owner
@@ -27,19 +27,18 @@ local function hex(v) return (string.gsub(v, '.', function(c) return string.form
 
 -- The event's state before a claim: its done marker {'d', hex digest}, a layout-1 marker 'done[:digest]', a live
 -- claim {lease left, digest or false}, or nothing once this claim took the event's key.
-local function claimEvent(token, lease, field)
-  for i = 1, #dgens do
-    local v = redis.call('HGET', dgens[i], field)
-    if v then return {'d', hex(v)} end
-  end
+local function claimEvent(token, lease, field, gen)
+  local v = readGenerations(dbase, gen, field)
+  if v then return {'d', hex(v)} end
   if redis.call('SET', event, token, 'NX', 'PX', lease) then return nil end
   local value = redis.call('GET', event)
   if value == 'done' or string.sub(value, 1, 5) == 'done:' then return value end
   return {redis.call('PTTL', event), string.match(value, ':(.*)$') or false}
 end
 
-local function completeEvent(token, field, value, expireAt, bridge)
+local function completeEvent(token, field, value, gen, expireAt, bridge)
   if redis.call('GET', event) ~= token then return 0 end
+  local dwrite = dbase .. 'g' .. gen
   redis.call('HSET', dwrite, field, value)
   redis.call('PEXPIREAT', dwrite, expireAt)
   if bridge > 0 then
@@ -52,22 +51,20 @@ end
 
 `
 
-/** The event's key, then its marker generations (newest first: the second is written). */
-const eventLocals = (first: number) => `local event = KEYS[${first}]
-local dgens = {${Array.from({ length: READS }, (_, i) => `KEYS[${first + 1 + i}]`).join(', ')}}
-local dwrite = dgens[2]`
+/** The event's key, then its markers' hash without the generation. */
+const eventLocals = (first: number) => `local event, dbase = KEYS[${first}], KEYS[${first + 1}]`
 
-/** Keys of an event's scripts: its own key, then its marker generations. */
-export const EVENT_KEYS = 1 + READS
+/** Keys of an event's scripts: its own key, then its markers' hash without the generation. */
+export const EVENT_KEYS = 2
 
-// ARGV of the claim and complete: claim token, lease, marker field, then for complete the marker's value, the
-// generation's expiry and the bridge (upgrade.ts).
-const EVENT_LUA = `${eventLocals(1)}${DONE_LUA}`
+// ARGV of the claim: claim token, lease, marker field, generation. Of complete: claim token, marker field and value,
+// generation, its expiry, the bridge (upgrade.ts).
+const EVENT_LUA = `${eventLocals(1)}${GENERATIONS_LUA}${DONE_LUA}`
 export const CLAIM_SCRIPT = `${EVENT_LUA}
-return claimEvent(ARGV[1], ARGV[2], ARGV[3]) or 'claimed'`
+return claimEvent(ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])) or 'claimed'`
 export const EVENT_HOLDER_SCRIPTS = {
   payhooksComplete: `${EVENT_LUA}
-return completeEvent(ARGV[1], ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6]))`,
+return completeEvent(ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5], tonumber(ARGV[6]))`,
 }
 
 /** Extend and release: KEYS the event's key alone; ARGV the claim token, then the lease. */
@@ -81,12 +78,13 @@ return releaseEvent(ARGV[1])`,
 // On standalone Redis an ordered event's fence goes with its claim, in one script per step (KEYS: the event's, then
 // the fence's): the claim takes the fence (or gives the claim back when another holds it), complete moves the mark,
 // frees the fence and writes the done marker, release frees both. Two round trips per event, as an unordered one; on
-// a Cluster, four (fences.ts). ARGV: fenceArgs (fences.ts), then the marker's field, value and expiry.
+// a Cluster, four (fences.ts). ARGV: fenceArgs (fences.ts), then the marker's field and value (the marker's
+// generation and expiry are the mark's).
 const ORDERED_LUA = `${eventLocals(1)}
-${fenceLocals(1 + 1 + READS)}${DONE_LUA}${FENCE_LUA}`
-export const ORDERED_KEYS = 1 + READS + FENCE_KEYS
+${fenceLocals(1 + EVENT_KEYS)}${GENERATIONS_LUA}${DONE_LUA}${FENCE_LUA}`
+export const ORDERED_KEYS = EVENT_KEYS + FENCE_KEYS
 export const ORDERED_CLAIM_SCRIPT = `${ORDERED_LUA}
-local state = claimEvent(ARGV[1], ARGV[2], ARGV[10])
+local state = claimEvent(ARGV[1], ARGV[2], ARGV[11], gen)
 if state then return state end
 local taken = ${TAKE_CALL}
 if taken[1] == 'b' then redis.call('DEL', event) end
@@ -96,7 +94,7 @@ return taken`
 export const ORDERED_HOLDER_SCRIPTS = {
   payhooksOrderedComplete: `${ORDERED_LUA}
 ${LEAVE_CALL}
-return completeEvent(ARGV[1], ARGV[10], ARGV[11], ARGV[12], tonumber(ARGV[9]))`,
+return completeEvent(ARGV[1], ARGV[11], ARGV[12], gen, ARGV[9], tonumber(ARGV[10]))`,
   payhooksOrderedRelease: `${ORDERED_LUA}
 ${LEAVE_CALL}
 return releaseEvent(ARGV[1])`,

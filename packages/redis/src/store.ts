@@ -119,39 +119,41 @@ export function redisStore(
   /** The fences of this process's ordered claims, by claim token, from the claim to its complete or release. */
   const fences = new Map<string, Fence>()
 
-  /** The event's keys (its own, then its marker generations) and the marker's field, value and expiry. */
+  /** The event's keys (its own, then its markers' hash) and the marker's field and value, for a generation. */
   const markerArgs = (eventId: string, token: string) => {
-    const place = layout.marker(eventId)
-    return {
-      keys: [keyPrefix + eventId, ...place.reads],
-      args: [place.field, markerValue(token), place.expireAt] as const,
-    }
+    const { field, base } = layout.marker(eventId)
+    return { keys: [keyPrefix + eventId, base], field, value: markerValue(token) }
   }
 
   const releaseEvent = async (key: string, token: string) =>
     (await call(() => commands.payhooksRelease(key, token), 'release got no reply from Redis')) === 1
   const completeEvent = async (eventId: string, token: string) => {
-    const { keys, args } = markerArgs(eventId, token)
-    const [field, value, expireAt] = args
+    const { keys, field, value } = markerArgs(eventId, token)
+    const { gen, expireAt } = layout.generation()
     const bridge = upgrade.bridgeMs()
     return (
       (await call(
-        () => commands.payhooksComplete(...keys, token, '', field, value, expireAt, bridge),
+        () => commands.payhooksComplete(...keys, token, field, value, gen, expireAt, bridge),
         'complete got no reply from Redis',
       )) === 1
     )
   }
   const leaveFence = (fence: Fence, token: string, applied: boolean) =>
     call(
-      () => commands.payhooksFenceLeave(...fence.keys, ...fenceArgs(fence, token, 0, applied, upgrade.bridgeMs())),
+      () =>
+        commands.payhooksFenceLeave(
+          ...fence.keys,
+          ...fenceArgs(fence, token, 0, applied, upgrade.bridgeMs(), layout.generation()),
+        ),
       'fence release got no reply from Redis',
     )
 
   /** The event's own claim: 'claimed', or its done marker, or a live claim's lease left and digest. */
   const claimEvent = (eventId: string, token: string, lease: number) => {
-    const { keys, args } = markerArgs(eventId, token)
+    const { keys, field } = markerArgs(eventId, token)
+    const { gen } = layout.generation()
     return call(
-      () => claims.payhooksClaim(...keys, token, lease, args[0]),
+      () => claims.payhooksClaim(...keys, token, lease, field, gen),
       'claim got no reply from Redis',
       // A command may still run once Redis answers again: drop the lease it would leave behind (sent after it on the
       // same connection).
@@ -170,14 +172,15 @@ export function redisStore(
     digest: string | undefined,
   ): Promise<ClaimResult> {
     let reply: TakeReply
-    const take = fenceArgs(fence, token, lease, false, 0)
+    const take = fenceArgs(fence, token, lease, false, 0, layout.generation())
     if (!cluster) {
-      const { keys, args } = markerArgs(eventId, token)
+      const { keys, field, value } = markerArgs(eventId, token)
+      const all = [...keys, ...fence.keys, ...take, field, value]
       const answer = await call(
-        () => claims.payhooksOrderedClaim(...keys, ...fence.keys, ...take, ...args),
+        () => claims.payhooksOrderedClaim(...all),
         'claim got no reply from Redis',
         () => {
-          commands.payhooksOrderedRelease(...keys, ...fence.keys, ...take, ...args).catch(noop)
+          commands.payhooksOrderedRelease(...all).catch(noop)
         },
       )
       if (!isTake(answer)) return eventState(answer, digest)
@@ -215,8 +218,9 @@ export function redisStore(
 
   /** complete or release of an ordered claim on standalone Redis: one script. */
   const orderedStep = (eventId: string, token: string, fence: Fence, applied: boolean) => {
-    const { keys, args } = markerArgs(eventId, token)
-    const all = [...keys, ...fence.keys, ...fenceArgs(fence, token, 0, applied, upgrade.bridgeMs()), ...args]
+    const { keys, field, value } = markerArgs(eventId, token)
+    const args = fenceArgs(fence, token, 0, applied, upgrade.bridgeMs(), layout.generation())
+    const all = [...keys, ...fence.keys, ...args, field, value]
     return applied ? commands.payhooksOrderedComplete(...all) : commands.payhooksOrderedRelease(...all)
   }
 
@@ -239,13 +243,23 @@ export function redisStore(
       const key = keyPrefix + eventId
       const fence = fences.get(token)
       if (fence !== undefined && !cluster) {
-        const { keys, args } = markerArgs(eventId, token)
-        const all = [...keys, ...fence.keys, ...fenceArgs(fence, token, lease, false, 0), ...args]
+        const { keys, field, value } = markerArgs(eventId, token)
+        const all = [
+          ...keys,
+          ...fence.keys,
+          ...fenceArgs(fence, token, lease, false, 0, layout.generation()),
+          field,
+          value,
+        ]
         return (await call(() => commands.payhooksOrderedExtend(...all), 'extend got no reply from Redis')) === 1
       }
       if (fence !== undefined) {
         await call(
-          () => commands.payhooksFenceRenew(...fence.keys, ...fenceArgs(fence, token, lease, false, 0)),
+          () =>
+            commands.payhooksFenceRenew(
+              ...fence.keys,
+              ...fenceArgs(fence, token, lease, false, 0, layout.generation()),
+            ),
           'fence extend got no reply from Redis',
         )
       }
