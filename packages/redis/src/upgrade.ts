@@ -41,10 +41,12 @@ export function rollout(client: Redis | Cluster, keyPrefix: string, rolloutMs: n
     const call = <T>(send: () => Promise<T>) => deadline.call(send, 'init got no reply from Redis')
     let value = await call(() => client.get(layoutKey))
     if (value === null) {
-      const nodes = (client as Cluster).isCluster ? (client as Cluster).nodes('master') : [client as Redis]
-      const found = await call(() =>
-        Promise.all(nodes.map((node) => holdsKeys(node, clientPrefix + keyPrefix, clientPrefix + layoutKey))),
-      )
+      // The Cluster's primaries once it is ready (call waits for it): before, the client may know none.
+      const found = await call(() => {
+        const nodes = (client as Cluster).isCluster ? (client as Cluster).nodes('master') : [client as Redis]
+        if (nodes.length === 0) return Promise.resolve([undefined])
+        return Promise.all(nodes.map((node) => holdsKeys(node, clientPrefix + keyPrefix, clientPrefix + layoutKey)))
+      })
       const layout1 = found.some((held) => held !== false)
       await call(() => client.set(layoutKey, `2:${layout1 ? Date.now() : 0}`, 'NX'))
       value = await call(() => client.get(layoutKey))
