@@ -8,7 +8,7 @@ import { hasHashTag } from './validations.js'
 // bytes of SHA-256 of the event id; the value the first 8 bytes of the claim's body digest (empty without one). A
 // generation is a quarter of the retention; its hash expires whole a retention after the generation ends, so a marker
 // lives between one retention and 1.25 of one (1.125 on average). A claim reads every generation that may still hold
-// a marker younger than the retention, plus one either side for the instances' clocks. On standalone Redis there are
+// a marker younger than the retention, plus the next one for the instances' clocks. On standalone Redis there are
 // MARKER_BUCKETS buckets by the id's hash, about 40 fields each at 40,000 events a generation: Redis keeps each hash
 // in its compact listpack encoding under its default `hash-max-listpack-entries` (128) and `-value` (64). On a Cluster
 // the bucket is the Cluster slot of the event's own key (the claim's, `<prefix><event id>`, as in layout 1), and the
@@ -21,8 +21,11 @@ import { hasHashTag } from './validations.js'
 
 /** Generations per retention. */
 export const GENERATIONS = 4
-/** Generations a read covers, newest first: the next one (a clock ahead), the current, then five back. */
-export const READS = GENERATIONS + 3
+/**
+ * Generations a read covers, newest first: the next one (a writer's clock ahead of the reader's), the current, then
+ * GENERATIONS back (a marker a retention old by the reader's clock, give or take the clocks' skew).
+ */
+export const READS = GENERATIONS + 2
 /** Done-marker buckets on standalone Redis (and on a Cluster whose prefix holds a hash tag). */
 export const MARKER_BUCKETS = 1024
 /** Mark hashes per held-keys bucket. */
