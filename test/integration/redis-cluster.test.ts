@@ -70,7 +70,7 @@ describe('payhooks on a Redis Cluster', () => {
     }
     const masters = client.nodes('master')
     expect(masters).toHaveLength(3)
-    const counts = await Promise.all(masters.map((node) => node.keys('payhooks-cluster-spread:{*}g*')))
+    const counts = await Promise.all(masters.map((node) => node.keys('payhooks-cluster-spread:{*}*:*:*')))
     expect(counts.map((keys) => keys.length).every((n) => n > 0)).toBe(true)
     // Each done marker's hash is in the slot of its event's own key (the claim's): one slot per script.
     const [admin] = masters as [(typeof masters)[number]]

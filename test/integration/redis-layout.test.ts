@@ -45,10 +45,10 @@ describe('redisStore layout 2 on Redis defaults', () => {
       const keyPrefix = `layout:${randomUUID()}:`
       const store = await handle(keyPrefix, ordered)
       const keys = await redis.keys(`${keyPrefix}*`)
-      const markers = keys.filter((key) => /^[^{]*\{d[0-9a-z]+\}g[0-9a-z]+$/.test(key))
+      const markers = keys.filter((key) => /^[^{]*\{d\}\d+:\d+:\d+$/.test(key))
       const marks = keys.filter((key) => /\{o:\d\d\}m[0-9a-z]g[0-9a-z]+$/.test(key))
-      expect(keys.sort()).toEqual([...markers, ...marks, `${keyPrefix}layout`].sort())
-      expect(markers.length).toBeGreaterThan(950)
+      expect(keys.sort()).toEqual([...markers, ...marks, `${keyPrefix}layout`, `${keyPrefix}{d}n`].sort())
+      expect(markers.length).toBeGreaterThanOrEqual(64)
       if (ordered) expect(marks.length).toBeGreaterThan(950)
       else expect(marks).toEqual([])
       const pipeline = redis.pipeline()
@@ -61,7 +61,7 @@ describe('redisStore layout 2 on Redis defaults', () => {
       for (let i = 0; i < replies.length; i += 3) {
         expect(replies[i]).toBe('listpack')
         const length = replies[i + 1] as number
-        expect(length).toBeLessThanOrEqual(128)
+        expect(length).toBeLessThanOrEqual(i / 3 < markers.length ? 100 : 128)
         fields += length
         const ttl = replies[i + 2] as number
         expect(ttl).toBeGreaterThan(DEFAULT_RETENTION_MS - 60_000)
@@ -86,4 +86,83 @@ describe('redisStore layout 2 on Redis defaults', () => {
       }
     }
   }, 180_000)
+})
+
+describe('redisStore layout 2: bucket counts that follow the traffic', () => {
+  /** The done-marker hashes of a prefix, by generation and bucket count: `<prefix>{d}<gen>:<count>:<bucket>`. */
+  const markerHashes = async (keyPrefix: string) =>
+    (await redis.keys(`${keyPrefix}{d}*:*:*`)).map((key) => {
+      const [gen, count] = key.slice(keyPrefix.length + 3).split(':').map(Number) as [number, number]
+      return { key, gen, count }
+    })
+
+  it('adds levels of four times the buckets as a generation fills: every hash listpack, every marker found', async () => {
+    const keyPrefix = `grow:${randomUUID()}:`
+    const count = 3000
+    // A generation's first bucket count of 1 (the tests' option) makes it grow within a few thousand events.
+    const store = redisStore(redis, { keyPrefix, minBuckets: 1 } as Parameters<typeof redisStore>[1])
+    let next = 0
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (next < count) {
+          const n = next++
+          const claim = await store.claim(eventId(n), 60_000, hex(n * 13, 32))
+          if (claim.status !== 'claimed') throw new Error(`${eventId(n)} was ${claim.status}`)
+          expect(await store.complete(eventId(n), claim.token)).toBe(true)
+        }
+      }),
+    )
+    const hashes = await markerHashes(keyPrefix)
+    const levels = [...new Set(hashes.map((hash) => hash.count))].sort((a, b) => a - b)
+    expect(levels.slice(0, 4)).toEqual([1, 4, 16, 64])
+    const pipeline = redis.pipeline()
+    for (const { key } of hashes) pipeline.object('ENCODING', key).hlen(key)
+    const replies = ((await pipeline.exec()) ?? []).map(([error, value]) => {
+      if (error) throw error
+      return value
+    })
+    let fields = 0
+    for (let i = 0; i < replies.length; i += 2) {
+      expect(replies[i]).toBe('listpack')
+      expect(replies[i + 1]).toBeLessThanOrEqual(100)
+      fields += replies[i + 1] as number
+    }
+    expect(fields).toBe(count)
+    // Every level stays readable: each event is a duplicate, its digest answered.
+    next = 0
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (next < count) {
+          const n = next++
+          expect(await store.claim(eventId(n), 60_000, hex(n * 13, 32))).toEqual({
+            status: 'done',
+            digest: hex(n * 13, 32),
+          })
+        }
+      }),
+    )
+  }, 120_000)
+
+  it("starts a generation with the previous one's top bucket count, a quarter of it when it stayed nearly empty", async () => {
+    for (const [levels, expected] of [
+      [1, 256],
+      [0, 64],
+    ] as const) {
+      const keyPrefix = `start:${randomUUID()}:`
+      const store = redisStore(redis, { keyPrefix })
+      const first = await store.claim('evt_first', 60_000)
+      if (first.status !== 'claimed') throw new Error(`evt_first was ${first.status}`)
+      expect(await store.complete('evt_first', first.token)).toBe(true)
+      const [{ gen }] = (await markerHashes(keyPrefix)) as [{ gen: number }]
+      // The previous generation ended with 256 buckets: having grown into them, or not (its bucket 0 is empty).
+      await redis.del(`${keyPrefix}{d}n`)
+      await redis.hset(`${keyPrefix}{d}n`, gen - 1, 256 * 16 + levels)
+      await redis.del(...(await markerHashes(keyPrefix)).map((hash) => hash.key))
+      const claim = await store.claim('evt_second', 60_000)
+      if (claim.status !== 'claimed') throw new Error(`evt_second was ${claim.status}`)
+      expect(await store.complete('evt_second', claim.token)).toBe(true)
+      expect((await markerHashes(keyPrefix)).map((hash) => [hash.gen, hash.count])).toEqual([[gen, expected]])
+      expect(await store.claim('evt_second', 60_000)).toEqual({ status: 'done' })
+    }
+  })
 })

@@ -112,7 +112,7 @@ describe('redisStore on a real Redis', () => {
       if (claim.status !== 'claimed') throw new Error(`expected a claim, got ${claim.status}`)
       expect(await redis.pttl(`${prefix}evt_4`)).toBeLessThanOrEqual(60_000)
       expect(await store.complete('evt_4', claim.token)).toBe(true)
-      const [marker] = (await redis.keys(`${prefix}{d*}g*`)) as [string]
+      const [marker] = (await redis.keys(`${prefix}{d}*:*:*`)) as [string]
       const pttl = await redis.pttl(marker)
       expect(pttl).toBeLessThanOrEqual(retention * 1.25)
       expect(pttl).toBeGreaterThan(retention - 60_000)

@@ -4,15 +4,21 @@ import { hasHashTag } from './validations.js'
 
 // Layout 2 (issue 49): what a handled event leaves behind is a field in a small shared hash, not a key of its own.
 //
-// Done markers: `<prefix>{d<bucket>}g<generation>`, a hash per bucket and time generation. The field is the first 16
-// bytes of SHA-256 of the event id; the value the first 8 bytes of the claim's body digest (empty without one). A
-// generation is a quarter of the retention; its hash expires whole a retention after the generation ends, so a marker
-// lives between one retention and 1.25 of one (1.125 on average). A claim reads every generation that may still hold
-// a marker younger than the retention, plus the next one for the instances' clocks. On standalone Redis there are
-// MARKER_BUCKETS buckets by the id's hash, about 40 fields each at 40,000 events a generation: Redis keeps each hash
-// in its compact listpack encoding under its default `hash-max-listpack-entries` (128) and `-value` (64). On a Cluster
-// the bucket is the Cluster slot of the event's own key (the claim's, `<prefix><event id>`, as in layout 1), and the
-// hash tag names that slot, so one script reads the claim and the markers: 16,384 buckets.
+// Done markers: `<prefix>{<tag>}<generation>:<buckets>:<bucket>`, small hashes per time generation, as many as the
+// generation's traffic needs. The field is the first 16 bytes of SHA-256 of the event id; the value the first 8 bytes
+// of the claim's body digest (empty without one). A generation is a quarter of the retention; its hashes expire whole a
+// retention after the generation ends, so a marker lives between one retention and 1.25 of one (1.125 on average). A
+// claim reads every generation that may still hold a marker younger than the retention, plus the next one for the
+// instances' clocks. The bucket is the id hash's first 32 bits modulo the bucket count, which a generation chooses
+// when it starts (as many as the previous generation ended with, a quarter of them when its sampled bucket stayed
+// nearly empty, `minBuckets` at first) and multiplies by four whenever a hash reaches GROW_AT fields: a generation
+// has levels (64, 256, 1,024 buckets...), each hash under GROW_AT fields, in Redis's compact listpack encoding under
+// its default `hash-max-listpack-entries` (128, 512 since Redis 7) and `-value` (64). The counts live in
+// `<prefix>{<tag>}n`, a hash from the generation to its top level's count times 16 plus its levels less one, read in
+// the claim's script with the markers (one HMGET, then one HGET per level of a generation that exists). On standalone
+// Redis the tag is `d`; on a Cluster the tag names the Cluster slot of the event's own key (the claim's,
+// `<prefix><event id>`, as in layout 1), so one script reads the claim and the markers: 16,384 tags, one count hash
+// each, one bucket each to start with.
 //
 // Fence marks: `<prefix>{o:NN}m<sub>g<generation>`, in the slot of the ordering key's fence hash and held-keys bucket
 // (held-keys.ts), 16 hashes per bucket: the field is 16 bytes of SHA-256 of the ordering key, the value the last
@@ -26,8 +32,10 @@ export const GENERATIONS = 4
  * GENERATIONS back (a marker a retention old by the reader's clock, give or take the clocks' skew).
  */
 export const READS = GENERATIONS + 2
-/** Done-marker buckets on standalone Redis (and on a Cluster whose prefix holds a hash tag). */
-export const MARKER_BUCKETS = 1024
+/** A generation's first bucket count on standalone Redis (and on a Cluster whose prefix holds a hash tag). */
+export const MIN_BUCKETS = 64
+/** Fields at which a done-marker hash makes its generation add a level with four times the buckets. */
+export const GROW_AT = 100
 /** Mark hashes per held-keys bucket. */
 export const MARK_SUBS = 16
 
@@ -40,6 +48,8 @@ const hash16 = (text: string) => createHash('sha256').update(text).digest().suba
 export interface Generation {
   readonly gen: number
   readonly expireAt: number
+  /** The bucket counts' expiry: a generation after expireAt, past every hash they describe (clocks a generation apart). */
+  readonly countsAt: number
 }
 
 /** Lua reading `field` in the generations of `base` around `gen`, newest first: the value and its hash, or nothing. */
@@ -51,6 +61,64 @@ local function readGenerations(base, gen, field)
     if v then return v, key end
   end
   return nil, nil
+end
+`
+
+const readFields = Array.from({ length: READS }, (_, i) => `gen + ${1 - i}`).join(', ')
+
+/**
+ * Lua for done markers (the Done markers above): `findMarker(base, field, h, gen)` reads the generations around `gen`,
+ * newest first: the value and its hash, or nothing; `markerHash(base, h, gen, min, countsAt)` is the hash a marker of
+ * generation `gen` goes to (starting the generation), its count hash, count value and bucket count; `grown(...)` adds a
+ * level when that hash reached GROW_AT fields. `h` is the id hash's first 32 bits (the client's), so Lua hashes nothing.
+ */
+export const MARKERS_LUA = `
+local function findMarker(base, field, h, gen)
+  local s = redis.call('HMGET', base .. 'n', ${readFields})
+  for i = 1, ${READS} do
+    local v = tonumber(s[i])
+    if v then
+      local g = gen + 2 - i
+      local levels = v % 16
+      local c = (v - levels) / 16
+      for _ = 0, levels do
+        local key = base .. g .. ':' .. c .. ':' .. (h % c)
+        local m = redis.call('HGET', key, field)
+        if m then return m, key end
+        c = c / 4
+      end
+    end
+  end
+  return nil, nil
+end
+
+local function markerHash(base, h, gen, min, countsAt)
+  local counts = base .. 'n'
+  local v = tonumber(redis.call('HGET', counts, gen))
+  if not v then
+    local c = min
+    local p = tonumber(redis.call('HGET', counts, gen - 1))
+    if p then
+      local levels = p % 16
+      c = (p - levels) / 16
+      if levels == 0 and c > min and redis.call('HLEN', base .. (gen - 1) .. ':' .. c .. ':0') < ${GROW_AT / 16} then
+        c = c / 4
+      end
+    end
+    v = c * 16
+    redis.call('HSET', counts, gen, v)
+    redis.call('HDEL', counts, gen - ${READS - 1}, gen - ${READS}, gen - ${READS + 1}, gen - ${READS + 2})
+    redis.call('PEXPIREAT', counts, countsAt)
+  end
+  local c = (v - v % 16) / 16
+  return base .. gen .. ':' .. c .. ':' .. (h % c), counts, v, c
+end
+
+local function grown(key, counts, gen, v, c, countsAt)
+  if redis.call('HLEN', key) >= ${GROW_AT} and v % 16 < 15 then
+    redis.call('HSET', counts, gen, c * 64 + v % 16 + 1)
+    redis.call('PEXPIREAT', counts, countsAt)
+  end
 end
 `
 
@@ -99,8 +167,14 @@ export interface Place {
   readonly base: string
 }
 
+/** Where one event's done marker goes: also the id hash's first 32 bits and the generations' first bucket count. */
+export interface MarkerPlace extends Place {
+  readonly h: number
+  readonly min: number
+}
+
 /** The layout's keys for a store: `fullPrefix` is the client's own `keyPrefix` (ioredis adds it) plus the store's. */
-export function markerLayout(client: Redis | Cluster, keyPrefix: string, retentionMs: number) {
+export function markerLayout(client: Redis | Cluster, keyPrefix: string, retentionMs: number, minBuckets = MIN_BUCKETS) {
   const cluster = (client as { isCluster?: boolean }).isCluster === true
   const clientPrefix = (client as { options?: { keyPrefix?: string } }).options?.keyPrefix ?? ''
   const fullPrefix = clientPrefix + keyPrefix
@@ -111,14 +185,13 @@ export function markerLayout(client: Redis | Cluster, keyPrefix: string, retenti
     /** The generation written now, and its hash's expiry. */
     generation(now = Date.now()): Generation {
       const gen = Math.floor(now / generationMs)
-      return { gen, expireAt: (gen + 1) * generationMs + retentionMs }
+      const expireAt = (gen + 1) * generationMs + retentionMs
+      return { gen, expireAt, countsAt: expireAt + generationMs }
     },
-    marker(eventId: string): Place {
+    marker(eventId: string): MarkerPlace {
       const field = hash16(eventId)
-      const bucket = bySlot
-        ? tagOfSlot(slotOf(fullPrefix + eventId))
-        : `d${(field.readUInt16BE(0) % MARKER_BUCKETS).toString(36)}`
-      return { field, base: `${keyPrefix}{${bucket}}` }
+      const tag = bySlot ? tagOfSlot(slotOf(fullPrefix + eventId)) : 'd'
+      return { field, base: `${keyPrefix}{${tag}}`, h: field.readUInt32BE(0), min: bySlot ? 1 : minBuckets }
     },
     /** `tag` is the ordering key's held-keys bucket tag (`{o:NN}`). */
     mark(orderingKey: string, tag: string): Place {

@@ -1,5 +1,5 @@
 import { FENCE_KEYS, FENCE_LUA, fenceLocals, LEAVE_CALL, RENEW_CALL, TAKE_CALL } from './fences.js'
-import { GENERATIONS_LUA } from './layout.js'
+import { GENERATIONS_LUA, MARKERS_LUA } from './layout.js'
 
 // The store's scripts (layout 2, layout.ts). The event's own key `<prefix><event id>` holds its claim while one is
 // in progress, its value the claim token, which carries the body digest after a ':' (`<prefix>.<n>:<digest>`); owner
@@ -23,12 +23,15 @@ end
 
 /** A claim and done marker (the locals `event`, `dgens`, `dwrite`); a marker's value (digest bytes) read as hex. */
 const DONE_LUA = `${HOLD_LUA}
-local function hex(v) return (string.gsub(v, '.', function(c) return string.format('%02x', string.byte(c)) end)) end
+local function hex(v)
+  if v == '' then return v end
+  return string.format(string.rep('%02x', #v), string.byte(v, 1, -1))
+end
 
 -- The event's state before a claim: its done marker {'d', hex digest}, a layout-1 marker 'done[:digest]', a live
 -- claim {lease left, digest or false}, or nothing once this claim took the event's key.
-local function claimEvent(token, lease, field, gen)
-  local v = readGenerations(dbase, gen, field)
+local function claimEvent(token, lease, field, h, gen)
+  local v = findMarker(dbase, field, h, gen)
   if v then return {'d', hex(v)} end
   if redis.call('SET', event, token, 'NX', 'PX', lease) then return nil end
   local value = redis.call('GET', event)
@@ -36,10 +39,10 @@ local function claimEvent(token, lease, field, gen)
   return {redis.call('PTTL', event), string.match(value, ':(.*)$') or false}
 end
 
-local function completeEvent(token, field, value, gen, expireAt, bridge)
+local function completeEvent(token, field, value, h, gen, expireAt, countsAt, min, bridge)
   if redis.call('GET', event) ~= token then return 0 end
-  local dwrite = dbase .. 'g' .. gen
-  redis.call('HSET', dwrite, field, value)
+  local dwrite, counts, v, c = markerHash(dbase, h, gen, min, countsAt)
+  if redis.call('HSET', dwrite, field, value) == 1 then grown(dwrite, counts, gen, v, c, countsAt) end
   redis.call('PEXPIREAT', dwrite, expireAt)
   if bridge > 0 then
     redis.call('SET', event, 'done' .. (string.match(token, ':.*$') or ''), 'PX', bridge)
@@ -57,14 +60,16 @@ const eventLocals = (first: number) => `local event, dbase = KEYS[${first}], KEY
 /** Keys of an event's scripts: its own key, then its markers' hash without the generation. */
 export const EVENT_KEYS = 2
 
-// ARGV of the claim: claim token, lease, marker field, generation. Of complete: claim token, marker field and value,
-// generation, its expiry, the bridge (upgrade.ts).
-const EVENT_LUA = `${eventLocals(1)}${GENERATIONS_LUA}${DONE_LUA}`
+// ARGV of the claim: claim token, lease, marker field, the id hash's 32 bits, generation. Of complete: claim token,
+// marker field and value, the 32 bits, generation, its expiry, the counts' expiry, the first bucket count, the bridge
+// (upgrade.ts).
+const EVENT_LUA = `${eventLocals(1)}${MARKERS_LUA}${DONE_LUA}`
 export const CLAIM_SCRIPT = `${EVENT_LUA}
-return claimEvent(ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])) or 'claimed'`
+return claimEvent(ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])) or 'claimed'`
 export const EVENT_HOLDER_SCRIPTS = {
   payhooksComplete: `${EVENT_LUA}
-return completeEvent(ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5], tonumber(ARGV[6]))`,
+return completeEvent(ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6], ARGV[7], tonumber(ARGV[8]),
+  tonumber(ARGV[9]))`,
 }
 
 /** Extend and release: KEYS the event's key alone; ARGV the claim token, then the lease. */
@@ -78,13 +83,13 @@ return releaseEvent(ARGV[1])`,
 // On standalone Redis an ordered event's fence goes with its claim, in one script per step (KEYS: the event's, then
 // the fence's): the claim takes the fence (or gives the claim back when another holds it), complete moves the mark,
 // frees the fence and writes the done marker, release frees both. Two round trips per event, as an unordered one; on
-// a Cluster, four (fences.ts). ARGV: fenceArgs (fences.ts), then the marker's field and value (the marker's
-// generation and expiry are the mark's).
+// a Cluster, four (fences.ts). ARGV: fenceArgs (fences.ts), then the marker's field and value, the id hash's 32 bits,
+// the counts' expiry and the first bucket count (the marker's generation and expiry are the mark's).
 const ORDERED_LUA = `${eventLocals(1)}
-${fenceLocals(1 + EVENT_KEYS)}${GENERATIONS_LUA}${DONE_LUA}${FENCE_LUA}`
+${fenceLocals(1 + EVENT_KEYS)}${GENERATIONS_LUA}${MARKERS_LUA}${DONE_LUA}${FENCE_LUA}`
 export const ORDERED_KEYS = EVENT_KEYS + FENCE_KEYS
 export const ORDERED_CLAIM_SCRIPT = `${ORDERED_LUA}
-local state = claimEvent(ARGV[1], ARGV[2], ARGV[11], gen)
+local state = claimEvent(ARGV[1], ARGV[2], ARGV[11], tonumber(ARGV[13]), gen)
 if state then return state end
 local taken = ${TAKE_CALL}
 if taken[1] == 'b' then redis.call('DEL', event) end
@@ -94,7 +99,8 @@ return taken`
 export const ORDERED_HOLDER_SCRIPTS = {
   payhooksOrderedComplete: `${ORDERED_LUA}
 ${LEAVE_CALL}
-return completeEvent(ARGV[1], ARGV[11], ARGV[12], gen, ARGV[9], tonumber(ARGV[10]))`,
+return completeEvent(ARGV[1], ARGV[11], ARGV[12], tonumber(ARGV[13]), gen, ARGV[9], ARGV[14], tonumber(ARGV[15]),
+  tonumber(ARGV[10]))`,
   payhooksOrderedRelease: `${ORDERED_LUA}
 ${LEAVE_CALL}
 return releaseEvent(ARGV[1])`,

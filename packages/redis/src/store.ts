@@ -89,10 +89,12 @@ export function redisStore(
   options: RedisStoreOptions = {},
 ): WebhookStore & { readonly retentionMs: number } {
   const { keyPrefix, retentionMs, commandTimeoutMs, rolloutMs } = storeOptions(options)
+  // The tests' own option: a generation's first bucket count, small to make the hashes grow within a few thousand events.
+  const { minBuckets } = options as { minBuckets?: number }
 
   // On a Cluster an event's keys and its fence's are in different slots, which no script may span.
   const cluster = (client as { isCluster?: boolean }).isCluster === true
-  const layout = markerLayout(client, keyPrefix, retentionMs)
+  const layout = markerLayout(client, keyPrefix, retentionMs, minBuckets)
   client.defineCommand('payhooksClaim', { numberOfKeys: EVENT_KEYS, lua: CLAIM_SCRIPT })
   if (cluster)
     client.defineCommand('payhooksFenceTake', {
@@ -119,21 +121,21 @@ export function redisStore(
   /** The fences of this process's ordered claims, by claim token, from the claim to its complete or release. */
   const fences = new Map<string, Fence>()
 
-  /** The event's keys (its own, then its markers' hash) and the marker's field and value, for a generation. */
+  /** The event's keys (its own, then its markers' hashes' base) and the marker's field, value, hash bits and minimum. */
   const markerArgs = (eventId: string, token: string) => {
-    const { field, base } = layout.marker(eventId)
-    return { keys: [keyPrefix + eventId, base], field, value: markerValue(token) }
+    const { field, base, h, min } = layout.marker(eventId)
+    return { keys: [keyPrefix + eventId, base], field, value: markerValue(token), h, min }
   }
 
   const releaseEvent = async (key: string, token: string) =>
     (await call(() => commands.payhooksRelease(key, token), 'release got no reply from Redis')) === 1
   const completeEvent = async (eventId: string, token: string) => {
-    const { keys, field, value } = markerArgs(eventId, token)
-    const { gen, expireAt } = layout.generation()
+    const { keys, field, value, h, min } = markerArgs(eventId, token)
+    const { gen, expireAt, countsAt } = layout.generation()
     const bridge = upgrade.bridgeMs()
     return (
       (await call(
-        () => commands.payhooksComplete(...keys, token, field, value, gen, expireAt, bridge),
+        () => commands.payhooksComplete(...keys, token, field, value, h, gen, expireAt, countsAt, min, bridge),
         'complete got no reply from Redis',
       )) === 1
     )
@@ -150,10 +152,10 @@ export function redisStore(
 
   /** The event's own claim: 'claimed', or its done marker, or a live claim's lease left and digest. */
   const claimEvent = (eventId: string, token: string, lease: number) => {
-    const { keys, field } = markerArgs(eventId, token)
+    const { keys, field, h } = markerArgs(eventId, token)
     const { gen } = layout.generation()
     return call(
-      () => claims.payhooksClaim(...keys, token, lease, field, gen),
+      () => claims.payhooksClaim(...keys, token, lease, field, h, gen),
       'claim got no reply from Redis',
       // A command may still run once Redis answers again: drop the lease it would leave behind (sent after it on the
       // same connection).
@@ -172,10 +174,11 @@ export function redisStore(
     digest: string | undefined,
   ): Promise<ClaimResult> {
     let reply: TakeReply
-    const take = fenceArgs(fence, token, lease, false, 0, layout.generation())
+    const generation = layout.generation()
+    const take = fenceArgs(fence, token, lease, false, 0, generation)
     if (!cluster) {
-      const { keys, field, value } = markerArgs(eventId, token)
-      const all = [...keys, ...fence.keys, ...take, field, value]
+      const { keys, field, value, h, min } = markerArgs(eventId, token)
+      const all = [...keys, ...fence.keys, ...take, field, value, h, generation.countsAt, min]
       const answer = await call(
         () => claims.payhooksOrderedClaim(...all),
         'claim got no reply from Redis',
@@ -218,9 +221,10 @@ export function redisStore(
 
   /** complete or release of an ordered claim on standalone Redis: one script. */
   const orderedStep = (eventId: string, token: string, fence: Fence, applied: boolean) => {
-    const { keys, field, value } = markerArgs(eventId, token)
-    const args = fenceArgs(fence, token, 0, applied, upgrade.bridgeMs(), layout.generation())
-    const all = [...keys, ...fence.keys, ...args, field, value]
+    const { keys, field, value, h, min } = markerArgs(eventId, token)
+    const generation = layout.generation()
+    const args = fenceArgs(fence, token, 0, applied, upgrade.bridgeMs(), generation)
+    const all = [...keys, ...fence.keys, ...args, field, value, h, generation.countsAt, min]
     return applied ? commands.payhooksOrderedComplete(...all) : commands.payhooksOrderedRelease(...all)
   }
 
@@ -243,13 +247,17 @@ export function redisStore(
       const key = keyPrefix + eventId
       const fence = fences.get(token)
       if (fence !== undefined && !cluster) {
-        const { keys, field, value } = markerArgs(eventId, token)
+        const { keys, field, value, h, min } = markerArgs(eventId, token)
+        const generation = layout.generation()
         const all = [
           ...keys,
           ...fence.keys,
-          ...fenceArgs(fence, token, lease, false, 0, layout.generation()),
+          ...fenceArgs(fence, token, lease, false, 0, generation),
           field,
           value,
+          h,
+          generation.countsAt,
+          min,
         ]
         return (await call(() => commands.payhooksOrderedExtend(...all), 'extend got no reply from Redis')) === 1
       }
