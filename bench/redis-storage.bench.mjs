@@ -34,6 +34,8 @@ async function measure(module, ordered, fail, perKey) {
     const kind = key
       .replace(/[0-9a-f]{8,}/g, '…')
       .replace(/\{[^}]*\}(m[0-9a-z])?g[0-9a-z]+$/, (_, mark) => (mark ? '{…}m…g…' : '{…}g…'))
+      .replace(/\{[^}]*\}\d+:(\d+):\d+$/, '{…}<gen>:$1:<bucket>')
+      .replace(/\{[^}]*\}n$/, '{…}n')
       .replace(/\{o:\d\d\}/, '{o:NN}')
     kinds[kind] ??= { sizes: [], encodings: new Set() }
     kinds[kind].sizes.push(await redis.memory('USAGE', key))
