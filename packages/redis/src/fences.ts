@@ -1,6 +1,7 @@
 import type { OrderingMark, OrderingPosition } from '@payhooks/core'
 import { bucketKeys, bucketTag, CLOCK_LUA, INDEX_LUA } from './held-keys.js'
 import { GENERATIONS_LUA, type Generation, type MarkerLayout } from './layout.js'
+import { shake } from './lua.js'
 
 /** Event types kept as a one-byte code in a mark (fixed: a code, once written, keeps its meaning). */
 const EVENT_TYPE_CODES = [
@@ -230,11 +231,11 @@ export const RENEW_CALL = 'renew(ARGV[1], tonumber(ARGV[2]), ARGV[3])'
 
 /** On a Cluster, the fence's own steps (KEYS: the fence's keys): the take, refused by a full Redis... */
 export const CLUSTER_CLAIM_SCRIPTS = {
-  payhooksFenceTake: `${fenceLocals(1)}${GENERATIONS_LUA}${FENCE_LUA}\nreturn ${TAKE_CALL}`,
+  payhooksFenceTake: shake(`${fenceLocals(1)}${GENERATIONS_LUA}${FENCE_LUA}\nreturn ${TAKE_CALL}`),
 }
 
 /** ...and the steps of a fence taken, which a full Redis still runs (allow-oom.ts). */
 export const CLUSTER_HOLDER_SCRIPTS = {
-  payhooksFenceLeave: `${fenceLocals(1)}${GENERATIONS_LUA}${FENCE_LUA}\n${LEAVE_CALL}\nreturn 0`,
-  payhooksFenceRenew: `${fenceLocals(1)}${GENERATIONS_LUA}${FENCE_LUA}\nreturn ${RENEW_CALL}`,
+  payhooksFenceLeave: shake(`${fenceLocals(1)}${GENERATIONS_LUA}${FENCE_LUA}\n${LEAVE_CALL}\nreturn 0`),
+  payhooksFenceRenew: shake(`${fenceLocals(1)}${GENERATIONS_LUA}${FENCE_LUA}\nreturn ${RENEW_CALL}`),
 }

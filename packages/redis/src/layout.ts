@@ -69,8 +69,8 @@ const readFields = Array.from({ length: READS }, (_, i) => `gen + ${1 - i}`).joi
 /**
  * Lua for done markers (the Done markers above): `findMarker(base, field, h, gen)` reads the generations around `gen`,
  * newest first: the value and its hash, or nothing; `markerHash(base, h, gen, min, countsAt)` is the hash a marker of
- * generation `gen` goes to (starting the generation), its count hash, count value and bucket count; `grown(...)` adds a
- * level when that hash reached GROW_AT fields. `h` is the id hash's first 32 bits (the client's), so Lua hashes nothing.
+ * generation `gen` goes to (starting the generation), its count hash, count value and bucket count; `grown(...)`, after a new field, sets a
+ * new hash's expiry (the same from every instance: the generation's) and adds a level when it reached GROW_AT fields. `h` is the id hash's first 32 bits (the client's), so Lua hashes nothing.
  */
 export const MARKERS_LUA = `
 local function findMarker(base, field, h, gen)
@@ -114,8 +114,10 @@ local function markerHash(base, h, gen, min, countsAt)
   return base .. gen .. ':' .. c .. ':' .. (h % c), counts, v, c
 end
 
-local function grown(key, counts, gen, v, c, countsAt)
-  if redis.call('HLEN', key) >= ${GROW_AT} and v % 16 < 15 then
+local function grown(key, counts, gen, v, c, countsAt, expireAt)
+  local n = redis.call('HLEN', key)
+  if n == 1 then redis.call('PEXPIREAT', key, expireAt) end
+  if n >= ${GROW_AT} and v % 16 < 15 then
     redis.call('HSET', counts, gen, c * 64 + v % 16 + 1)
     redis.call('PEXPIREAT', counts, countsAt)
   end

@@ -1,5 +1,6 @@
 import { FENCE_KEYS, FENCE_LUA, fenceLocals, LEAVE_CALL, RENEW_CALL, TAKE_CALL } from './fences.js'
 import { GENERATIONS_LUA, MARKERS_LUA } from './layout.js'
+import { shake } from './lua.js'
 
 // The store's scripts (layout 2, layout.ts). The event's own key `<prefix><event id>` holds its claim while one is
 // in progress, its value the claim token, which carries the body digest after a ':' (`<prefix>.<n>:<digest>`); owner
@@ -42,8 +43,7 @@ end
 local function completeEvent(token, field, value, h, gen, expireAt, countsAt, min, bridge)
   if redis.call('GET', event) ~= token then return 0 end
   local dwrite, counts, v, c = markerHash(dbase, h, gen, min, countsAt)
-  if redis.call('HSET', dwrite, field, value) == 1 then grown(dwrite, counts, gen, v, c, countsAt) end
-  redis.call('PEXPIREAT', dwrite, expireAt)
+  if redis.call('HSET', dwrite, field, value) == 1 then grown(dwrite, counts, gen, v, c, countsAt, expireAt) end
   if bridge > 0 then
     redis.call('SET', event, 'done' .. (string.match(token, ':.*$') or ''), 'PX', bridge)
   else
@@ -64,12 +64,12 @@ export const EVENT_KEYS = 2
 // marker field and value, the 32 bits, generation, its expiry, the counts' expiry, the first bucket count, the bridge
 // (upgrade.ts).
 const EVENT_LUA = `${eventLocals(1)}${MARKERS_LUA}${DONE_LUA}`
-export const CLAIM_SCRIPT = `${EVENT_LUA}
-return claimEvent(ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])) or 'claimed'`
+export const CLAIM_SCRIPT = shake(`${EVENT_LUA}
+return claimEvent(ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])) or 'claimed'`)
 export const EVENT_HOLDER_SCRIPTS = {
-  payhooksComplete: `${EVENT_LUA}
+  payhooksComplete: shake(`${EVENT_LUA}
 return completeEvent(ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6], ARGV[7], tonumber(ARGV[8]),
-  tonumber(ARGV[9]))`,
+  tonumber(ARGV[9]))`),
 }
 
 /** Extend and release: KEYS the event's key alone; ARGV the claim token, then the lease. */
@@ -88,23 +88,23 @@ return releaseEvent(ARGV[1])`,
 const ORDERED_LUA = `${eventLocals(1)}
 ${fenceLocals(1 + EVENT_KEYS)}${GENERATIONS_LUA}${MARKERS_LUA}${DONE_LUA}${FENCE_LUA}`
 export const ORDERED_KEYS = EVENT_KEYS + FENCE_KEYS
-export const ORDERED_CLAIM_SCRIPT = `${ORDERED_LUA}
+export const ORDERED_CLAIM_SCRIPT = shake(`${ORDERED_LUA}
 local state = claimEvent(ARGV[1], ARGV[2], ARGV[11], tonumber(ARGV[13]), gen)
 if state then return state end
 local taken = ${TAKE_CALL}
 if taken[1] == 'b' then redis.call('DEL', event) end
-return taken`
+return taken`)
 
 /** The steps of a claim already taken, which a full Redis still runs (allow-oom.ts); a claim's own are refused. */
 export const ORDERED_HOLDER_SCRIPTS = {
-  payhooksOrderedComplete: `${ORDERED_LUA}
+  payhooksOrderedComplete: shake(`${ORDERED_LUA}
 ${LEAVE_CALL}
 return completeEvent(ARGV[1], ARGV[11], ARGV[12], tonumber(ARGV[13]), gen, ARGV[9], ARGV[14], tonumber(ARGV[15]),
-  tonumber(ARGV[10]))`,
-  payhooksOrderedRelease: `${ORDERED_LUA}
+  tonumber(ARGV[10]))`),
+  payhooksOrderedRelease: shake(`${ORDERED_LUA}
 ${LEAVE_CALL}
-return releaseEvent(ARGV[1])`,
-  payhooksOrderedExtend: `${ORDERED_LUA}
+return releaseEvent(ARGV[1])`),
+  payhooksOrderedExtend: shake(`${ORDERED_LUA}
 ${RENEW_CALL}
-return extendEvent(ARGV[1], ARGV[2])`,
+return extendEvent(ARGV[1], ARGV[2])`),
 }
