@@ -92,7 +92,10 @@ describe('redisStore layout 2: bucket counts that follow the traffic', () => {
   /** The done-marker hashes of a prefix, by generation and bucket count: `<prefix>{d}<gen>:<count>:<bucket>`. */
   const markerHashes = async (keyPrefix: string) =>
     (await redis.keys(`${keyPrefix}{d}*:*:*`)).map((key) => {
-      const [gen, count] = key.slice(keyPrefix.length + 3).split(':').map(Number) as [number, number]
+      const [gen, count] = key
+        .slice(keyPrefix.length + 3)
+        .split(':')
+        .map(Number) as [number, number]
       return { key, gen, count }
     })
 

@@ -176,7 +176,12 @@ export interface MarkerPlace extends Place {
 }
 
 /** The layout's keys for a store: `fullPrefix` is the client's own `keyPrefix` (ioredis adds it) plus the store's. */
-export function markerLayout(client: Redis | Cluster, keyPrefix: string, retentionMs: number, minBuckets = MIN_BUCKETS) {
+export function markerLayout(
+  client: Redis | Cluster,
+  keyPrefix: string,
+  retentionMs: number,
+  minBuckets = MIN_BUCKETS,
+) {
   const cluster = (client as { isCluster?: boolean }).isCluster === true
   const clientPrefix = (client as { options?: { keyPrefix?: string } }).options?.keyPrefix ?? ''
   const fullPrefix = clientPrefix + keyPrefix
