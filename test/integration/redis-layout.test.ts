@@ -156,7 +156,7 @@ describe('redisStore layout 2: bucket counts that follow the traffic', () => {
       const first = await store.claim('evt_first', 60_000)
       if (first.status !== 'claimed') throw new Error(`evt_first was ${first.status}`)
       expect(await store.complete('evt_first', first.token)).toBe(true)
-      const [{ gen }] = (await markerHashes(keyPrefix)) as [{ gen: number }]
+      const [{ gen }] = (await markerHashes(keyPrefix)) as [{ key: string; gen: number; count: number }]
       // The previous generation ended with 256 buckets: having grown into them, or not (its bucket 0 is empty).
       await redis.del(`${keyPrefix}{d}n`)
       await redis.hset(`${keyPrefix}{d}n`, gen - 1, 256 * 16 + levels)
