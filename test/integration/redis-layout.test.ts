@@ -158,8 +158,10 @@ describe('redisStore layout 2: bucket counts that follow the traffic', () => {
       expect(await store.complete('evt_first', first.token)).toBe(true)
       const [{ gen }] = (await markerHashes(keyPrefix)) as [{ key: string; gen: number; count: number }]
       // The previous generation ended with 256 buckets: having grown into them, or not (its bucket 0 is empty).
-      await redis.del(`${keyPrefix}{d}n`)
-      await redis.hset(`${keyPrefix}{d}n`, gen - 1, 256 * 16 + levels)
+      const counts = Buffer.alloc(8)
+      counts.writeUInt32BE(gen - 1, 0)
+      counts.writeUInt32BE(256 * 16 + levels, 4)
+      await redis.set(`${keyPrefix}{d}n`, counts)
       await redis.del(...(await markerHashes(keyPrefix)).map((hash) => hash.key))
       const claim = await store.claim('evt_second', 60_000)
       if (claim.status !== 'claimed') throw new Error(`evt_second was ${claim.status}`)
