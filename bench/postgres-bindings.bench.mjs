@@ -1,8 +1,9 @@
 // What binding the transaction engine to the app's library costs (issue 48): webhooks.receive() of a signed
 // transaction_settled whose handler inserts one row through context.db, 16 in flight, on postgresStore (pg's own
 // client) and on each binding of @payhooks/postgres: drizzleStore, kyselyStore, knexStore, typeormStore,
-// postgresJsStore. Each handler writes with its library's cheapest parameterized statement (pg's query, Drizzle's
-// execute(sql``), Kysely's sql``.execute, Knex's raw, TypeORM's query, postgres.js's tagged template), so the figure is
+// postgresJsStore, prismaStore. Each handler writes with its library's cheapest parameterized statement (pg's query,
+// Drizzle's execute(sql``), Kysely's sql``.execute, Knex's raw, TypeORM's query, postgres.js's tagged template,
+// Prisma's $executeRawUnsafe on the client of test/fixtures/prisma, generated first), so the figure is
 // the store's and the library's transaction, not a query builder's. CPU of this process per handled event
 // (process.cpuUsage: the receiver, the store, the library and its driver), wall time for scale; rounds in rotating
 // order, medians of per-round ratios against postgresStore. Uses DATABASE_URL, or starts its own PostgreSQL.
@@ -13,8 +14,10 @@ import { drizzleStore } from '@payhooks/postgres/drizzle'
 import { knexStore } from '@payhooks/postgres/knex'
 import { kyselyStore } from '@payhooks/postgres/kysely'
 import { postgresJsStore } from '@payhooks/postgres/postgres-js'
+import { prismaStore } from '@payhooks/postgres/prisma'
 import { typeormStore } from '@payhooks/postgres/typeorm'
 import { sampleEvent, signedDelivery } from '@payhooks/testing'
+import { PrismaPg } from '@prisma/adapter-pg'
 import { sql as drizzleSql } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/node-postgres'
 import knex from 'knex'
@@ -23,6 +26,10 @@ import pg from 'pg'
 import postgres from 'postgres'
 import { DataSource } from 'typeorm'
 import { startPostgres } from '../scripts/postgres-server.mjs'
+import { generatePrismaClients } from '../scripts/prisma-generate.mjs'
+
+generatePrismaClients()
+const { PrismaClient } = await import('../test/fixtures/prisma/generated/prisma/client.js')
 
 const ROUNDS = Number(process.env.ROUNDS ?? 7)
 const DELIVERIES = Number(process.env.DELIVERIES ?? 1_500)
@@ -95,6 +102,23 @@ const variants = {
     return {
       store: (table) => postgresJsStore(sql, options(table)),
       write: (tx, l, id) => tx`INSERT INTO ${tx(l)} (event_id, amount) VALUES (${id}, ${10.3})`,
+    }
+  },
+  prismaStore: () => {
+    const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: url, max: POOL }) })
+    closers.push(() => prisma.$disconnect())
+    return {
+      store: (table) => prismaStore(prisma, options(table)),
+      write: (tx, l, id) => tx.$executeRawUnsafe(insert(l), id, 10.3),
+    }
+  },
+  // new PrismaPg(pool): the store's claims and renewals go to the pool without Prisma's client.
+  prismaStoreOnPool: () => {
+    const prisma = new PrismaClient({ adapter: new PrismaPg(pgPool()) })
+    closers.push(() => prisma.$disconnect())
+    return {
+      store: (table) => prismaStore(prisma, options(table)),
+      write: (tx, l, id) => tx.$executeRawUnsafe(insert(l), id, 10.3),
     }
   },
 }

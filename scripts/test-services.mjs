@@ -1,5 +1,5 @@
 // The throw-away servers a test pass needs, on free loopback ports in temporary folders: a redis-server, a Redis
-// Cluster of three primaries and PostgreSQL (scripts/postgres-server.mjs). `pnpm test` (scripts/test.mjs) starts
+// Cluster of three primaries, PostgreSQL (scripts/postgres-server.mjs) and MariaDB (scripts/mariadb-server.mjs). `pnpm test` (scripts/test.mjs) starts
 // one set for the main pass, and one more for each matrix pass it runs beside another, so no two passes share a
 // server (some tests flush a server or set its maxmemory).
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { startMariadb } from './mariadb-server.mjs'
 import { startPostgres } from './postgres-server.mjs'
 
 // The servers keep an append-only file, as the stores' health checks ask of a production Redis (without one, every
@@ -112,23 +113,30 @@ export async function startRedisCluster(bin = which('redis-server'), cli = which
 }
 
 /**
- * A full set for one pass: the environment its tests read (REDIS_URL, REDIS_CLUSTER_NODES, DATABASE_URL,
+ * A full set for one pass: the environment its tests read (REDIS_URL, REDIS_CLUSTER_NODES, DATABASE_URL, MYSQL_URL,
  * REDIS_SERVER_BIN) and a synchronous `stop()`.
  */
 export async function startServices() {
   const bin = which('redis-server')
-  const [redis, cluster, postgres] = await Promise.all([startRedisServer(bin), startRedisCluster(bin), startPostgres()])
+  const [redis, cluster, postgres, mariadb] = await Promise.all([
+    startRedisServer(bin),
+    startRedisCluster(bin),
+    startPostgres(),
+    startMariadb(),
+  ])
   return {
     env: {
       REDIS_URL: redis.url,
       REDIS_CLUSTER_NODES: cluster.nodes,
       DATABASE_URL: postgres.url,
+      MYSQL_URL: mariadb.url,
       REDIS_SERVER_BIN: bin,
     },
     stop: () => {
       redis.stop()
       cluster.stop()
       postgres.stop()
+      mariadb.stop()
     },
   }
 }

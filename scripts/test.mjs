@@ -8,14 +8,16 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
+import { mariadbBin, startMariadb } from './mariadb-server.mjs'
 import { packAll } from './pack-all.mjs'
 import { postgresBinDir, startPostgres } from './postgres-server.mjs'
+import { generatePrismaClients } from './prisma-generate.mjs'
 import { installRuntimeDeps } from './runtime-deps.mjs'
 import { mainLabel, matrixPasses, passFiles, readReport, reportFile, runPass, SIDE_FILES } from './test-matrix.mjs'
 import { onExit, startRedisCluster, startRedisServer, startServices, which } from './test-services.mjs'
 
 const run = (cmd, args) => spawnSync(cmd, args, { stdio: 'inherit' }).status ?? 1
-/** Which of 'redis', 'cluster' and 'postgres' this script started (the others were given by the environment). */
+/** Which of 'redis', 'cluster', 'postgres' and 'mariadb' this script started (the others were given by the environment). */
 const startedHere = new Set()
 // The workspace's own binaries, not npx: npx inside `pnpm test` warns about each npm_config_* variable pnpm sets.
 const localBin = (name) => join(import.meta.dirname, '..', 'node_modules', '.bin', name)
@@ -74,7 +76,32 @@ const docsBuild =
       })
     : undefined
 
+// The MySQL store's tests need a real server: MYSQL_URL, or a throw-away MariaDB (Debian's mariadb-server package,
+// installed when missing and we are root) on a free loopback port, started while the build runs, stopped afterwards.
+if (!process.env.MYSQL_URL && !mariadbBin() && process.getuid?.() === 0 && which('apt-get')) {
+  console.log('MariaDB not found: installing the Debian package mariadb-server')
+  if (run('apt-get', ['update', '-qq']) === 0) run('apt-get', ['install', '-y', '-qq', 'mariadb-server'])
+}
+const mariadbReady = process.env.MYSQL_URL
+  ? undefined
+  : startMariadb().then(
+      (mariadb) => {
+        startedHere.add('mariadb')
+        onExit(mariadb.stop)
+        process.env.MYSQL_URL = mariadb.url
+        console.log(`mariadb ${mariadb.bin} on ${mariadb.url}`)
+      },
+      (error) => {
+        console.error(
+          `${error.message}\nMariaDB is needed by the MySQL tests: apt-get install mariadb-server, or set MYSQL_URL`,
+        )
+        process.exit(1)
+      },
+    )
+
 if (run(localBin('tsc'), ['--build']) !== 0) process.exit(1)
+// prismaStore's tests, type tests and bench import a client generated from test/fixtures/prisma/schema.prisma.
+generatePrismaClients()
 
 if (!process.env.REDIS_URL) {
   const redis = await startRedisServer()
@@ -86,6 +113,7 @@ if (!process.env.REDIS_URL) {
 }
 
 await clusterReady
+await mariadbReady
 // The PostgreSQL store's tests need a real server: DATABASE_URL, or a throw-away one (Debian's postgresql package,
 // installed when missing and we are root) on a free loopback port, stopped afterwards.
 if (!process.env.DATABASE_URL) {
@@ -146,7 +174,7 @@ if (docsBuild) {
   if (code !== 0) process.exit(1)
 }
 // The servers were given (REDIS_URL, ...) rather than started here: every pass shares them, one at a time.
-const givenServers = startedHere.size < 3
+const givenServers = startedHere.size < 4
 /** Runs `pass` (scripts/test-matrix.mjs) beside others, on servers of its own stopped once it ends, output kept. */
 async function runOnOwnServers(pass, passFilesGiven) {
   const services = await startServices()

@@ -19,7 +19,7 @@ const GUIDE: { text: string; pages: string[] }[] = [
   },
   {
     text: 'Operating',
-    pages: ['production', 'capacity', 'operating', 'journal', 'recovery', 'secret-rotation', 'errors'].map((name) => `guide/${name}`),
+    pages: ['production', 'capacity', 'operating', 'alerts', 'journal', 'recovery', 'secret-rotation', 'errors'].map((name) => `guide/${name}`),
   },
   { text: 'Reference', pages: ['contract'] },
 ]

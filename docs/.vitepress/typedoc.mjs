@@ -20,7 +20,7 @@ function entries(name) {
 }
 
 /** The packages in the order the reference lists them: core, its adapters, the stores and queue, then the tools. */
-const ORDER = ['core', 'express', 'koa', 'hono', 'fastify', 'lambda', 'redis', 'postgres', 'bullmq', 'otel']
+const ORDER = ['core', 'express', 'koa', 'hono', 'fastify', 'lambda', 'redis', 'postgres', 'mysql', 'bullmq', 'otel']
 ORDER.push('testing', 'client', 'sandbox', 'board', 'cli')
 const rank = (name) => (ORDER.includes(name) ? ORDER.indexOf(name) : ORDER.length)
 
@@ -28,11 +28,19 @@ export const modules = readdirSync(resolve(root, 'packages'))
   .sort((a, b) => rank(a) - rank(b) || a.localeCompare(b))
   .flatMap(entries)
 
+/**
+ * Every public entry mapped to its source, so the reference never reads a built `dist/` (a clean clone builds the site
+ * beside `tsc --build`: a subpath missing here was resolved through `exports` to a `.d.ts` not written yet).
+ */
+const paths = Object.fromEntries(modules.map(([module, file]) => [`@payhooks/${module}`, [file]]))
+paths['@payhooks/*'] = [resolve(root, 'packages/*/src/index.ts')]
+
 /** @type {Partial<import('typedoc').TypeDocOptions & import('typedoc-plugin-markdown').PluginOptions & { docsRoot: string }>} */
 export default {
   name: 'API reference',
   entryPoints: modules.map(([, file]) => file),
   tsconfig: resolve(import.meta.dirname, 'tsconfig.typedoc.json'),
+  compilerOptions: { paths },
   plugin: ['typedoc-plugin-markdown', 'typedoc-vitepress-theme', resolve(import.meta.dirname, 'typedoc-modules.mjs')],
   out: resolve(root, 'docs/api'),
   docsRoot: resolve(root, 'docs'),

@@ -1,11 +1,15 @@
 // The dead-letter contract of @payhooks/testing against the dead-letter stores payhooks ships, each on its real backing.
+import { createHash } from 'node:crypto'
 import { type DeadLetterStore, memoryDeadLetterStore } from '@payhooks/core'
+import { mysqlDeadLetterStore } from '@payhooks/mysql'
 import { redisDeadLetterStore } from '@payhooks/redis'
 import { sampleEvent } from '@payhooks/testing'
 import { type ContractEvent, deadLetterContract, deadLetterViewContract } from '@payhooks/testing/dead-letter-contract'
 import { Redis } from 'ioredis'
+import mysql from 'mysql2/promise'
 import { afterAll, describe, expect, it } from 'vitest'
 import { bullmqSubject } from '../fixtures/bullmq-dead-letters.js'
+import { mysqlUrl } from '../fixtures/mysql.js'
 
 const REDIS_URL = process.env.REDIS_URL
 if (!REDIS_URL) {
@@ -35,6 +39,23 @@ deadLetterContract('redisDeadLetterStore', (namespace) => {
   const client = new Redis(REDIS_URL)
   clients.push(client)
   return counting(redisDeadLetterStore(client, { keyPrefix: `${KEY_PREFIX}{${namespace}}:` }))
+})
+
+// MariaDB (MySQL's SQL): each instance on its own pool, each namespace its own table.
+const mysqlPools: mysql.Pool[] = []
+const mysqlTables = new Set<string>()
+deadLetterContract('mysqlDeadLetterStore', (namespace) => {
+  const pool = mysql.createPool({ uri: mysqlUrl(), connectionLimit: 3 })
+  mysqlPools.push(pool)
+  const table = `letters_${createHash('sha256').update(namespace).digest('hex').slice(0, 16)}`
+  mysqlTables.add(table)
+  return counting(mysqlDeadLetterStore(pool, { table }))
+})
+
+afterAll(async () => {
+  const [admin] = mysqlPools
+  for (const table of mysqlTables) await admin?.query(`DROP TABLE IF EXISTS \`${table}\``)
+  await Promise.all(mysqlPools.map((pool) => pool.end()))
 })
 
 afterAll(async () => {

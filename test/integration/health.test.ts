@@ -181,6 +181,8 @@ describe('health() on PostgreSQL', () => {
       'dead_letter_postgres_migration_003:missing',
       'dead_letter_postgres_migration_008:missing',
       'dead_letter_postgres_migration_010:missing',
+      'dead_letter_postgres_migration_014:missing',
+      'dead_letter_postgres_migration_015:missing',
     ])
     expect(check(none, 'dead_letter_postgres_migration_010')).toMatchObject({ severity: 'warning' })
     expect(check(none, 'postgres_migration_001')).toMatchObject({
@@ -209,6 +211,8 @@ describe('health() on PostgreSQL', () => {
       'dead_letter_postgres_migration_003',
       'dead_letter_postgres_migration_008',
       'dead_letter_postgres_migration_010',
+      'dead_letter_postgres_migration_014',
+      'dead_letter_postgres_migration_015',
     ])
     expect(check(second, 'dead_letter_postgres_migration_008')).toMatchObject({
       severity: 'warning',
@@ -216,7 +220,7 @@ describe('health() on PostgreSQL', () => {
         'index payhooks_dead_letters_code_idx on payhooks_dead_letters is missing: counts and pages of letters by code or event type read the whole table',
     })
     await runMigration(admin, schema, '003_payhooks_dead_letters_stale_event.sql')
-    expect((await webhooks.health(fresh)).ready).toBe(true) // 004 to 008, 010 and 012 missing are warnings
+    expect((await webhooks.health(fresh)).ready).toBe(true) // 004 to 008, 010, 012, 014 and 015 missing are warnings
     await runMigration(admin, schema, '010_payhooks_dead_letters_kept_counts.sql')
     await runMigration(admin, schema, '004_payhooks_events_body_digest.sql')
     await runMigration(admin, schema, '005_payhooks_events_fences.sql')
@@ -230,6 +234,8 @@ describe('health() on PostgreSQL', () => {
     expect(migrationChecks(await webhooks.health(fresh))[4]).toBe('postgres_migration_007:missing')
     await runMigration(admin, schema, '007_payhooks_events_held_keys.sql')
     await runMigration(admin, schema, '008_payhooks_dead_letters_counts.sql')
+    await runMigration(admin, schema, '014_payhooks_dead_letters_created.sql')
+    await runMigration(admin, schema, '015_payhooks_dead_letters_paused.sql')
     expect(failed(await webhooks.health(fresh))).toEqual(['postgres_migration_012'])
     await runMigration(admin, schema, '012_payhooks_sweep_indexes.sql')
     const all = await webhooks.health(fresh)

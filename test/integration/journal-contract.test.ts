@@ -1,9 +1,13 @@
 // The journal contract of @payhooks/testing against the journals payhooks ships, each on its real backing.
+import { createHash } from 'node:crypto'
 import { type Journal, memoryJournal } from '@payhooks/core'
+import { mysqlJournal } from '@payhooks/mysql'
 import { redisJournal } from '@payhooks/redis'
 import { journalContract } from '@payhooks/testing/journal-contract'
 import { Cluster, Redis } from 'ioredis'
+import mysql from 'mysql2/promise'
 import { afterAll } from 'vitest'
+import { mysqlUrl } from '../fixtures/mysql.js'
 
 const REDIS_URL = process.env.REDIS_URL
 const NODES = process.env.REDIS_CLUSTER_NODES
@@ -46,4 +50,21 @@ afterAll(async () => {
   const keys = admin ? await admin.keys(`${KEY_PREFIX}*`) : []
   if (admin && keys.length > 0) await admin.del(...keys)
   await Promise.all(clients.map((client) => client.quit().catch(() => client.disconnect())))
+})
+
+// MariaDB (MySQL's SQL): each instance on its own pool, each namespace its own table.
+const mysqlPools: mysql.Pool[] = []
+const mysqlTables = new Set<string>()
+journalContract('mysqlJournal', (namespace) => {
+  const pool = mysql.createPool({ uri: mysqlUrl(), connectionLimit: 3 })
+  mysqlPools.push(pool)
+  const table = `journal_${createHash('sha256').update(namespace).digest('hex').slice(0, 16)}`
+  mysqlTables.add(table)
+  return mysqlJournal(pool, { table })
+})
+
+afterAll(async () => {
+  const [admin] = mysqlPools
+  for (const table of mysqlTables) await admin?.query(`DROP TABLE IF EXISTS \`${table}\``)
+  await Promise.all(mysqlPools.map((pool) => pool.end()))
 })

@@ -1,5 +1,5 @@
 // The transaction contract of @payhooks/testing against postgresStore and every binding of @payhooks/postgres to a
-// library (Drizzle, Kysely, Knex, TypeORM, postgres.js), on the real PostgreSQL. Each binding's store, writes,
+// library (Drizzle, Kysely, Knex, TypeORM, postgres.js, Prisma), on the real PostgreSQL. Each binding's store, writes,
 // failing statement and savepoint are in test/fixtures/bindings/<name>.mjs, which its receiver processes import too.
 // PAYHOOKS_BINDINGS=knex,typeorm runs those alone (while working on one).
 import { join } from 'node:path'
@@ -9,7 +9,7 @@ import { afterAll } from 'vitest'
 import { databaseUrl } from '../fixtures/postgres.js'
 
 const admin = new pg.Pool({ connectionString: databaseUrl(), max: 2 })
-const modules = ['pg', 'drizzle', 'kysely', 'knex', 'typeorm', 'postgres-js']
+const modules = ['pg', 'drizzle', 'kysely', 'knex', 'typeorm', 'postgres-js', 'prisma']
 const only = process.env.PAYHOOKS_BINDINGS?.split(',')
 const bindings = await Promise.all(
   modules

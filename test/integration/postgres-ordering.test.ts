@@ -57,21 +57,27 @@ describe('postgresStore ordering fences', () => {
 
     const returned = event('transaction_returned', 'txn_pg', '2026-11-05T08:00:00Z')
     expect(await deliver(webhooks, returned)).toBe(500)
+    // The holder's event and since when are kept only while the key is held (issue 49: a smaller row after).
     const fence = async () =>
-      (await admin.query(`SELECT holder, mark_id FROM ${table}_fences WHERE ordering_key = 'txn_pg'`)).rows[0]
+      (
+        await admin.query(
+          `SELECT holder, mark_id, held_since, holder_event_id, holder_event_type FROM ${table}_fences WHERE ordering_key = 'txn_pg'`,
+        )
+      ).rows[0]
+    const free = { holder: null, held_since: null, holder_event_id: null, holder_event_type: null }
     // Rolled back: no status written, the mark unmoved, the key free.
-    expect(await fence()).toEqual({ holder: null, mark_id: null })
+    expect(await fence()).toEqual({ ...free, mark_id: null })
     expect((await admin.query(`SELECT * FROM ${ledger}`)).rows).toEqual([])
 
     fail = false
     expect(await deliver(webhooks, returned)).toBe(200)
-    expect(await fence()).toEqual({ holder: null, mark_id: returned.event_id })
+    expect(await fence()).toEqual({ ...free, mark_id: returned.event_id })
 
     const settled = event('transaction_settled', 'txn_pg', '2026-11-03T08:00:00Z')
     expect(await deliver(webhooks, settled)).toBe(200)
     expect(seen.at(-1)).toMatchObject({ superseded: true, newest: { eventId: returned.event_id } })
     expect((await admin.query(`SELECT status FROM ${ledger}`)).rows).toEqual([{ status: 'returned' }])
-    expect(await fence()).toEqual({ holder: null, mark_id: returned.event_id })
+    expect(await fence()).toEqual({ ...free, mark_id: returned.event_id })
     expect(errors.map((e) => e.code)).toEqual(['handler_failed'])
   })
 

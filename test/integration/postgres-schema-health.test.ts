@@ -40,7 +40,7 @@ it('a mixed-case table name: migrate() applies each migration once, and health()
   const pool = newPool(4)
   try {
     const first = await migrate(pool, { ...options, logger: silent })
-    expect(first.applied).toEqual(['001', '004', '005', '006', '007', '012', '002', '008', '010', '014', '009'])
+    expect(first.applied).toEqual(['001', '004', '005', '006', '007', '012', '002', '015', '008', '010', '014', '009'])
     expect((await migrate(pool, { ...options, logger: silent })).applied).toEqual([])
     const webhooks = createWebhooks({
       secret,
@@ -68,6 +68,7 @@ it('a mixed-case table name: migrate() applies each migration once, and health()
       'dead_letter_postgres_migration_008:ok',
       'dead_letter_postgres_migration_010:ok',
       'dead_letter_postgres_migration_014:ok',
+      'dead_letter_postgres_migration_015:ok',
       'journal_postgres_migration_009:ok',
       'journal_postgres_migration_013:ok',
     ])

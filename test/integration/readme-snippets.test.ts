@@ -18,6 +18,7 @@ const READMES: { file: string; sections?: string[] }[] = [
   { file: 'packages/express/README.md' },
   { file: 'packages/client/README.md' },
   { file: 'packages/postgres/README.md' },
+  { file: 'packages/mysql/README.md' },
   { file: 'packages/otel/README.md' },
   { file: 'packages/hono/README.md' },
   { file: 'packages/sandbox/README.md' },
@@ -44,10 +45,20 @@ function docsPages(dir = resolve(root, 'docs')): string[] {
 }
 
 /**
- * Page sections whose snippets need what only an example installs (NestJS, a runtime's own types): each is checked
- * as modules of that example's folder, with its types, in a program of its own. Without `section`, the whole page.
+ * Page sections whose snippets need what only an example installs (NestJS, a runtime's own types, a generated Prisma
+ * client): each is checked as modules of that example's folder, with its types, in a program of its own. Without
+ * `section`, the whole page.
  */
 const IN_EXAMPLE: { file: string; section?: string; folder: string; options: ts.CompilerOptions }[] = [
+  // Next to the Prisma client the tests generate (scripts/prisma-generate.mjs): `./generated/prisma/client.js`.
+  { file: 'docs/guide/your-database.md', section: 'Prisma', folder: 'test/fixtures/prisma', options: {} },
+  {
+    file: 'docs/guide/your-database.md',
+    section: 'Prisma on MySQL and MariaDB',
+    folder: 'test/fixtures/prisma-mysql',
+    options: {},
+  },
+  { file: 'packages/mysql/README.md', section: 'Prisma', folder: 'test/fixtures/prisma-mysql', options: {} },
   {
     file: 'docs/quick-start/nest.md',
     folder: 'examples/nest/src',

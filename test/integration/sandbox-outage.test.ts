@@ -238,7 +238,12 @@ describe('a 73-hour outage, then a manual resend 75 hours after the event was si
     expect(await setup.ledgerRows(run.eventId)).toBe(0)
 
     expect(await run.webhooks.replay(run.eventId)).toEqual({ eventId: run.eventId, status: 'processed' })
-    expect(await run.webhooks.replay(run.eventId)).toEqual({ eventId: run.eventId, status: 'duplicate' })
+    // The second replay says when the first handled it (the letter's replayedAt).
+    expect(await run.webhooks.replay(run.eventId)).toEqual({
+      eventId: run.eventId,
+      status: 'duplicate',
+      handledAt: expect.any(Date),
+    })
     expect(answer(await run.resend())).toEqual(['resend', 200, duplicate(run.eventId)])
     expect(await setup.ledgerRows(run.eventId)).toBe(1)
   })

@@ -22,6 +22,7 @@ export function filterText(filter: DeadLetterFilter | undefined): string | undef
 
 /** The fields and the one-line message of `entry`: counts by outcome, first and last id, the run's filter. */
 export function auditLine(entry: BoardAuditEntry): { fields: Record<string, unknown>; message: string } {
+  if (entry.action === 'pause' || entry.action === 'resume') return pauseLine(entry)
   const ids = entry.outcomes?.map((outcome) => outcome.eventId) ?? entry.deleted ?? []
   const counts: Record<string, number> = {}
   for (const outcome of entry.outcomes ?? []) counts[outcome.status] = (counts[outcome.status] ?? 0) + 1
@@ -44,4 +45,21 @@ export function auditLine(entry: BoardAuditEntry): { fields: Record<string, unkn
     `payhooks board: ${entry.action.replace('_', ' ')} of ${all} dead letter(s) by ${actor ?? 'unknown'}` +
     `${tally ? `: ${tally}` : ''}${filter === undefined ? '' : `; filter ${filter}`}`
   return { fields, message }
+}
+
+/** The line of a pause or resume: the type, the reason, and after a resume what its replay did. */
+function pauseLine(entry: BoardAuditEntry): { fields: Record<string, unknown>; message: string } {
+  const actor = entry.actor === undefined ? undefined : oneLine(entry.actor)
+  const eventType = oneLine(entry.eventType ?? '')
+  const fields: Record<string, unknown> = { code: `board_${entry.action}`, actor, event_type: eventType }
+  if (entry.reason) fields.reason = oneLine(entry.reason)
+  if (entry.report) Object.assign(fields, entry.report)
+  const report = entry.report
+    ? `; replayed ${entry.report.processed} of ${entry.report.tried}, ${entry.report.failed} failed`
+    : ''
+  const reason = entry.reason ? ` (${oneLine(entry.reason)})` : ''
+  return {
+    fields,
+    message: `payhooks board: ${entry.action} of ${eventType} by ${actor ?? 'unknown'}${reason}${report}`,
+  }
 }

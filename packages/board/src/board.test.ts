@@ -289,7 +289,7 @@ describe('createBoard', () => {
     const overview = json(await board.handle(request({ path: '/api/overview' })))
     expect(overview.deadLetters).toEqual({
       parked: 2,
-      byCode: { schema_mismatch: 1, handler_failed: 1, stale_event: 0 },
+      byCode: { schema_mismatch: 1, handler_failed: 1, stale_event: 0, paused: 0 },
       durable: false,
     })
     // A store without count: counted by paging through the list.
@@ -347,14 +347,14 @@ describe('createBoard', () => {
     vi.useFakeTimers({ toFake: ['Date'] })
     try {
       const loads = await Promise.all([1, 2, 3].map(() => board.handle(request({ path: '/api/overview' }))))
-      expect(loads.map((answer) => json(answer).deadLetters.parked)).toEqual([12, 12, 12])
-      expect(counts).toBe(3) // one count per code, once
+      expect(loads.map((answer) => json(answer).deadLetters.parked)).toEqual([16, 16, 16])
+      expect(counts).toBe(4) // one count per code, once
       vi.advanceTimersByTime(999)
       await board.handle(request({ path: '/api/overview' }))
-      expect(counts).toBe(3)
+      expect(counts).toBe(4)
       vi.advanceTimersByTime(1)
       await board.handle(request({ path: '/api/overview' }))
-      expect(counts).toBe(6)
+      expect(counts).toBe(8)
     } finally {
       vi.useRealTimers()
     }

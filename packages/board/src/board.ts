@@ -5,6 +5,7 @@ import { heldKeys, instanceStats, secretUsage } from './instance.js'
 import { BadQuery, filterFrom } from './letters.js'
 import { sharedOverview } from './overview-shared.js'
 import { asset, page } from './page.js'
+import { pauseType, resumeType } from './pauses.js'
 import { replayBatch } from './replay-batches.js'
 import {
   CSRF_HEADER,
@@ -138,6 +139,10 @@ export function createBoard<Request = unknown>(options: BoardOptions<Request>): 
         return json(await replayBatch(webhooks, body, record, replayBatchSize))
       case '/api/dead-letters/delete':
         return json(await deleteSelected(webhooks, body, record))
+      case '/api/pause':
+        return json(await pauseType(webhooks, body, record))
+      case '/api/resume':
+        return json(await resumeType(webhooks, body, record, logger))
       default:
         return json(problem(404, 'not found'))
     }

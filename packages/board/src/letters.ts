@@ -9,7 +9,7 @@ import {
 } from '@payhooks/core'
 import type { LetterSummary } from './types.js'
 
-const CODES: readonly string[] = ['schema_mismatch', 'handler_failed', 'stale_event']
+const CODES: readonly string[] = ['schema_mismatch', 'handler_failed', 'stale_event', 'paused']
 const STATUSES: readonly string[] = ['parked', 'replayed', 'all']
 const MAX_PAGE = 200
 
@@ -18,6 +18,8 @@ const HINTS: Record<DeadLetterCode, string> = {
     'The schema refused this event. Fix the schema (or the handler it feeds), deploy, then replay: the bytes are verified again.',
   handler_failed:
     'A handler failed on the service’s last tries. Fix the cause shown in the reason, then replay: handlers run once.',
+  paused:
+    'Its type was paused by an operator when it arrived: resuming the type replays it (or replay it now, once the type is resumed).',
   stale_event:
     'It arrived older than maxEventAgeMs and was not known as handled (a manual resend after a long outage). Check it was not handled elsewhere, then replay or delete.',
 }

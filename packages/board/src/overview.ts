@@ -1,12 +1,13 @@
 // The overview: panels gathered each on its own, in parallel, each within a time limit, so one that fails or
 // hangs (the dead-letter counts while the store is down, the journal) leaves the others (health, this instance's
 // figures) showing, and says so in its place. A panel is a name and a function: add one to PANELS.
-import type { DeadLetterCode } from '@payhooks/core'
+import type { Alert, DeadLetterCode } from '@payhooks/core'
 import { countParked } from './api.js'
 import { type JournaledWebhooks, journalOf } from './events.js'
 import { instanceSummary } from './instance.js'
+import { pausedPanel } from './pauses.js'
 
-const CODES: DeadLetterCode[] = ['schema_mismatch', 'handler_failed', 'stale_event']
+const CODES: DeadLetterCode[] = ['schema_mismatch', 'handler_failed', 'stale_event', 'paused']
 
 /**
  * Outcomes of the journal's own accounts, not answers: work settled after the deadline (`<outcome>_late`), dead
@@ -24,7 +25,10 @@ interface HealthCheck {
   [field: string]: unknown
 }
 
-type MaybeHealth = JournaledWebhooks & { health?: () => Promise<{ ready: boolean; checks: HealthCheck[] }> }
+type MaybeHealth = JournaledWebhooks & {
+  health?: () => Promise<{ ready: boolean; checks: HealthCheck[] }>
+  alerts?: () => Alert[]
+}
 
 /** Only these fields of a check (core's HealthCheck) are shown: any other field a store adds might name a host. */
 const SHOWN = ['name', 'ok', 'severity', 'detail', 'fix', 'latencyMs']
@@ -35,6 +39,8 @@ type Panel = (webhooks: MaybeHealth) => unknown
 const PANELS: Record<string, Panel> = {
   // First: its gauges are read at once, before the other panels' calls count as work in flight.
   instance: (webhooks) => instanceSummary(webhooks),
+  // What operators paused (every instance sharing the pause store), and the types one may pause; null without.
+  paused: (webhooks) => pausedPanel(webhooks),
   async deadLetters(webhooks) {
     const counts = await Promise.all(CODES.map((code) => countParked(webhooks, { code })))
     const byCode = Object.fromEntries(CODES.map((code, i) => [code, counts[i] as number]))
@@ -59,6 +65,17 @@ const PANELS: Record<string, Panel> = {
         Object.entries(counts).reduce((sum, [outcome, n]) => sum + (isAccount(outcome) ? 0 : n), 0),
       ),
     }
+  },
+  // The alerts this instance raised and has not resolved (`webhooks.alerts()`); null from a core without them.
+  alerts(webhooks) {
+    if (typeof webhooks.alerts !== 'function') return null
+    return webhooks.alerts().map((alert) => ({
+      name: alert.name,
+      severity: alert.severity,
+      since: alert.since.toISOString(),
+      message: alert.message,
+      ...(alert.eventType === undefined ? {} : { eventType: alert.eventType }),
+    }))
   },
   async health(webhooks) {
     if (typeof webhooks.health !== 'function') return null

@@ -23,6 +23,9 @@ main { padding: 20px 24px; }
 h2 { font-size: 16px; margin: 0 0 12px; }
 h3 { font-size: 14px; margin: 16px 0 8px; }
 .panel { background: var(--card); border: 1px solid var(--line); border-radius: 10px; padding: 14px 16px; margin-bottom: 16px; }
+.panel.banner { border-color: #d97706; border-width: 2px; }
+#pauses ul, #paused-banner ul { list-style: none; padding: 0; }
+#pauses li span { display: inline-block; min-width: 18em; }
 button { font: inherit; font-size: 13px; padding: 5px 12px; border-radius: 6px; border: 1px solid #c5cbd6; background: #fff; color: var(--ink); cursor: pointer; }
 button:hover:not(:disabled) { border-color: var(--accent); color: var(--accent); }
 button:disabled { opacity: .5; cursor: default; }

@@ -20,7 +20,7 @@ export interface HeldKeyLike {
 
 /** A replay or a delete made from the board, as {@link BoardOptions.onAudit} and the logger get it. */
 export interface BoardAuditEntry {
-  action: 'replay' | 'replay_all' | 'delete'
+  action: 'replay' | 'replay_all' | 'delete' | 'pause' | 'resume'
   /** Who did it: what {@link BoardOptions.actor} returned, or undefined. */
   actor: string | undefined
   at: Date
@@ -34,6 +34,12 @@ export interface BoardAuditEntry {
   /** The ids deleted, and those that were not there any more (`delete`). */
   deleted?: string[]
   notFound?: string[]
+  /** The event type paused or resumed (`pause`, `resume`; `'*'` every type). */
+  eventType?: string
+  /** The reason given (`pause`). */
+  reason?: string
+  /** What the replay after a `resume` did, once it ended. */
+  report?: { tried: number; processed: number; failed: number }
 }
 
 /** Where the board logs: `console`, pino, or an object of your own (pino's order: fields, then the message). */

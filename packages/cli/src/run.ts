@@ -5,9 +5,11 @@ import { deadLetterCommands } from './commands/dead-letters.js'
 import { eventCommands } from './commands/events.js'
 import { localCommands } from './commands/local.js'
 import { migrateCommands } from './commands/migrate.js'
+import { pauseCommands } from './commands/pause.js'
 import { proveCommand } from './commands/prove.js'
 import { sandboxCommands } from './commands/sandbox.js'
 import { serviceCommands } from './commands/service.js'
+import { sizeCommands } from './commands/size.js'
 import { type CliIo, CommandFailed, type Context, UsageError } from './context.js'
 import { commandHelp, groupHelp, mainHelp } from './help.js'
 import { type CommandSpec, commonOptions, connectionOptions, type OptionSpec } from './spec.js'
@@ -17,8 +19,10 @@ const localGroup: CommandSpec[] = [
   proveCommand,
   ...sandboxCommands,
   ...deadLetterCommands,
+  ...pauseCommands,
   ...eventCommands,
   ...migrateCommands,
+  ...sizeCommands,
 ]
 const commands: CommandSpec[] = [...serviceCommands, ...localGroup]
 const GROUPS = new Set(commands.filter((c) => c.name.length > 1).map((c) => c.name[0] as string))

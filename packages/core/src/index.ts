@@ -1,3 +1,18 @@
+export type {
+  Alert,
+  AlertListener,
+  AlertName,
+  AlertSeverity,
+  AlertsOptions,
+  DeadLettersGrowingAlertOptions,
+  HandlersHungAlertOptions,
+  JournalDroppingAlertOptions,
+  SignatureFailuresAlertOptions,
+  SilenceAlertOptions,
+  StoreMemoryAlertOptions,
+  SubscriptionAlertOptions,
+  SubscriptionReader,
+} from './alerts/index.js'
 export type { BulkheadOptions } from './bulkheads/options.js'
 export {
   compareDeadLetters,
@@ -45,6 +60,7 @@ export {
   InternalError,
   KeyHeldError,
   MethodNotAllowedError,
+  PausedError,
   PayloadError,
   PayloadTooLargeError,
   QuarantinedError,
@@ -108,6 +124,17 @@ export type {
   OrderingRule,
   OrderingRules,
 } from './ordering/index.js'
+export {
+  type MemoryPauseStore,
+  memoryPauseStore,
+  PAUSE_WARN_LEFT_MS,
+  type Pause,
+  type PauseControls,
+  type PauseOptions,
+  type PauseStore,
+  type ResumeOptions,
+  type ResumeResult,
+} from './pause/index.js'
 export { type InProcessQueue, type InProcessQueueOptions, inProcessQueue } from './queue/queue.js'
 export { createWebhooks } from './receiver/create.js'
 export {

@@ -1,14 +1,18 @@
 import type * as v from 'valibot'
+import type { Alert, AlertListener } from './alerts/types.js'
 import type { RawBody } from './crypto/crypto-provider.js'
 import type { DeadLetterFilter, DeadLetters, ReplayOutcome } from './dead-letters/types.js'
 import type { WebhookError } from './errors/index.js'
 import type { HealthCheck, HealthOptions, HealthReport } from './health/types.js'
 import type { Events } from './journal/types.js'
 import type { HeldKeysOptions, HeldOrderingKey, OnOptions, Ordering } from './ordering/types.js'
+import type { PauseControls } from './pause/types.js'
+import type { DispatchOptions, DispatchOutcome, EnqueueOptions } from './queue/types.js'
 import type { BuiltInSchemas, SchemaMap, SchemaMapOption, UnknownEvent } from './schemas/events.js'
 import type { ReceiverStats } from './stats/index.js'
-import type { TraceCarrier } from './telemetry/telemetry.js'
 import type { SecretEntry, VerifiedSecret } from './verify/secrets.js'
+
+export type { DispatchOptions, DispatchOutcome, EnqueueOptions } from './queue/types.js'
 
 /** Looks up a request header by lower-case name. */
 export type HeaderLookup = (name: string) => string | null | undefined
@@ -20,30 +24,6 @@ export type SecretOption =
   | ((request: {
       getHeader: HeaderLookup
     }) => string | readonly SecretEntry[] | Promise<string | readonly SecretEntry[]>)
-
-/** The second argument of {@link WebhookQueue.enqueue}. */
-export interface EnqueueOptions {
-  /**
-   * Trace context of the delivery (with `telemetry` set): keep it with the event and pass it back to
-   * {@link Webhooks.dispatch}, so the worker's trace links to the delivery's.
-   */
-  trace?: TraceCarrier
-}
-
-/** The second argument of {@link Webhooks.dispatch}. */
-export interface DispatchOptions {
-  /** The trace context the queue was given with the event ({@link EnqueueOptions.trace}). */
-  trace?: TraceCarrier
-  /**
-   * Called with the event's ordering key (from its type's `ordering` rule) once it is known, before the claim: for a
-   * queue that hands the key on to the events waiting for it as soon as this run ends (`@payhooks/bullmq`'s worker
-   * does). Not called for an event without a rule.
-   * @example
-   * let key: string | undefined
-   * const outcome = await webhooks.dispatch(event, { onOrderingKey: (k) => (key = k) })
-   */
-  onOrderingKey?: (key: string) => void
-}
 
 /**
  * A verified event: the parsed message whose signature checked out, as handlers, a queue and dead letters see it.
@@ -81,16 +61,6 @@ export interface WebhookQueue {
    */
   health?(signal: AbortSignal): Promise<HealthCheck[]>
 }
-
-/** What {@link Webhooks.dispatch} did with an event. */
-export type DispatchOutcome =
-  | { status: 'processed' | 'duplicate' }
-  /**
-   * Another delivery or worker holds the claim; try again after `retryAfterMs`. For an event with an ordering
-   * rule, `orderingKey` is its key, and `keyHeldSince` (milliseconds since the epoch), when the store says so, is
-   * since when another event's claim holds that key: the event waits for the key rather than being handled.
-   */
-  | { status: 'in_progress'; retryAfterMs?: number; orderingKey?: string; keyHeldSince?: number }
 
 /** What the receiver answers: adapters write this out as the HTTP response. */
 export interface WebhookResult {
@@ -193,7 +163,7 @@ export type Handler<Event, Context = HandlerContext> = (event: Event, context: C
 export type ErrorListener = (error: WebhookError) => void
 
 /** A webhook receiver built by {@link createWebhooks}; `C` is its store's part of the handler context. */
-export interface Webhooks<E, C extends object = {}> {
+export interface Webhooks<E, C extends object = {}> extends PauseControls {
   /**
    * Runs `handler` for every event of `type`. Handlers of one event run concurrently; the event is
    * acknowledged only once all of them succeed. The second argument is the {@link HandlerContext}. With
@@ -384,6 +354,23 @@ export interface Webhooks<E, C extends object = {}> {
    * if (old && old.total === 0) console.log('secret 1 unused for 72 hours here: last used', old.lastUsedAt)
    */
   stats(): ReceiverStats
+  /**
+   * Calls `listener` with every alert the receiver raises about itself (`firing: true`) and resolves (`firing:
+   * false`): see the `alerts` option. A listener that throws or rejects is logged, and the others still run.
+   *
+   * @example
+   * webhooks.onAlert((alert) => {
+   *   if (alert.firing) pager.notify(`${alert.name} (${alert.severity}): ${alert.message}`)
+   * })
+   */
+  onAlert(listener: AlertListener): this
+  /**
+   * The alerts firing now, oldest first (empty with `alerts: false`).
+   *
+   * @example
+   * for (const alert of webhooks.alerts()) console.warn(alert.name, alert.since, alert.message)
+   */
+  alerts(): Alert[]
   /** Effective options, for adapters. */
   readonly maxBodyBytes: number
   readonly deadlineMs: number

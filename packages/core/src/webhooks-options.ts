@@ -1,9 +1,11 @@
+import type { AlertsOptions } from './alerts/types.js'
 import type { BulkheadOptions } from './bulkheads/options.js'
 import type { DeadLetterStore } from './dead-letters/types.js'
 import type { ProxyArrivalOptions } from './http/proxy-arrival.js'
 import type { Journal } from './journal/types.js'
 import type { Logger } from './logging/log.js'
 import type { OrderingRules } from './ordering/types.js'
+import type { PauseStore } from './pause/types.js'
 import type { SchemaMapOption } from './schemas/events.js'
 import type { WebhookStore } from './store.js'
 import type { Telemetry } from './telemetry/telemetry.js'
@@ -220,8 +222,41 @@ export interface WebhooksOptions<S extends SchemaMapOption = {}, C extends objec
    */
   journal?: Journal
   /**
+   * Where operators' pauses are kept (`webhooks.pause(type, { reason })`, `resume`, `paused`): every receiver
+   * sharing the store stops running handlers for a paused type within about a second (the store's `refreshMs`),
+   * reading its own copy of the pauses on the hot path, never the store. While a type is paused, its signed
+   * deliveries are verified, then parked as `paused` letters with a durable `deadLetters` store (answered 200
+   * `parked`, replayed by `resume`), else answered 503 `paused` so the service retries them; other types run as
+   * usual. `redisPauseStore` (`@payhooks/redis`) or `postgresPauseStore` (`@payhooks/postgres`) for a fleet. See
+   * "Pausing an event type" in docs/guide/operating.md.
+   *
+   * @example
+   * const webhooks = createWebhooks({
+   *   secret,
+   *   store: redisStore(redis),
+   *   deadLetters: redisDeadLetterStore(redis),
+   *   pauses: redisPauseStore(redis),
+   * })
+   * @default memoryPauseStore(): pauses of this receiver only, forgotten on restart
+   */
+  pauses?: PauseStore
+  /**
    * The name this receiver's answers carry in the journal.
    * @default the host name and process id (`web-7f9c:4121`)
    */
   instance?: string
+  /**
+   * The alerts the receiver raises about itself (`webhooks.onAlert`): no verified delivery for a while
+   * (`silence`, off until given a limit), a run of deliveries no secret verifies (`signatureFailures`: a secret
+   * rotated in the service's portal and not here), dead letters piling up, hung handlers, a Redis near `maxmemory`,
+   * the journal dropping answers, and the service's subscription inactive or pointing elsewhere (`subscription`,
+   * off until given the API client). Each is raised once and resolved once, logged, sent to telemetry and shown by
+   * `health()` while firing. Checked on an unref'd timer (every 5 s; store and API reads less often), never on a
+   * delivery's path. `false` turns them all off.
+   *
+   * @example
+   * createWebhooks({ secret, alerts: { silence: { silenceMs: 6 * 3_600_000 }, journalDropping: false } })
+   * @default signatureFailures, deadLettersGrowing, handlersHung, storeMemory and journalDropping on
+   */
+  alerts?: AlertsOptions | false
 }

@@ -192,6 +192,23 @@ describe('payhooks.handlers.overrunning and payhooks.event_types.quarantined', (
   })
 })
 
+describe('payhooks.event_types.paused', () => {
+  it('observes 1 per paused type, by payhooks.event.type, and 0 once resumed', async () => {
+    const { webhooks } = receiver({ store: memoryStore() })
+    const points = async () =>
+      (await collectPoints(last.exporter, last.reader, 'payhooks.event_types.paused')).map(({ attributes, value }) => ({
+        attributes,
+        value,
+      }))
+    expect(await points()).toEqual([])
+    await webhooks.pause('transaction_settled', { reason: 'migration' })
+    expect(await points()).toEqual([{ attributes: { 'payhooks.event.type': 'transaction_settled' }, value: 1 }])
+    await webhooks.resume('transaction_settled')
+    expect(await points()).toEqual([{ attributes: { 'payhooks.event.type': 'transaction_settled' }, value: 0 }])
+    await webhooks.close()
+  })
+})
+
 describe('payhooks.health.check', () => {
   it('observes each health() check, 1 passing and 0 failing, with its name and severity: warnings too', async () => {
     const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE)

@@ -10,6 +10,7 @@ export interface Instruments {
   readonly dedupeHits: Counter
   readonly storeErrors: Counter
   readonly deadLetters: Counter
+  readonly alerts: Counter
   readonly conflicts: Counter
   readonly secretVerified: Counter
   readonly answerDuration: Histogram
@@ -72,6 +73,11 @@ export function instrumentsOf(meter: Meter): Instruments {
     deadLetters: meter.createCounter('payhooks.dead_letters', {
       description: 'Signed events parked in the dead-letter store.',
       unit: '{event}',
+    }),
+    alerts: meter.createCounter('payhooks.alerts', {
+      description:
+        'Alerts the receiver raised about itself (payhooks.alert.firing true) and resolved (false), by payhooks.alert.name and payhooks.alert.severity.',
+      unit: '{alert}',
     }),
     conflicts: meter.createCounter('payhooks.event.conflicts', {
       description: 'Copies of a handled (or running) event received with other bytes: answered as duplicates, not run.',

@@ -141,3 +141,35 @@ describe('openTelemetry(): what an operator alerts on', () => {
     expect(await count('payhooks.lease.renewals', { 'payhooks.lease.lost': true })).toBe(lost + 1)
   })
 })
+
+describe('openTelemetry(): alerts', () => {
+  it('counts each alert raised and resolved, and gauges those firing', async () => {
+    const webhooks = receiver({
+      store: memoryStore(),
+      checkAtStart: false,
+      alerts: { signatureFailures: { after: 2 }, checkEveryMs: 20 },
+    })
+    webhooks.on('transaction_settled', () => {})
+    const labels = { 'payhooks.alert.name': 'signature_failures', 'payhooks.alert.severity': 'critical' }
+    const raised = await count('payhooks.alerts', { ...labels, 'payhooks.alert.firing': true })
+    const resolved = await count('payhooks.alerts', { ...labels, 'payhooks.alert.firing': false })
+    const firing = async () =>
+      (await points('payhooks.alerts.firing')).find(
+        (point) => point.attributes['payhooks.alert.name'] === 'signature_failures',
+      )?.value
+    expect(await firing()).toBeUndefined()
+    for (let i = 0; i < 2; i++) {
+      expect((await deliver(webhooks, sampleEvent('transaction_settled'), 'whsec_otel_wrong')).status).toBe(401)
+    }
+    await vi.waitFor(async () =>
+      expect(await count('payhooks.alerts', { ...labels, 'payhooks.alert.firing': true })).toBe(raised + 1),
+    )
+    expect(await firing()).toBe(1)
+    expect((await deliver(webhooks, sampleEvent('transaction_settled'))).status).toBe(200)
+    await vi.waitFor(async () =>
+      expect(await count('payhooks.alerts', { ...labels, 'payhooks.alert.firing': false })).toBe(resolved + 1),
+    )
+    expect(await count('payhooks.alerts', { ...labels, 'payhooks.alert.firing': true })).toBe(raised + 1)
+    await webhooks.close()
+  })
+})

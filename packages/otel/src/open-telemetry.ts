@@ -162,7 +162,27 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): Telemetry {
           unit: '{run}',
         })
         .addCallback((result) => result.observe(gauges.hung()))
-      const { heldKeys, parkedLetters, healthChecks, overrunning, quarantined } = gauges
+      const { heldKeys, parkedLetters, healthChecks, overrunning, quarantined, paused, alerts } = gauges
+      if (alerts) {
+        meter
+          .createObservableGauge('payhooks.alerts.firing', {
+            description:
+              'Alerts firing now, by payhooks.alert.name and payhooks.alert.severity (silence, signature_failures, store_memory...): alert on any above 0.',
+            unit: '{alert}',
+          })
+          .addCallback((result) => {
+            const firing = new Map<string, { name: string; severity: string; count: number }>()
+            for (const { name, severity } of alerts()) {
+              const key = `${name} ${severity}`
+              const entry = firing.get(key) ?? { name, severity, count: 0 }
+              entry.count++
+              firing.set(key, entry)
+            }
+            for (const { name, severity, count } of firing.values()) {
+              result.observe(count, { 'payhooks.alert.name': name, 'payhooks.alert.severity': severity })
+            }
+          })
+      }
       // A receiver older than the bulkheads has neither.
       if (overrunning) {
         meter
@@ -181,6 +201,23 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): Telemetry {
             unit: '{type}',
           })
           .addCallback((result) => result.observe(quarantined()))
+      }
+      if (paused) {
+        const pausedTypes = new Set<string>()
+        meter
+          .createObservableGauge('payhooks.event_types.paused', {
+            description:
+              "Event types an operator paused (webhooks.pause; '*' every type), by payhooks.event.type: 1 while paused. Their deliveries are parked as paused letters, or answered 503 paused; 0 once resumed.",
+            unit: '{type}',
+          })
+          .addCallback((result) => {
+            // A type once paused reads 0 after its resume (a series left unobserved would keep its last 1).
+            const now = new Set(paused())
+            for (const eventType of now) pausedTypes.add(eventType)
+            for (const eventType of pausedTypes) {
+              result.observe(now.has(eventType) ? 1 : 0, { 'payhooks.event.type': eventType })
+            }
+          })
       }
       if (healthChecks) {
         meter
@@ -222,6 +259,13 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): Telemetry {
             if (held !== undefined) result.observe(held)
           })
       }
+    },
+    alert({ name, severity, firing }) {
+      currentMeters().alerts.add(1, {
+        'payhooks.alert.name': name,
+        'payhooks.alert.severity': severity,
+        'payhooks.alert.firing': firing,
+      })
     },
     parked({ eventType, code, durable }) {
       currentMeters().deadLetters.add(1, {

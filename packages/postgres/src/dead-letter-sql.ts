@@ -7,17 +7,14 @@ import { checkTable, listIndexName, quoteTable } from './sql.js'
 // are given to park and markReplayed), except the retention sweep's "now", which is the database's.
 
 /** Why letters are parked: the receiver's `DeadLetterCode`s. */
-const CODE_CHECK = "code IN ('schema_mismatch', 'handler_failed', 'stale_event')"
+const CODES = ['schema_mismatch', 'handler_failed', 'stale_event', 'paused'] as const
 
 /**
- * Lets a dead-letter table made before `stale_event` existed take letters of that code: replaces its check on
- * `code` with one naming every code, and does nothing on a table that names it already (what `init()` runs after
- * creating the table, and `sql/003_payhooks_dead_letters_stale_event.sql` holds for the default name).
- *
- * @example
- * await migrationClient.query(widenDeadLetterCodeSql('billing.webhook_dead_letters'))
+ * The statement replacing a dead-letter table's check on `code` with one naming `codes`, when its check (the one
+ * naming `handler_failed`) does not name `lacking` yet; nothing otherwise. 003 was this with the codes up to
+ * `stale_event`, 015 with `paused`.
  */
-export function widenDeadLetterCodeSql(table: string): string {
+export function widenCodeSql(table: string, codes: readonly string[], lacking: string): string {
   const t = quoteTable(checkTable(table, 'widenDeadLetterCodeSql'))
   return `DO $$
 DECLARE
@@ -25,12 +22,25 @@ DECLARE
 BEGIN
   SELECT conname INTO old_check FROM pg_constraint
   WHERE conrelid = '${t}'::regclass AND contype = 'c'
-    AND pg_get_constraintdef(oid) LIKE '%handler_failed%' AND pg_get_constraintdef(oid) NOT LIKE '%stale_event%';
+    AND pg_get_constraintdef(oid) LIKE '%handler_failed%' AND pg_get_constraintdef(oid) NOT LIKE '%${lacking}%';
   IF old_check IS NOT NULL THEN
     EXECUTE format('ALTER TABLE ${t} DROP CONSTRAINT %I', old_check);
-    ALTER TABLE ${t} ADD CHECK (${CODE_CHECK});
+    ALTER TABLE ${t} ADD CHECK (code IN (${codes.map((code) => `'${code}'`).join(', ')}));
   END IF;
 END $$`
+}
+
+/**
+ * Lets a dead-letter table made before `stale_event` or `paused` existed take letters of those codes: replaces its
+ * check on `code` with one naming every code, and does nothing on a table that names them already (what `init()`
+ * runs after creating the table, and `sql/015_payhooks_dead_letters_paused.sql` holds for the default name; `sql/003`
+ * did the same before `paused`).
+ *
+ * @example
+ * await migrationClient.query(widenDeadLetterCodeSql('billing.webhook_dead_letters'))
+ */
+export function widenDeadLetterCodeSql(table: string): string {
+  return widenCodeSql(table, CODES, 'paused')
 }
 
 /**

@@ -9,6 +9,7 @@ import {
   type DeadLetterRow,
   deadLetterStatements,
   deadLetterSweepIndexSql,
+  widenCodeSql,
   widenDeadLetterCodeSql,
 } from './dead-letter-sql.js'
 import { postgresHealth } from './health.js'
@@ -87,10 +88,11 @@ export function postgresDeadLetterStore(
   const sweep = () => inBatches(pool, sql.sweep, [replayedRetentionMs], sweepBatch)
 
   /**
-   * Migrations 010, 008 and 014 on an earlier release's table: the counts' triggers under lock_timeout, then the
-   * fill, then the indexes.
+   * Migrations 015, 010, 008 and 014 on an earlier release's table: the code check widened to `paused` and the
+   * counts' triggers, each under lock_timeout, then the fill, then the indexes.
    */
   const upgrade = async () => {
+    await alterWithin(pool, '015', table, widenDeadLetterCodeSql(table), lockTimeoutMs)
     if (!(await hasCounts(pool, table))) {
       await alterWithin(pool, '010', table, createDeadLetterCountsSql(table), lockTimeoutMs)
     }
@@ -130,10 +132,17 @@ export function postgresDeadLetterStore(
         // a short lock_timeout, then filled from one snapshot) and the indexes of 008, 010 and 014 built CONCURRENTLY in
         // the background, so neither init() nor a park waits behind a build over a large table or behind an open
         // transaction (counts and pages read the table meanwhile).
-        await createOnce(pool, table, widenDeadLetterCodeSql(table))
+        // 003 at once (stale events need it); 015 in the background: until then a paused type's deliveries are
+        // answered 503 paused instead of parked.
+        await createOnce(
+          pool,
+          table,
+          widenCodeSql(table, ['schema_mismatch', 'handler_failed', 'stale_event'], 'stale_event'),
+        )
         indexer ??= retryInBackground(upgrade, {
-          what: `migrations 010, 008 and 014 (sql/010_payhooks_dead_letters_kept_counts.sql, sql/008_payhooks_dead_letters_counts.sql, sql/014_payhooks_dead_letters_created.sql) on ${table}`,
-          meanwhile: 'dead-letter counts and pages read the table without their indexes or kept counts',
+          what: `migrations 015, 010, 008 and 014 (sql/015_payhooks_dead_letters_paused.sql, sql/010_payhooks_dead_letters_kept_counts.sql, sql/008_payhooks_dead_letters_counts.sql, sql/014_payhooks_dead_letters_created.sql) on ${table}`,
+          meanwhile:
+            'dead-letter counts and pages read the table without their indexes or kept counts; a paused type is answered 503 paused',
           logger,
         })
       } else {

@@ -129,6 +129,9 @@ export function fenceStatements(table: string, fences: string, holders = false):
   const t = quoteTable(table)
   const f = quoteTable(fences)
   const live = 'f.keep_until > clock_timestamp()'
+  // Who held the key and since when matter only while it is held: a key let go keeps none of it (a fence row kept
+  // for its mark is then about 70 bytes smaller, issue 49).
+  const clear = holders ? ', held_since = NULL, holder_event_id = NULL, holder_event_type = NULL' : ''
   const newer = `(f.mark_at IS NULL OR NOT (${live}) OR ROW(f.mark_at, f.mark_type COLLATE "C", f.mark_id COLLATE "C") < ROW($5::float8, $6::text COLLATE "C", $1::text COLLATE "C"))`
   return {
     enter: `INSERT INTO ${f} AS f (ordering_key, holder, held_until, keep_until, fence_token${holders ? ', held_since, holder_event_id, holder_event_type' : ''})
@@ -148,7 +151,7 @@ ORDER BY held_since, ordering_key LIMIT $1`,
 WHERE ordering_key = $4 AND holder = $2 AND held_until > clock_timestamp() RETURNING 1)
 UPDATE ${t} SET expires_at = ${later('$3')} WHERE event_id = $1 AND token = $2 AND expires_at > clock_timestamp()
 AND EXISTS (SELECT 1 FROM fence)`,
-    complete: `WITH fence AS (UPDATE ${f} AS f SET holder = NULL,
+    complete: `WITH fence AS (UPDATE ${f} AS f SET holder = NULL${clear},
 mark_at = CASE WHEN ${newer} THEN $5::float8 ELSE f.mark_at END,
 mark_type = CASE WHEN ${newer} THEN $6::text ELSE f.mark_type END,
 mark_id = CASE WHEN ${newer} THEN $1::text ELSE f.mark_id END,
@@ -156,7 +159,7 @@ keep_until = CASE WHEN ${newer} THEN GREATEST(f.keep_until, ${later('$3')}) ELSE
 WHERE f.ordering_key = $4 AND f.holder = $2 AND f.held_until > clock_timestamp() RETURNING 1)
 UPDATE ${t} SET token = NULL, expires_at = ${later('$3')} WHERE event_id = $1 AND token = $2
 AND expires_at > clock_timestamp() AND EXISTS (SELECT 1 FROM fence)`,
-    release: `WITH fence AS (UPDATE ${f} SET holder = NULL WHERE ordering_key = $3 AND holder = $2)
+    release: `WITH fence AS (UPDATE ${f} SET holder = NULL${clear} WHERE ordering_key = $3 AND holder = $2)
 DELETE FROM ${t} WHERE event_id = $1 AND token = $2`,
     sweep: batchSql(
       f,

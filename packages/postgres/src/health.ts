@@ -12,9 +12,9 @@ const INDEX = 'SELECT indisvalid AS valid FROM pg_index WHERE indexrelid = to_re
 
 /** Options of {@link postgresHealth}. */
 export interface PostgresHealthOptions {
-  /** Prefix of the checks' names: `postgres`, `dead_letter_postgres` or `journal_postgres`. */
+  /** Prefix of the checks' names: `postgres`, `dead_letter_postgres`, `journal_postgres` or `pause_postgres`. */
   name: string
-  store: 'events' | 'dead_letters' | 'journal'
+  store: 'events' | 'dead_letters' | 'journal' | 'pauses'
   table: string
   /** Whether `init()` creates what is missing: a missing migration is then fine until the first delivery. */
   createTable: boolean
@@ -93,8 +93,13 @@ export async function postgresHealth(pool: Pool, options: PostgresHealthOptions)
   return checks
 }
 
-const DEFAULT_TABLES = { events: 'payhooks_events', dead_letters: 'payhooks_dead_letters', journal: 'payhooks_journal' }
+const DEFAULT_TABLES = {
+  events: 'payhooks_events',
+  dead_letters: 'payhooks_dead_letters',
+  journal: 'payhooks_journal',
+  pauses: 'payhooks_pauses',
+}
 
-function defaultTable(store: 'events' | 'dead_letters' | 'journal'): string {
+function defaultTable(store: keyof typeof DEFAULT_TABLES): string {
   return DEFAULT_TABLES[store]
 }

@@ -12,6 +12,8 @@ export { createFenceTableSql, fenceExpiryIndexSql, fenceTokenColumnSql, heldKeys
 export { postgresJournal } from './journal.js'
 export { createJournalTableSql, journalCopiesColumnSql } from './journal-sql.js'
 export { type MigrateOptions, type MigrateResult, migrate } from './migrations.js'
+export { createPauseTableSql } from './pause-sql.js'
+export { postgresPauseStore } from './pauses.js'
 export { bodyDigestColumnSql, createTableSql, expiryIndexSql } from './sql.js'
 export { postgresStore } from './store.js'
 export type {
@@ -23,6 +25,7 @@ export type {
   PostgresDeadLetterStoreOptions,
   PostgresHandlerContext,
   PostgresJournalOptions,
+  PostgresPauseStoreOptions,
   PostgresRows,
   PostgresStore,
   PostgresStoreOptions,

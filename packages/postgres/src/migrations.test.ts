@@ -22,7 +22,12 @@ describe('MIGRATIONS', () => {
       const created = [...text(`../sql/${migration.file}`).matchAll(/CREATE INDEX IF NOT EXISTS (\w+)/g)].map(
         (match) => match[1],
       )
-      const table = { events: 'payhooks_events', dead_letters: 'payhooks_dead_letters', journal: 'payhooks_journal' }
+      const table = {
+        events: 'payhooks_events',
+        dead_letters: 'payhooks_dead_letters',
+        journal: 'payhooks_journal',
+        pauses: 'payhooks_pauses',
+      }
       const listed = (migration.indexes?.(table[migration.store]) ?? []).map((statement) => indexOf(statement).name)
       expect(listed.sort(), migration.file).toEqual(created.sort())
     }

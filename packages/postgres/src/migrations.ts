@@ -18,6 +18,7 @@ import {
 import { createJournalTableSql, journalCopiesColumnSql } from './journal-sql.js'
 import type { Logger } from './maintenance.js'
 import { type MigrateSession, openSession } from './migrate-session.js'
+import { createPauseTableSql } from './pause-sql.js'
 import {
   alterWithin,
   buildIndexConcurrently,
@@ -26,6 +27,9 @@ import {
   LockWaitError,
 } from './schema-change.js'
 import { bodyDigestColumnSql, checkTable, createTableSql, expiryIndexSql, quoteTable } from './sql.js'
+import type { MigrateOptions, MigrateResult } from './types.js'
+
+export type { MigrateOptions, MigrateResult }
 
 /**
  * What each migration of `sql/` leaves in the database, for `health()` and `migrate()`: the table it makes or
@@ -40,7 +44,7 @@ export interface Migration {
   /** Its file in `sql/`. */
   file: string
   /** Which store needs it. */
-  store: 'events' | 'dead_letters' | 'journal'
+  store: 'events' | 'dead_letters' | 'journal' | 'pauses'
   /** Appended to the store's `table` to name the table it makes (`'_fences'`). @default '' */
   suffix?: string
   /** Columns it creates or adds. */
@@ -205,6 +209,23 @@ export const MIGRATIONS: readonly Migration[] = [
     without: 'counts and pages of letters by created time (createdAfter, createdBefore) read the whole table',
     severity: 'warning',
   },
+  {
+    number: '015',
+    file: '015_payhooks_dead_letters_paused.sql',
+    store: 'dead_letters',
+    columns: [],
+    constraintIncludes: 'paused',
+    without: 'deliveries of a paused event type cannot be parked and are answered 503 paused (the service retries)',
+    severity: 'warning',
+  },
+  {
+    number: '016',
+    file: '016_payhooks_pauses.sql',
+    store: 'pauses',
+    columns: ['event_type', 'reason', 'since', 'paused_by'],
+    without: 'webhooks.pause() rejects, and no receiver sees a pause',
+    severity: 'warning',
+  },
 ]
 
 /** The statements of a multi-statement text, one each. */
@@ -215,46 +236,6 @@ function statementsOf(sql: string): string[] {
 /** The index statements of migration `number` for `table` (none when it builds none). */
 function indexesOf(number: string, table: string): readonly string[] {
   return MIGRATIONS.find((migration) => migration.number === number)?.indexes?.(table) ?? []
-}
-
-/** Options of {@link migrate}. */
-export interface MigrateOptions {
-  /**
-   * The store's table, as given to `postgresStore` (`table`); its fences are `<table>_fences`.
-   * @default 'payhooks_events'
-   */
-  table?: string
-  /**
-   * The dead-letter table, as given to `postgresDeadLetterStore`; `false` leaves dead letters alone.
-   * @default 'payhooks_dead_letters'
-   */
-  deadLetterTable?: string | false
-  /**
-   * The journal's table, as given to `postgresJournal` (`table`): made (migration 009) ahead of a release that turns
-   * the journal on, or its indexes completed and its `copies` column added (013); `false` leaves it alone.
-   * @default 'payhooks_journal'
-   */
-  journalTable?: string | false
-  /**
-   * How long each `ALTER TABLE` may wait for its lock (`SET LOCAL lock_timeout`) before it gives up, lets the
-   * statements queued behind it through, and is tried again: a long read (a `pg_dump`, a report) never stalls
-   * deliveries for longer than this.
-   * @default 2000
-   */
-  lockTimeoutMs?: number
-  /**
-   * How many times a schema change that did not get its lock is tried (waiting 1 s, doubled up to 15 s, between
-   * tries) before `migrate` rejects, naming the migration, the table and the sessions holding it.
-   * @default 10
-   */
-  attempts?: number
-  /** Where each wait for a lock is logged (one line, `warn` else `error`). @default console */
-  logger?: Logger
-}
-
-/** What {@link migrate} did: each migration it applied, by number (`'007'`); none when all were there. */
-export interface MigrateResult {
-  applied: string[]
 }
 
 async function hasColumn(pool: Pool, relation: string, column: string): Promise<boolean> {
@@ -298,14 +279,18 @@ export async function migrate(pool: Pool, options: MigrateOptions = {}): Promise
   const letters = deadLetters === false ? undefined : checkTable(deadLetters, 'migrate')
   const journal = options.journalTable ?? 'payhooks_journal'
   const entries = journal === false ? undefined : checkTable(journal, 'migrate')
+  const pauseTable = options.pauseTable ?? false
+  const pauses = pauseTable === false ? undefined : checkTable(pauseTable, 'migrate')
   const lockTimeoutMs = nonNegativeNumber(options.lockTimeoutMs ?? 2000, 'migrate', 'lockTimeoutMs')
   const attempts = Math.max(1, Math.floor(nonNegativeNumber(options.attempts ?? 10, 'migrate', 'attempts')))
   const logger = options.logger ?? console
   // Every table the run may change: the fences are changed by their own turn, as the instances change them.
-  const tables = [table, fenceTableOf(table), letters, entries].filter((name): name is string => name !== undefined)
+  const tables = [table, fenceTableOf(table), letters, entries, pauses].filter(
+    (name): name is string => name !== undefined,
+  )
   const session = await openSession(pool, tables, logger)
   try {
-    return await applyMissing(session, { table, letters, entries, lockTimeoutMs, attempts, logger })
+    return await applyMissing(session, { table, letters, entries, pauses, lockTimeoutMs, attempts, logger })
   } finally {
     await session.release()
   }
@@ -315,6 +300,7 @@ interface Run {
   table: string
   letters: string | undefined
   entries: string | undefined
+  pauses: string | undefined
   lockTimeoutMs: number
   attempts: number
   logger: Logger
@@ -322,7 +308,7 @@ interface Run {
 
 /** The migrations missing, applied in order on the run's own session. */
 async function applyMissing(session: MigrateSession, run: Run): Promise<MigrateResult> {
-  const { table, letters, entries, lockTimeoutMs, attempts, logger } = run
+  const { table, letters, entries, pauses, lockTimeoutMs, attempts, logger } = run
   const db = session.db
   const applied: string[] = []
   const alter = async (number: string, relation: string, ddl: string) => {
@@ -367,7 +353,10 @@ async function applyMissing(session: MigrateSession, run: Run): Promise<MigrateR
   if (letters !== undefined) {
     if (!(await exists(db, letters))) await alter('002', letters, createDeadLetterTableSql(letters))
     for (const statement of indexesOf('002', letters)) await index('002', statement)
+    // One statement widens the check to every code (003, then 015): counted as 015 when it lacked paused.
+    const lacked = await lacksCode(db, letters, 'paused')
     await alterWithin(db, '003', letters, widenDeadLetterCodeSql(letters), lockTimeoutMs)
+    if (lacked) applied.push('015')
     for (const statement of indexesOf('008', letters)) await index('008', statement)
     if (!(await hasCounts(db, letters))) await alter('010', letters, createDeadLetterCountsSql(letters))
     if ((await fillDeadLetterCounts(db, letters)) && !applied.includes('010')) applied.push('010')
@@ -382,5 +371,15 @@ async function applyMissing(session: MigrateSession, run: Run): Promise<MigrateR
       if (!(await hasColumn(db, entries, 'copies'))) await alter('013', entries, journalCopiesColumnSql(entries))
     }
   }
+  if (pauses !== undefined && !(await exists(db, pauses))) await alter('016', pauses, createPauseTableSql(pauses))
   return { applied }
+}
+
+/** Whether `table`'s check on `code` (the one naming `handler_failed`) does not name `code` yet. */
+async function lacksCode(db: Pool, table: string, code: string): Promise<boolean> {
+  const { rows } = await db.query<{ def: string }>(
+    `SELECT pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE conrelid = to_regclass($1) AND contype = 'c'`,
+    [quoteTable(table)],
+  )
+  return rows.some((row) => row.def.includes('handler_failed') && !row.def.includes(code))
 }

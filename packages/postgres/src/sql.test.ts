@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
-import { createDeadLetterTableSql, widenDeadLetterCodeSql } from './dead-letter-sql.js'
+import { createDeadLetterTableSql, widenCodeSql, widenDeadLetterCodeSql } from './dead-letter-sql.js'
 import { createFenceTableSql, fenceTokenColumnSql, heldKeysSql } from './fence-sql.js'
+import { createPauseTableSql } from './pause-sql.js'
 import { bodyDigestColumnSql, createTableSql } from './sql.js'
 
 /** The statements without comments, quotes around names, or layout. */
@@ -51,9 +52,21 @@ describe('the shipped migrations', () => {
     )
   })
 
-  it('003 widens the code check as widenDeadLetterCodeSql writes for the default table', () => {
+  it('003 widens the code check to stale_event for the default table', () => {
     expect(statements(shipped('003_payhooks_dead_letters_stale_event.sql'))).toBe(
+      statements(
+        widenCodeSql('payhooks_dead_letters', ['schema_mismatch', 'handler_failed', 'stale_event'], 'stale_event'),
+      ),
+    )
+  })
+
+  it('015 widens the code check as widenDeadLetterCodeSql writes for the default table', () => {
+    expect(statements(shipped('015_payhooks_dead_letters_paused.sql'))).toBe(
       statements(widenDeadLetterCodeSql('payhooks_dead_letters')),
     )
+  })
+
+  it('016 creates what createPauseTableSql writes for the default table', () => {
+    expect(statements(shipped('016_payhooks_pauses.sql'))).toBe(statements(createPauseTableSql('payhooks_pauses')))
   })
 })

@@ -83,8 +83,9 @@ export async function holderOf(client: Queryable, table: string): Promise<Holder
  * lending no connection of its own, where the turn cannot be tried between transactions).
  */
 export async function takeTurnInTransaction(client: Queryable, table: string): Promise<void> {
+  // As text: Prisma's raw queries cannot read a column of type void.
   await client.query(
-    `SELECT pg_advisory_xact_lock(hashtext($1), ${KEY}), pg_advisory_xact_lock(hashtext($3), ${KEY})`,
+    `SELECT pg_advisory_xact_lock(hashtext($1), ${KEY})::text, pg_advisory_xact_lock(hashtext($3), ${KEY})::text`,
     [TURN, table, CHANGE],
   )
 }

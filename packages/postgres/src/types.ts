@@ -316,3 +316,71 @@ export interface PostgresJournalOptions {
   /** Where a failed sweep is told, one line. @default console */
   logger?: { warn?(message: string): void; error(message: string): void }
 }
+
+/** Options of `postgresPauseStore`. */
+export interface PostgresPauseStoreOptions {
+  /**
+   * The pauses' table, optionally schema-qualified.
+   * @default 'payhooks_pauses'
+   */
+  table?: string
+  /**
+   * Whether `init()` creates the table when missing. Set false when migrations create it
+   * (`sql/016_payhooks_pauses.sql`).
+   * @default true
+   */
+  createTable?: boolean
+  /**
+   * How often each receiver reads the pauses again (one `SELECT` of the table): a pause reaches every instance
+   * within about this. From 10 to 60 000.
+   * @default 1000
+   */
+  refreshMs?: number
+}
+
+/** Options of `migrate`. */
+export interface MigrateOptions {
+  /**
+   * The store's table, as given to `postgresStore` (`table`); its fences are `<table>_fences`.
+   * @default 'payhooks_events'
+   */
+  table?: string
+  /**
+   * The dead-letter table, as given to `postgresDeadLetterStore`; `false` leaves dead letters alone.
+   * @default 'payhooks_dead_letters'
+   */
+  deadLetterTable?: string | false
+  /**
+   * The journal's table, as given to `postgresJournal` (`table`): made (migration 009) ahead of a release that turns
+   * the journal on, or its indexes completed and its `copies` column added (013); `false` leaves it alone.
+   * @default 'payhooks_journal'
+   */
+  journalTable?: string | false
+  /**
+   * The pauses' table, as given to `postgresPauseStore` (`table`), to make it (migration 016) ahead of a release
+   * that turns pauses on with `createTable: false`. Left alone unless named: `postgresPauseStore` makes it on first
+   * use otherwise.
+   * @default false
+   */
+  pauseTable?: string | false
+  /**
+   * How long each `ALTER TABLE` may wait for its lock (`SET LOCAL lock_timeout`) before it gives up, lets the
+   * statements queued behind it through, and is tried again: a long read (a `pg_dump`, a report) never stalls
+   * deliveries for longer than this.
+   * @default 2000
+   */
+  lockTimeoutMs?: number
+  /**
+   * How many times a schema change that did not get its lock is tried (waiting 1 s, doubled up to 15 s, between
+   * tries) before `migrate` rejects, naming the migration, the table and the sessions holding it.
+   * @default 10
+   */
+  attempts?: number
+  /** Where each wait for a lock is logged (one line, `warn` else `error`). @default console */
+  logger?: { warn?(message: string): void; error(message: string): void }
+}
+
+/** What `migrate` did: each migration it applied, by number (`'007'`); none when all were there. */
+export interface MigrateResult {
+  applied: string[]
+}

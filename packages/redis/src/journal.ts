@@ -2,25 +2,30 @@ import type { Journal } from '@payhooks/core'
 import type { Cluster, Redis } from 'ioredis'
 import { connectionDeadline } from './connection.js'
 import { journalKeys } from './journal-layout.js'
-import { journalReads } from './journal-read.js'
-import { commandWriter, scriptWriter, WRITE_SCRIPT } from './journal-write.js'
+import { journalReads, LIST_SCRIPT, READ_SCRIPT } from './journal-read.js'
+import { journalWriter, WRITE_SCRIPT } from './journal-write.js'
 import type { RedisJournalOptions } from './types.js'
 import { journalOptions } from './validations.js'
 
-// The layout of the keys is in journal-layout.ts, the writes in journal-write.ts, the reads in journal-read.ts.
+// The layout of the keys is in journal-layout.ts, the writes in journal-write.ts, the reads in journal-read.ts and,
+// for the previous release's layout, journal-legacy.ts.
 
 interface JournalCommands {
-  payhooksJournalWrite(...keysThenArgs: (string | number)[]): Promise<number>
+  payhooksJournalAppend(...keysThenArgs: (string | number)[]): Promise<number>
+  payhooksJournalEvent(...keysThenArgs: (string | number)[]): Promise<[string[], (string | string[])[]]>
+  payhooksJournalChunk(...keysThenArgs: (string | number)[]): Promise<[[string, string[]][], (string | string[])[]]>
 }
 
 /**
  * The answers of a receiver fleet on Redis (standalone, Sentinel or Cluster), for `createWebhooks({ journal })`:
- * `webhooks.events.get`, `list` and `counts` from any instance. Each batch of answers is one script call (on a Cluster,
- * its commands go out together to the nodes that own them), written off the hot path. Every key expires by TTL:
- * nothing sweeps, nothing holds a lock. Takes any `ioredis` client and never closes it.
+ * `webhooks.events.get`, `list` and `counts` from any instance. Answers are kept in Redis Streams, one pair per shard
+ * of event ids, with a small index from the event id's hash to its entries. Each batch of answers is one script call
+ * (on a Cluster, one per shard, each on one slot, sent together), written off the hot path. Streams are trimmed by
+ * `MINID`, other keys expire by TTL: nothing sweeps, nothing holds a lock. Takes any `ioredis` client and never
+ * closes it. Reads the previous release's keys too, until they expire.
  *
- * Memory: about 700 to 800 bytes per answer with the defaults (`bench/journal.bench.mjs` measures it), bounded
- * by `retentionMs` and, per event, `maxAnswersPerEvent`. A batch written again (after a reply lost) keeps nothing twice.
+ * Memory: about 120 bytes per answer with the defaults (`bench/redis-journal-storage.bench.mjs` measures it),
+ * bounded by `retentionMs` and, per event, `maxAnswersPerEvent`. A batch written again (after a reply lost) keeps nothing twice.
  *
  * @example
  * import { createWebhooks } from '@payhooks/core'
@@ -33,7 +38,9 @@ interface JournalCommands {
 export function redisJournal(client: Redis | Cluster, options: RedisJournalOptions = {}): Journal {
   const { keyPrefix, retentionMs, shards, maxAnswersPerEvent, commandTimeoutMs } = journalOptions(options)
   const cluster = (client as Cluster).isCluster === true
-  client.defineCommand('payhooksJournalWrite', { lua: WRITE_SCRIPT })
+  client.defineCommand('payhooksJournalAppend', { lua: WRITE_SCRIPT })
+  client.defineCommand('payhooksJournalEvent', { lua: READ_SCRIPT })
+  client.defineCommand('payhooksJournalChunk', { lua: LIST_SCRIPT })
   const commands = client as unknown as JournalCommands
   const { call } = connectionDeadline(client, { timeoutMs: commandTimeoutMs, caller: 'redisJournal' })
   const keys = journalKeys(keyPrefix, shards, retentionMs)
@@ -68,18 +75,26 @@ export function redisJournal(client: Redis | Cluster, options: RedisJournalOptio
     }, `${what} got no reply from Redis`)
   }
 
-  const context = {
-    keys,
-    retentionMs,
-    shards,
-    maxAnswersPerEvent,
-    call,
-    batch,
-    script: (...args: (string | number)[]) => commands.payhooksJournalWrite(...args),
-  }
   return {
     retentionMs,
-    write: cluster ? commandWriter(context) : scriptWriter(context),
-    ...journalReads({ client, keys, retentionMs, shards, call, batch }),
+    write: journalWriter({
+      keys,
+      retentionMs,
+      maxAnswersPerEvent,
+      cluster,
+      call,
+      script: (...args) => commands.payhooksJournalAppend(...args),
+    }),
+    ...journalReads({
+      client,
+      keys,
+      retentionMs,
+      shards,
+      maxAnswersPerEvent,
+      call,
+      batch,
+      readScript: (...args) => commands.payhooksJournalEvent(...args),
+      listScript: (...args) => commands.payhooksJournalChunk(...args),
+    }),
   }
 }

@@ -69,8 +69,8 @@ export interface RedisJournalOptions {
    */
   retentionMs?: number
   /**
-   * How many keys each hour's index and counts are spread over (by a hash of the event id), so a Cluster shares
-   * the writes among its nodes; a read of a list or counts reads each. 1 to 256.
+   * How many shards the answers are spread over (by a hash of the event id), each its own streams, index and counts
+   * under a hash tag of its own, so a Cluster shares the writes among its nodes; a list or counts reads each. 1 to 256.
    * @default 16
    */
   shards?: number
@@ -83,6 +83,27 @@ export interface RedisJournalOptions {
    * Longest a write or read waits, for the connection to be ready plus the reply, before it rejects (a write's
    * batch is then dropped and logged; deliveries never wait for it, so this may be longer than a store's).
    * @default 5000
+   */
+  commandTimeoutMs?: number
+}
+
+/** Options of `redisPauseStore`. */
+export interface RedisPauseStoreOptions {
+  /**
+   * Prepended to the store's one key, `<keyPrefix>pauses` (after the client's own `keyPrefix`, if any). Give each
+   * receiver fleet its own.
+   * @default 'payhooks-pauses:'
+   */
+  keyPrefix?: string
+  /**
+   * How often each receiver reads the pauses again (one `HGETALL`): a pause reaches every instance within about this.
+   * From 10 to 60 000.
+   * @default 1000
+   */
+  refreshMs?: number
+  /**
+   * Longest a call waits, for the connection to be ready plus the reply, before it rejects.
+   * @default 1000
    */
   commandTimeoutMs?: number
 }

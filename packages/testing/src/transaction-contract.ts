@@ -64,7 +64,10 @@ export function transactionContract<Db>(
     const table = `tc_events_${id}`
     const ledger = `tc_ledger_${id}`
     tables.push(ledger, `${table}_fences`, table)
-    await sql(`CREATE TABLE ${ledger} (id bigserial PRIMARY KEY, event_id text NOT NULL, pid int NOT NULL)`)
+    await sql(
+      options.ledgerSql?.(ledger) ??
+        `CREATE TABLE ${ledger} (id bigserial PRIMARY KEY, event_id text NOT NULL, pid int NOT NULL)`,
+    )
     const instance = async () => {
       const store = await makeStore(table)
       made.add(store)
@@ -208,9 +211,9 @@ export function transactionContract<Db>(
         killsPerPoint,
       })
       const counts = new Map(
-        (await sql(`SELECT event_id, count(*)::int AS n FROM ${ledger} GROUP BY event_id`)).map((row) => [
-          row.event_id as string,
-          row.n as number,
+        (await sql(`SELECT event_id, count(*) AS n FROM ${ledger} GROUP BY event_id`)).map((row) => [
+          String(row.event_id),
+          Number(row.n),
         ]),
       )
       expect(Object.fromEntries(POINTS.map((point) => [point, fired[point] ?? 0]))).toEqual(

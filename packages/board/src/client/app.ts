@@ -23,7 +23,7 @@ async function route(): Promise<void> {
     if (hash.startsWith('/letter/')) await showLetter(view, session, decodeURIComponent(hash.slice(8)))
     else if (hash.startsWith('/event/')) await showEvent(view, session, decodeURIComponent(hash.slice(7)))
     else if (name === 'events') await showEvents(view, new URLSearchParams(hash.split('?')[1] ?? ''))
-    else if (name === 'overview') await showOverview(view)
+    else if (name === 'overview') await showOverview(view, session)
     else if (name === 'secrets') await showSecrets(view)
     else if (name === 'keys') await showKeys(view)
     else await showLetters(view, session, new URLSearchParams(hash.split('?')[1] ?? ''))

@@ -1,15 +1,51 @@
-import { get } from './api.js'
+import { get, type Session } from './api.js'
 import { bars } from './bars.js'
 import { el, when } from './dom.js'
+import { type Paused, pausesPanel } from './pauses.js'
 
 interface Overview {
   deadLetters: { parked: number; byCode: Record<string, number>; durable: boolean | null } | null
   health: { ready: boolean; checks: Record<string, unknown>[] } | null
+  /** This instance's firing alerts; null from a receiver without them. */
+  alerts?: FiringAlert[] | null
   instance: Instance | null
   /** Every instance's answers from the journal; null without one. */
   journal: Fleet | null
+  /** What operators paused, and the types one may pause; null from a receiver without pauses. */
+  paused?: Paused | null
   /** Panels the server could not gather (store down, too slow), with why: the others still show. */
   failed?: Record<string, string>
+}
+
+interface FiringAlert {
+  name: string
+  severity: 'critical' | 'warning'
+  since: string
+  message: string
+  eventType?: string
+}
+
+/** The alerts firing on this instance, first on the page: nothing when none fires. */
+function alertsPanel(alerts: FiringAlert[] | null | undefined): HTMLElement[] {
+  if (!alerts || alerts.length === 0) return []
+  return [
+    el(
+      'section',
+      { class: 'panel', id: 'alerts' },
+      el('h3', {}, `Alerts firing on this instance: ${alerts.length}`),
+      el(
+        'ul',
+        {},
+        ...alerts.map((alert) =>
+          el(
+            'li',
+            { class: `check ${alert.severity === 'critical' ? 'fail' : 'warn'}` },
+            `${alert.name} (${alert.severity}) since ${alert.since}: ${alert.message}`,
+          ),
+        ),
+      ),
+    ),
+  ]
 }
 
 /** The place of a panel that could not be gathered, saying so. */
@@ -205,14 +241,17 @@ function checkLabel(check: Record<string, unknown>): string {
   return String(check.name)
 }
 
-export async function showOverview(view: HTMLElement): Promise<void> {
+export async function showOverview(view: HTMLElement, session: Session): Promise<void> {
   const data = await get<Overview>('overview')
   const { deadLetters, health, instance } = data
   const failed = data.failed ?? {}
   const journal = data.journal ?? null
   const hasJournal = journal !== null || failed.journal !== undefined
+  const reload = () => void showOverview(view, session)
   view.replaceChildren(
     el('h2', {}, 'Overview'),
+    ...alertsPanel(data.alerts),
+    ...(data.paused ? pausesPanel(data.paused, session, reload) : []),
     ...(deadLetters
       ? [
           el(

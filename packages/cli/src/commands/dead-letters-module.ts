@@ -24,7 +24,7 @@ export const filterOptions: Record<string, OptionSpec> = {
   code: {
     type: 'string',
     arg: '<code>',
-    help: 'only letters parked for this reason: schema_mismatch, handler_failed or stale_event',
+    help: 'only letters parked for this reason: schema_mismatch, handler_failed, stale_event or paused',
   },
   'parked-after': { type: 'string', arg: '<time>', help: 'only letters parked at or after this time' },
   'parked-before': { type: 'string', arg: '<time>', help: 'only letters parked before this time' },
@@ -87,7 +87,7 @@ export async function withDeadLetters(
   }
 }
 
-const DEAD_LETTER_CODES: readonly DeadLetterCode[] = ['schema_mismatch', 'handler_failed', 'stale_event']
+const DEAD_LETTER_CODES: readonly DeadLetterCode[] = ['schema_mismatch', 'handler_failed', 'stale_event', 'paused']
 const UNITS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000 }
 
 /** `--name`: an ISO 8601 time with a zone, a UTC date, or a span back from now (`90m`, `6h`, `3d`). */
@@ -109,7 +109,7 @@ function timeValue(ctx: Context, name: string, now: number): Date | undefined {
 export function filterOf(ctx: Context, now = Date.now()): DeadLetterFilter {
   const code = stringValue(ctx, 'code')
   if (code !== undefined && !DEAD_LETTER_CODES.includes(code as DeadLetterCode)) {
-    throw new UsageError('--code must be schema_mismatch, handler_failed or stale_event')
+    throw new UsageError('--code must be schema_mismatch, handler_failed, stale_event or paused')
   }
   const eventType = stringValue(ctx, 'event-type')
   const filter: DeadLetterFilter = {

@@ -48,7 +48,7 @@ const undated = (report: ReplayReport) =>
   Math.max(0, report.duplicate - (report.duplicateMeanwhile ?? 0) - (report.duplicateBefore ?? 0))
 
 /** A run's report as JSON: every figure, `null` where the run could not tell. */
-function reportJson(report: ReplayReport): Record<string, number | boolean | null> {
+export function reportJson(report: ReplayReport): Record<string, number | boolean | null> {
   return {
     tried: report.tried,
     processed: report.processed,
@@ -82,7 +82,7 @@ function duplicateWords(report: ReplayReport): string {
 }
 
 /** A run's report for people: one figure a line, the duplicates explained. */
-function reportLines(report: ReplayReport): string {
+export function reportLines(report: ReplayReport): string {
   const of = report.total === undefined ? '' : ` of ${figure(report.total)}`
   const rows: [string, string][] = [
     ['tried', `${figure(report.tried)}${of}`],

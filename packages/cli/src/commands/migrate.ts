@@ -20,6 +20,22 @@ interface Postgres {
   ): Promise<{ applied: string[] }>
 }
 
+interface MysqlPool {
+  end(): Promise<void>
+}
+interface Mysql {
+  migrate(
+    pool: MysqlPool,
+    options: {
+      table?: string
+      deadLetterTable?: string | false
+      journalTable?: string | false
+      lockTimeoutMs?: number
+      log?(line: string): void
+    },
+  ): Promise<{ applied: string[] }>
+}
+
 type Exported = string | { import?: Exported; default?: Exported } | undefined
 
 /** The ES module entry of a package.json's `exports['.']` (else `module`, `main`). */
@@ -40,14 +56,15 @@ async function load<T>(name: string): Promise<T> {
     }
     if (dirname(dir) === dir) break
   }
-  throw new UsageError(`${name} is not installed here: run it where your app has pg and @payhooks/postgres`)
+  const wanted = name.includes('mysql') ? 'mysql2 and @payhooks/mysql' : 'pg and @payhooks/postgres'
+  throw new UsageError(`${name} is not installed here: run it where your app has ${wanted}`)
 }
 
 const migrateCommand: CommandSpec = {
   name: ['migrate'],
   usage:
-    '--postgres <url> [--table <name>] [--dead-letter-table <name>|--no-dead-letters] [--journal-table <name>|--no-journal] [--lock-timeout-ms <ms>]',
-  summary: 'apply the PostgreSQL migrations missing, as a release step before a rollout',
+    '--postgres <url> | --mysql <url> [--table <name>] [--dead-letter-table <name>|--no-dead-letters] [--journal-table <name>|--no-journal] [--lock-timeout-ms <ms>]',
+  summary: 'apply the PostgreSQL (or MySQL) migrations missing, as a release step before a rollout',
   details: [
     "Applies sql/'s migrations of @payhooks/postgres that the database lacks: the store's table and its",
     "fences, the dead letters, then the journal's table (made ahead of the release that turns it on).",
@@ -56,10 +73,18 @@ const migrateCommand: CommandSpec = {
     'deliveries); indexes are built CONCURRENTLY, and a build waiting for a long transaction says which',
     '(by pid) on stderr. Safe to run again, and from several places at once: runs take turns at each table.',
     'Run it where the app is installed (it uses the app’s pg and @payhooks/postgres).',
+    "With --mysql: applies the migrations of @payhooks/mysql (the store's table and its fences), each",
+    'statement under a lock_wait_timeout of --lock-timeout-ms, tried again with backoff when it timed out',
+    'behind a long transaction; run it where the app has mysql2 and @payhooks/mysql.',
   ],
-  examples: ['payhooks migrate --postgres "$DATABASE_URL"', 'payhooks migrate --postgres "$DATABASE_URL" --json'],
+  examples: [
+    'payhooks migrate --postgres "$DATABASE_URL"',
+    'payhooks migrate --postgres "$DATABASE_URL" --json',
+    'payhooks migrate --mysql "$MYSQL_URL"',
+  ],
   options: {
     postgres: { type: 'string', arg: '<url>', env: 'DATABASE_URL', help: 'PostgreSQL connection string' },
+    mysql: { type: 'string', arg: '<url>', help: 'MySQL or MariaDB connection string (mysql://user:pass@host/db)' },
     table: { type: 'string', arg: '<name>', help: "the store's table (default payhooks_events)" },
     'dead-letter-table': {
       type: 'string',
@@ -77,6 +102,7 @@ const migrateCommand: CommandSpec = {
   },
   positionals: { min: 0, max: 0 },
   async run(ctx: Context) {
+    if (ctx.values.mysql !== undefined) return migrateMysql(ctx)
     const url = requireString(ctx, 'postgres', 'DATABASE_URL')
     const lockTimeoutMs = integerValue(ctx, 'lock-timeout-ms', { min: 1, max: 600_000 })
     const table = ctx.values.table as string | undefined
@@ -113,6 +139,47 @@ const migrateCommand: CommandSpec = {
       await pool.end().catch(() => {})
     }
   },
+}
+
+/** Reports a failed migrate run in one line: the driver's message and code, never the connection string. */
+function failed(error: unknown): never {
+  if (error instanceof TypeError || error instanceof RangeError) throw new UsageError(error.message)
+  const code = (error as { code?: unknown }).code
+  const message = (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? ''
+  throw new CommandFailed(`${message}${typeof code === 'string' ? ` (${code})` : ''}`)
+}
+
+/** `payhooks migrate --mysql URL`: the migrations of @payhooks/mysql, through the app's mysql2. */
+async function migrateMysql(ctx: Context): Promise<number> {
+  const url = requireString(ctx, 'mysql')
+  if (ctx.values.postgres !== undefined) throw new UsageError('give --postgres or --mysql, not both')
+  const lockTimeoutMs = integerValue(ctx, 'lock-timeout-ms', { min: 1, max: 600_000 })
+  const table = ctx.values.table as string | undefined
+  const deadLetterTable: string | false | undefined =
+    ctx.values['dead-letters'] === false ? false : (ctx.values['dead-letter-table'] as string | undefined)
+  const journalTable: string | false | undefined =
+    ctx.values.journal === false ? false : (ctx.values['journal-table'] as string | undefined)
+  const mysql2 = await load<{ createPool(options: object): { promise(): MysqlPool } }>('mysql2')
+  const { migrate } = await load<Mysql>('@payhooks/mysql')
+  const pool = mysql2.createPool({ uri: url, connectionLimit: 2, connectTimeout: 10_000 }).promise()
+  try {
+    const options = {
+      ...(table !== undefined ? { table } : {}),
+      ...(deadLetterTable !== undefined ? { deadLetterTable } : {}),
+      ...(journalTable !== undefined ? { journalTable } : {}),
+      ...(lockTimeoutMs !== undefined ? { lockTimeoutMs } : {}),
+      log: (line: string) => ctx.io.stderr.write(`[payhooks] migrate: ${line}\n`),
+    }
+    const { applied } = await migrate(pool, options)
+    if (ctx.json) printJson(ctx, { applied })
+    else
+      out(ctx, applied.length === 0 ? 'Nothing to apply: every migration is there.' : `Applied: ${applied.join(', ')}`)
+    return 0
+  } catch (error) {
+    failed(error)
+  } finally {
+    await pool.end().catch(() => {})
+  }
 }
 
 export const migrateCommands = [migrateCommand]

@@ -3,6 +3,7 @@ import {
   type EventHeldError,
   type HandlerError,
   type KeyHeldError,
+  type PausedError,
   type QuarantinedError,
   type SchemaError,
   type StaleEventError,
@@ -95,9 +96,10 @@ export type ParkableError =
   | KeyHeldError
   | EventHeldError
   | QuarantinedError
+  | PausedError
 
 /** The codes a dead letter keeps; an event parked for another reason is kept as `handler_failed`. */
-const DEAD_LETTER_CODES: ReadonlySet<string> = new Set(['schema_mismatch', 'handler_failed', 'stale_event'])
+const DEAD_LETTER_CODES: ReadonlySet<string> = new Set(['schema_mismatch', 'handler_failed', 'stale_event', 'paused'])
 
 function parkedEvent(raw: Received, error: ParkableError, event: VerifiedEvent | undefined): ParkedEvent {
   const body = typeof raw.body === 'string' ? encoder.encode(raw.body) : new Uint8Array(raw.body)
@@ -124,6 +126,11 @@ function parkedEvent(raw: Received, error: ParkableError, event: VerifiedEvent |
     createdAt: createdAtOf(message),
     parkedAt: new Date(),
   }
+}
+
+/** Reports `error` to `onError`; but a pause, deliberate, is told by `stats()`, the journal and telemetry alone. */
+function tell(state: ParkState, error: ParkableError): void {
+  if (error.code !== 'paused') report(state.eventHandler, error)
 }
 
 /** The answer to a delivery handed to {@link park}, and how it ended when not in failure. */
@@ -156,7 +163,7 @@ export async function park(
     const parked = scope ? scope.store('park', () => store.park(current)) : store.park(current)
     kept = (isThenable(parked) ? await parked : parked) ?? undefined
   } catch (cause) {
-    report(state.eventHandler, error)
+    tell(state, error)
     const failure =
       cause instanceof StoreError ? cause : new StoreError('dead-letter park', cause, error.eventId, error.eventType)
     // The delivery gets the error's own answer, not the store's 503: the log says which.
@@ -169,7 +176,7 @@ export async function park(
   }
   error.parked = true
   if (store.durable) error.answered = { status: 200, code: 'parked' }
-  report(state.eventHandler, error)
+  tell(state, error)
   const { eventId, eventType, code } = letter
   state.eventHandler.telemetry?.parked?.({ eventId, eventType, code, durable: store.durable })
   return store.durable
@@ -199,6 +206,6 @@ async function alreadyKept(
     report(state.eventHandler, conflict)
   }
   if (handled || store.durable) return { result: ok(letter.eventId, 'duplicate'), outcome: 'duplicate' }
-  report(state.eventHandler, error)
+  tell(state, error)
   return { result: errorAnswer(error), outcome: undefined }
 }

@@ -26,7 +26,7 @@ describe('deadLetterQuery', () => {
 
   it.each([
     [{ status: 'done' }, TypeError, "q: status must be 'parked', 'replayed' or 'all'"],
-    [{ code: 'oops' }, TypeError, "q: code must be 'schema_mismatch', 'handler_failed' or 'stale_event'"],
+    [{ code: 'oops' }, TypeError, "q: code must be 'schema_mismatch', 'handler_failed', 'stale_event' or 'paused'"],
     [{ limit: 0 }, RangeError, 'q: limit must be a positive integer'],
     [{ offset: 1.5 }, RangeError, 'q: offset must be >= 0'],
     [{ parkedAfter: new Date('nope') }, TypeError, 'q: parkedAfter must be a valid Date'],

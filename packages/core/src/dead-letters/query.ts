@@ -12,7 +12,7 @@ export type NormalizedDeadLetterQuery = DeadLetterFilter &
   Required<Pick<DeadLetterQuery, 'status' | 'limit' | 'offset' | 'order'>> & { position?: DeadLetterPosition }
 
 const STATUSES = ['parked', 'replayed', 'all']
-const CODES = ['schema_mismatch', 'handler_failed', 'stale_event']
+const CODES = ['schema_mismatch', 'handler_failed', 'stale_event', 'paused']
 
 /**
  * `query` with its defaults (`status: 'parked'`, `limit: 100`, `offset: 0`), or a `TypeError`/`RangeError` naming
@@ -36,7 +36,7 @@ export function deadLetterQuery(query: DeadLetterQuery = {}, where = 'list'): No
       CODES.includes(query.code),
       where,
       'code',
-      "be 'schema_mismatch', 'handler_failed' or 'stale_event'",
+      "be 'schema_mismatch', 'handler_failed', 'stale_event' or 'paused'",
       TypeError,
     )
   }

@@ -1,8 +1,9 @@
 import { dispatch, dispatchInSlotPromise, observeDispatch, type SlotState } from '../dispatch/index.js'
-import { InternalError, PayloadError, StoreError, WebhookError } from '../errors/index.js'
+import { InternalError, PausedError, PayloadError, StoreError, WebhookError } from '../errors/index.js'
 import { report } from '../event-handler/index.js'
 import type { JournalRecorder } from '../journal/recorder.js'
 import { eventsView } from '../journal/view.js'
+import type { PauseWatch } from '../pause/watch.js'
 import type { VerifiedEvent } from '../types.js'
 import { isThenable } from '../util/thenable.js'
 import { cryptoProvider } from '../verify/signature.js'
@@ -31,6 +32,8 @@ import type {
  */
 export interface ReplayState extends VerifyState, SlotState, ParkState {
   readonly journal?: JournalRecorder | undefined
+  /** The pauses in force: a letter of a paused type is not run (it stays parked, `failed` with a `PausedError`). */
+  readonly pauses?: PauseWatch
 }
 
 /** How long a replay waits for the journal to say when a duplicate was handled, before leaving it unknown. */
@@ -110,6 +113,8 @@ async function replayVerified(
     )
   }
   sink.event = verified
+  const pause = state.pauses?.pauseOf(verified.event_type)
+  if (pause) return failed(new PausedError(pause.since, pause.eventType, eventId, verified.event_type))
   let outcome: Awaited<ReturnType<typeof dispatchInSlotPromise>>
   try {
     const digest = await cryptoProvider.digest(letter.body)

@@ -4,10 +4,11 @@ import type { HealthCheck } from '../health/types.js'
 type MaybePromise<T> = T | Promise<T>
 
 /**
- * Why an event was parked: its schema refused it, its handlers failed on the service's last tries, or it arrived
- * older than `maxEventAgeMs` and not known as handled (`stale_event`: a manual resend after a long outage).
+ * Why an event was parked: its schema refused it, its handlers failed on the service's last tries, it arrived
+ * older than `maxEventAgeMs` and not known as handled (`stale_event`: a manual resend after a long outage), or its
+ * type was paused by an operator (`paused`: `webhooks.pause`, replayed by `webhooks.resume`).
  */
-export type DeadLetterCode = 'schema_mismatch' | 'handler_failed' | 'stale_event'
+export type DeadLetterCode = 'schema_mismatch' | 'handler_failed' | 'stale_event' | 'paused'
 
 /** What the receiver hands {@link DeadLetterStore.park}: one signed event it could not handle. */
 export interface ParkedEvent {

@@ -16,6 +16,7 @@ export {
   HandlerTimeoutError,
   InternalError,
   KeyHeldError,
+  PausedError,
   QuarantinedError,
   StoreError,
 } from './processing.js'

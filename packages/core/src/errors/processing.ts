@@ -256,3 +256,30 @@ export class InternalError extends WebhookError {
     })
   }
 }
+
+/**
+ * 503: the event's type is paused by an operator (`webhooks.pause`), on this instance or another sharing the pause
+ * store. With a durable `deadLetters` the event is parked instead (a `paused` letter, answered 200 `parked`) and
+ * replayed by `webhooks.resume`; without one it is answered 503 `paused`, nothing claimed or run, and the service
+ * retries. Not reported to `onError` for each delivery (a pause is deliberate): counted in `stats()`, the journal and
+ * OpenTelemetry as the outcome `paused`.
+ */
+export class PausedError extends WebhookError {
+  override name = 'PausedError'
+  constructor(
+    /** Since when the type (or every type, `'*'`) is paused. */
+    readonly since: Date,
+    /** The pause's type: the event's, or `'*'`. */
+    readonly pausedType: string,
+    eventId: string | undefined,
+    eventType: string,
+  ) {
+    super(
+      'paused',
+      503,
+      `event type ${eventType} paused${pausedType === '*' ? ' (every type)' : ''} since ${since.toISOString()}${eventId ? `; ${eventId}` : ''} not claimed or run`,
+      eventId,
+      eventType,
+    )
+  }
+}

@@ -19,6 +19,7 @@ export type WebhookErrorCode =
   | 'closing'
   | 'busy'
   | 'quarantined'
+  | 'paused'
   | 'internal_error'
   | 'body_timeout'
   | 'incomplete_body'

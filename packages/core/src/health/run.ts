@@ -1,5 +1,7 @@
+import { alertChecks } from '../alerts/health.js'
 import { bulkheadChecks } from '../bulkheads/health.js'
 import { asWarnings, journalCheck } from '../journal/health.js'
+import { pauseCheck } from '../pause/control.js'
 import type { Engine } from '../receiver/engine.js'
 import { nonNegativeNumber } from '../validations.js'
 import type { HealthCheck, HealthOptions, HealthReport } from './types.js'
@@ -87,7 +89,10 @@ function ownChecks(engine: Engine): HealthCheck[] {
   const hung = hungCheck(engine)
   if (hung) checks.push(hung)
   checks.push(...bulkheadChecks(engine.bulkheads))
+  const paused = pauseCheck(engine.pauses, engine.deadLetters?.durable === true)
+  if (paused) checks.push(paused)
   if (engine.journal) checks.push(journalCheck(engine.journal))
+  checks.push(...alertChecks(engine.alerts))
   return checks
 }
 
@@ -126,6 +131,9 @@ async function backendChecks(
   const queue = engine.queue
   if (queue?.health) sources.push({ name: 'queue', health: queue.health.bind(queue) })
   // A journal's own checks (reachability, setup) are warnings: it is not on the delivery path.
+  // The pause store's checks are warnings: a store unread leaves the pauses last read in force.
+  const pauses = engine.pauses.store
+  if (pauses.health) sources.push({ name: 'pause_store', health: pauses.health.bind(pauses), warning: true })
   const journal = engine.journal?.journal
   if (journal?.health) sources.push({ name: 'journal', health: journal.health.bind(journal), warning: true })
   try {

@@ -30,6 +30,7 @@ const ANSWER_MESSAGES: Record<WebhookErrorCode, string> = {
   closing: 'receiver is shutting down; retry later',
   busy: 'receiver is handling as many events as it may at once; retry later',
   quarantined: 'events of this type are paused: too many of its runs overran the deadline; retry later',
+  paused: 'events of this type are paused by an operator; retry later',
   internal_error: 'internal error',
   body_timeout: 'request body not received within the deadline',
   incomplete_body: 'request body ended before it was complete',
@@ -56,6 +57,7 @@ const RETRY_LATER: ReadonlySet<WebhookErrorCode> = new Set([
   'future_event',
   'busy',
   'quarantined',
+  'paused',
 ])
 
 /** 200 for an event handled now, handled before, queued, or parked as a dead letter in a durable store. */

@@ -1,6 +1,7 @@
+import { Alerts, alertWatches } from '../alerts/index.js'
 import { Bulkheads } from '../bulkheads/bulkheads.js'
 import { checkBulkheads } from '../bulkheads/options.js'
-import { checkDeadLetterStore, deadLetterView } from '../dead-letters/index.js'
+import { checkDeadLetterStore, type DeadLetters, deadLetterView } from '../dead-letters/index.js'
 import { Claims, dispatchInSlotPromise, observeDispatch, Slots } from '../dispatch/index.js'
 import { ClosingError } from '../errors/index.js'
 import { createEventHandler, on, onAny, onError, report } from '../event-handler/index.js'
@@ -11,6 +12,7 @@ import { defaultInstance, eventsView, JournalRecorder } from '../journal/index.j
 import { createLog } from '../logging/log.js'
 import { warnAtStart, warnUnknownType, watchSecrets } from '../logging/warnings.js'
 import { listHeldKeys, orderingTable, withOnOptions } from '../ordering/index.js'
+import { memoryPauseStore, type PauseStore, PauseWatch, pauseControl } from '../pause/index.js'
 import { eventSchemas, type SchemaMap, type SchemaMapOption } from '../schemas/events.js'
 import { DoctorBudgets } from '../signature-doctor/index.js'
 import type { CloseOptions, EventMap, Handler, Webhooks } from '../types.js'
@@ -64,6 +66,12 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
     deadlineMs,
     eventHandler,
   )
+  const deadLetterStore = options.deadLetters && checkDeadLetterStore(options.deadLetters)
+  const pauses = new PauseWatch(
+    checkPauseStore(options.pauses ?? memoryPauseStore()),
+    eventHandler,
+    deadLetterStore?.durable === true,
+  )
   const engine: Engine = {
     maxBodyBytes,
     secrets,
@@ -82,7 +90,7 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
     storeReady: undefined,
     initialized: !store.init,
     queue: options.queue,
-    deadLetters: options.deadLetters && checkDeadLetterStore(options.deadLetters),
+    deadLetters: deadLetterStore,
     deadLettersReady: undefined,
     deadlineMs,
     proxyArrival,
@@ -92,6 +100,8 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
     deadlines: new Deadlines((delivery) => expire(engine, delivery)),
     ordering,
     journal: journal && new JournalRecorder(journal, instance, eventHandler.log),
+    pauses,
+    alerts: undefined,
   }
   warnAtStart(eventHandler, {
     store,
@@ -112,9 +122,23 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
     hung: () => engine.claims.hung(),
     overrunning: () => bulkheads.overrunning(),
     quarantined: () => bulkheads.quarantined(),
+    paused: () => pauses.list(),
   }
+  const control = pauseControl(pauses, instance, engine.deadLetters && deadLetters, () => engine.closing !== undefined)
 
   const health = sharedHealth(engine)
+  const { watches, checkEveryMs } = alertWatches(options.alerts, {
+    stats: eventHandler.stats,
+    secrets,
+    hung: () => engine.claims.hung(),
+    maxSlots: engine.slots?.usage().max,
+    journal: engine.journal,
+    countParked: deadLetters.count && (() => (deadLetters.count as DeadLetters['count'] & {})({ status: 'parked' })),
+    storeChecks: async () => (await health()).checks,
+    handledTypes: () => [...eventHandler.handlers.keys()],
+  })
+  engine.alerts =
+    watches.length > 0 ? new Alerts(watches, eventHandler.log, options.telemetry, checkEveryMs) : undefined
   const webhooks: Webhooks<EventMap<S>, C> = {
     on(type, handler, onOptions) {
       warnUnknownType(eventHandler, engine.schemas, type, warnedTypes)
@@ -163,7 +187,16 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
       engine.draining = true
     },
     stats: () => eventHandler.stats.read(gauges),
+    onAlert(listener) {
+      check(typeof listener === 'function', 'onAlert', 'listener', 'be a function', TypeError)
+      engine.alerts?.onAlert(listener)
+      return this
+    },
+    alerts: () => engine.alerts?.list() ?? [],
     events: eventsView(engine.journal),
+    pause: control.pause,
+    resume: control.resume,
+    paused: control.paused,
     maxBodyBytes,
     deadlineMs,
   }
@@ -177,6 +210,20 @@ export function createWebhooks<S extends SchemaMapOption = {}, C extends object 
   }
   options.queue?.attach?.(webhooks as Webhooks<unknown>)
   return webhooks
+}
+
+/** `store` when it looks like a {@link PauseStore}, or a `TypeError` naming `createWebhooks`' option. */
+function checkPauseStore(store: PauseStore): PauseStore {
+  check(
+    typeof store === 'object' &&
+      store !== null &&
+      (['pause', 'resume', 'list'] as const).every((name) => typeof store[name] === 'function'),
+    'createWebhooks',
+    'pauses',
+    'be a pause store (pause, resume, list)',
+    TypeError,
+  )
+  return store
 }
 
 /** The `instance` option checked, or the host name and process id. */

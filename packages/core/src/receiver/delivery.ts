@@ -14,7 +14,7 @@ import type { VerifiedSecret } from '../verify/secrets.js'
 export type Phase = 'reading' | 'processing' | 'answered' | 'timed_out' | 'expired'
 
 /** How a delivery ended when not in failure, for telemetry. */
-export type DeliveryOutcome = 'processed' | 'duplicate' | 'queued' | 'parked' | 'in_progress'
+export type DeliveryOutcome = 'processed' | 'duplicate' | 'queued' | 'parked' | 'in_progress' | 'paused'
 
 /**
  * A delivery under way: its phase, the event once parsed, and for telemetry how it ended (`outcome` when it

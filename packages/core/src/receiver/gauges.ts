@@ -41,9 +41,11 @@ export function gaugesOf(
     hung: () => engine.claims.hungCount,
     overrunning: () => engine.bulkheads.overrunningCount,
     quarantined: () => engine.bulkheads.quarantinedCount,
+    paused: () => (engine.pauses.active ? engine.pauses.list().map((pause) => pause.eventType) : []),
     heldKeys: () =>
       bounded(async () => (await listHeldKeys(store, { limit: MAX_HELD_KEYS, timeoutMs: GAUGE_TIMEOUT_MS }))?.length),
     ...(count ? { parkedLetters: () => bounded(() => count({ status: 'parked' })) } : {}),
+    alerts: () => engine.alerts?.list() ?? [],
     // health() bounds its own wait for the stores (2 s by default).
     healthChecks: () =>
       health().then(

@@ -14,6 +14,7 @@ import {
 } from '../errors/index.js'
 import { logVerifiedWith } from '../event-handler/index.js'
 import { inProgress, ok } from '../http/answers.js'
+import { whilePaused } from '../pause/answer.js'
 import type { DispatchOutcome, VerifiedEvent, WebhookQueue, WebhookResult } from '../types.js'
 import { isThenable } from '../util/thenable.js'
 import { cryptoProvider, type RawBody } from '../verify/signature.js'
@@ -104,6 +105,18 @@ function afterVerify(
   const verifiedWith = delivery.verifiedWith
   delivery.scope?.event(event, verifiedWith)
   if (verifiedWith && verifiedWith.index > 0) logVerifiedWith(engine.eventHandler, event, verifiedWith)
+  // A pause in force (or not read yet): the one check on the hot path, a field of this process's copy.
+  if (engine.pauses.active) return whilePaused(engine, delivery, body, event, unpaused)
+  return unpaused(engine, delivery, body, event)
+}
+
+/** A verified event whose type is not paused: queued, or run now under the store's claim. */
+function unpaused(
+  engine: Engine,
+  delivery: IncomingDelivery,
+  body: RawBody,
+  event: VerifiedEvent,
+): WebhookResult | Promise<WebhookResult> {
   if (engine.queue) return enqueue(engine.queue, event, delivery)
   const digest = cryptoProvider.digest(body)
   if (isThenable(digest)) {

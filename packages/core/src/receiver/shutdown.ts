@@ -19,7 +19,8 @@ export async function shutDown(
   settleHealth: (timeoutMs: number) => Promise<void>,
 ): Promise<void> {
   const claims = engine.claims
-  await Promise.all([claims.idle(timeoutMs), settleHealth(timeoutMs)])
+  engine.pauses.stop()
+  await Promise.all([claims.idle(timeoutMs), settleHealth(timeoutMs), engine.alerts?.stop(timeoutMs)])
   engine.slots?.stop(new ClosingError())
   engine.bulkheads.stop(new ClosingError())
   claims.stop(new ClosingError())

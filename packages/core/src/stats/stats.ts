@@ -1,4 +1,5 @@
 import type { WebhookError } from '../errors/index.js'
+import type { Pause } from '../pause/types.js'
 import type { VerifiedSecret } from '../verify/secrets.js'
 import { BUCKETS, bucketOf, quantile } from './latency.js'
 import { Retrying } from './retrying.js'
@@ -28,6 +29,8 @@ export interface Gauges {
   hung(): HungRuns
   overrunning(): OverrunningRuns
   quarantined(): QuarantinedType[]
+  /** The pauses in force, as this process last read them. */
+  paused?(): Pause[]
 }
 
 /**
@@ -52,6 +55,13 @@ export class Stats {
   private readonly conflicts = new Uint32Array(MINUTES)
   private readonly retrying = new Retrying()
   private readonly secrets = new SecretCounts()
+  /** When a delivery last verified (ms); the receiver's creation before any. Read by the alerts' timer. */
+  lastVerifiedAt = this.since
+  /** Deliveries refused `invalid_signature` since the last that verified, and when the first of them was. */
+  invalidRun = 0
+  invalidRunStart = 0
+  /** Per event type the alerts watch for silence, when one last verified; undefined when none is watched. */
+  typeVerifiedAt: Map<string, number> | undefined = undefined
 
   /**
    * A delivery was answered `status` (`outcome` as telemetry names it); `arrivedAt` is its first byte, NaN when
@@ -66,8 +76,14 @@ export class Stats {
     if (!Number.isNaN(arrivedAt) && (status !== 401 || !SIGNATURE_REFUSALS.has(outcome))) {
       ;(this.latency[slot * BUCKETS + bucketOf(now - arrivedAt)] as number)++
     }
-    if (delivery.verifiedWith) this.secrets.verified(delivery.verifiedWith, now)
     const event = delivery.event
+    if (delivery.verifiedWith) {
+      this.secrets.verified(delivery.verifiedWith, now)
+      this.lastVerifiedAt = now
+      this.invalidRun = 0
+      const seen = this.typeVerifiedAt
+      if (seen !== undefined && event !== undefined && seen.has(event.event_type)) seen.set(event.event_type, now)
+    } else if (outcome === 'invalid_signature' && this.invalidRun++ === 0) this.invalidRunStart = now
     if (status < 300) {
       if (event && this.retrying.ids.size > 0) this.retrying.handled(event.event_id)
       return
@@ -112,6 +128,7 @@ export class Stats {
       hung: gauges.hung(),
       overrunning: gauges.overrunning(),
       quarantined: gauges.quarantined(),
+      paused: gauges.paused?.() ?? [],
       waiting: gauges.waiting(),
       conflicts: this.conflicts.reduce((sum, n) => sum + n, 0),
       refused: { count: missingSignature + invalidSignature, missingSignature, invalidSignature },

@@ -1,3 +1,5 @@
+import type { Pause } from '../pause/types.js'
+
 /**
  * What `webhooks.stats()` returns: this process's deliveries, counted in memory since the receiver was made.
  * Other instances count their own; for every instance at once, use the OpenTelemetry metrics of `@payhooks/otel`
@@ -24,6 +26,12 @@ export interface ReceiverStats {
   readonly overrunning: OverrunningRuns
   /** Event types quarantined now (`bulkheads`): too many of their runs overrunning (`quarantined_types`). */
   readonly quarantined: readonly QuarantinedType[]
+  /**
+   * Event types paused by an operator (`webhooks.pause`, on any instance sharing the pause store), as this process
+   * last read them (within the store's `refreshMs`): their deliveries are parked `paused` or answered 503 `paused`,
+   * counted in {@link ReceiverStats.deliveries} as the outcome `paused`.
+   */
+  readonly paused: readonly Pause[]
   /** Deliveries and dispatches waiting for an event slot (`maxConcurrentEvents`) now. */
   readonly waiting: number
   /** Copies of an event received with other bytes (`EventConflictError`) in the last 60 minutes. */

@@ -17,3 +17,4 @@ export type StoreErrorOperation =
   | 'worker'
   | 'held keys'
   | 'journal shutdown'
+  | `pause ${'write' | 'remove' | 'read'}`

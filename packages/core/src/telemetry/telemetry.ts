@@ -1,3 +1,4 @@
+import type { Alert } from '../alerts/types.js'
 import type { EventConflictError, WebhookError } from '../errors/index.js'
 import type { HealthCheck } from '../health/types.js'
 import type { VerifiedSecret } from '../verify/secrets.js'
@@ -32,6 +33,11 @@ export interface TelemetryGauges {
   /** Event types quarantined by the receiver's `bulkheads` now. Optional, as {@link TelemetryGauges.overrunning}. */
   quarantined?(): number
   /**
+   * The event types paused now (`webhooks.pause`, `'*'` for every type), as this process last read them. Optional,
+   * as {@link TelemetryGauges.overrunning}.
+   */
+  paused?(): string[]
+  /**
    * The ordering keys held now (`webhooks.heldKeys`, counted up to its cap of 1000), or undefined when the store
    * cannot list them, fails, or has not answered within a second. Never rejects.
    */
@@ -46,6 +52,8 @@ export interface TelemetryGauges {
    * among them), or undefined when the report fails. Never rejects.
    */
   healthChecks?(): Promise<readonly HealthCheck[] | undefined>
+  /** The alerts firing now (`webhooks.alerts()`). Optional: a receiver older than the alerts has none. */
+  alerts?(): readonly Alert[]
 }
 
 /** One handler run, as {@link TelemetryScope.handler} describes it. */
@@ -115,4 +123,6 @@ export interface Telemetry {
   watch?(gauges: TelemetryGauges): void
   /** A signed event was parked in the dead-letter store. */
   parked?(letter: { eventId: string; eventType: string; code: string; durable: boolean }): void
+  /** An alert was raised (`firing: true`) or resolved (`firing: false`). Optional. */
+  alert?(alert: Alert): void
 }

@@ -104,7 +104,9 @@ describe('an event older than maxEventAgeMs', () => {
     })
     // The claim taken to ask the store was released: the replay runs the event, once.
     expect(await webhooks.replay('evt_park')).toEqual({ eventId: 'evt_park', status: 'processed' })
-    expect(await webhooks.replay('evt_park')).toEqual({ eventId: 'evt_park', status: 'duplicate' })
+    // The second replay says when the first handled it (the letter's replayedAt).
+    const first = (await deadLetters.memory.get('evt_park'))?.replayedAt
+    expect(await webhooks.replay('evt_park')).toEqual({ eventId: 'evt_park', status: 'duplicate', handledAt: first })
     expect(body(await webhooks.receive(await resend('evt_park', 76 * HOUR))).status).toBe('duplicate')
     expect(runs).toEqual(['evt_park'])
     expect(await webhooks.deadLetters.list({ code: 'stale_event', status: 'replayed' })).toHaveLength(1)

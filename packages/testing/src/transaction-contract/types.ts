@@ -16,7 +16,15 @@ export interface TransactionContractOptions<Db> {
    * `INSERT INTO <ledger> (event_id, pid) VALUES (<eventId>, <process.pid>)`.
    */
   write(db: Db, ledger: string, eventId: string): Promise<unknown>
-  /** Sends a statement through `db` that PostgreSQL refuses (`SELECT no_such_column FROM pg_class`), rejecting. */
+  /**
+   * The statement making the ledger table `ledger`, for a database other than PostgreSQL: an auto-incremented `id`,
+   * `event_id` text and `pid` int.
+   * @default `CREATE TABLE <ledger> (id bigserial PRIMARY KEY, event_id text NOT NULL, pid int NOT NULL)`
+   * @example
+   * ledgerSql: (ledger) => `CREATE TABLE ${ledger} (id BIGINT AUTO_INCREMENT PRIMARY KEY, event_id VARCHAR(255) NOT NULL, pid INT NOT NULL)`
+   */
+  ledgerSql?(ledger: string): string
+  /** Sends a statement through `db` that the database refuses (PostgreSQL: `SELECT no_such_column FROM pg_class`) (`SELECT no_such_column FROM pg_class`), rejecting. */
   fail(db: Db): Promise<unknown>
   /** Runs `work` inside a savepoint of `db` (the library's nested transaction), rejecting as `work` does. */
   savepoint(db: Db, work: (db: Db) => Promise<unknown>): Promise<unknown>

@@ -1,0 +1,5 @@
+export { type Proceed, whilePaused } from './answer.js'
+export { type PauseControl, pauseCheck, pauseControl } from './control.js'
+export { type MemoryPauseStore, memoryPauseStore } from './memory.js'
+export type { Pause, PauseControls, PauseOptions, PauseStore, ResumeOptions, ResumeResult } from './types.js'
+export { PAUSE_WARN_LEFT_MS, PauseWatch } from './watch.js'
