@@ -44,14 +44,19 @@ local function newer(at, etype, eid, mark)
   return before(mark[3], eid)
 end
 
-local TYPES = {${EVENT_TYPE_CODES.map((type) => `'${type}'`).join(', ')}}
-local CODES = {${EVENT_TYPE_CODES.map((type, i) => `['${type}'] = ${i + 1}`).join(', ')}}
+-- The event types' codes as comparisons, not tables: a table built on every run of the script costs more.
+local function typeOf(code)
+${EVENT_TYPE_CODES.map((type, i) => `  if code == ${i + 1} then return '${type}' end`).join('\n')}
+end
+local function codeOf(etype)
+${EVENT_TYPE_CODES.map((type, i) => `  if etype == '${type}' then return ${i + 1} end`).join('\n')}
+end
 
 -- A mark as layout 2 keeps it: the token in 7 bytes, a flag byte (the event type's code, or 0 followed by its length
 -- and itself; plus 128 when the time is not a whole number), the time in 6 bytes (or a double), the event id. 54
 -- bytes for a 40-character id: under hash-max-listpack-value (64).
 local function packMark(token, at, etype, eid)
-  local code = CODES[etype]
+  local code = codeOf(etype)
   local tail = code and '' or (struct.pack('>H', #etype) .. etype)
   local whole = at == math.floor(at) and math.abs(at) < 2 ^ 47
   local flag = string.char((code or 0) + (whole and 0 or 128))
@@ -66,7 +71,7 @@ local function unpackMark(v)
     local n = struct.unpack('>H', string.sub(v, 9, 10))
     etype, pos = string.sub(v, 11, 10 + n), 11 + n
   else
-    etype = TYPES[code]
+    etype = typeOf(code)
   end
   if flag >= 128 then return {token, (struct.unpack('>d', string.sub(v, pos, pos + 7))), etype, string.sub(v, pos + 8)} end
   return {token, (struct.unpack('>i6', string.sub(v, pos, pos + 5))), etype, string.sub(v, pos + 6)}
@@ -124,10 +129,7 @@ end
 local function leave(claim, okey, at, etype, eid, markAt, bridge)
   local f = redis.call('HMGET', fence, 'l', 'a', 'y', 'i', 't')
   local mine = f[1] == claim
-  if mine then
-    redis.call('HDEL', fence, 'l', 'e')
-    indexFree(okey)
-  end
+  if mine then indexFree(okey) end
   local bridged = false
   if at ~= '' then
     local m, where = readMark()
@@ -135,6 +137,7 @@ local function leave(claim, okey, at, etype, eid, markAt, bridge)
       local token = math.max(tonumber(f[5]) or 0, m and m[1] or 0)
       redis.call('HSET', mwrite, mfield, packMark(token, tonumber(at), etype, eid))
       redis.call('PEXPIREAT', mwrite, markAt)
+      markLive(mbase, gen, markAt)
       if where and where ~= mwrite then redis.call('HDEL', where, mfield) end
       if bridge > 0 then
         redis.call('HSET', fence, 'a', at, 'y', etype, 'i', eid)
@@ -143,7 +146,8 @@ local function leave(claim, okey, at, etype, eid, markAt, bridge)
       end
     end
   end
-  if mine and not f[2] and not bridged then redis.call('DEL', fence) end
+  if not mine then return end
+  if not f[2] and not bridged then redis.call('DEL', fence) else redis.call('HDEL', fence, 'l', 'e') end
 end
 `
 
@@ -174,7 +178,7 @@ export function fenceOf(layout: MarkerLayout, keyPrefix: string, eventId: string
 }
 
 /** A fence script's answer to `take`: taken (fencing token, mark) or busy (lease left, held since). */
-export type TakeReply = ['t', number, string | null] | ['b', number, string | null]
+export type TakeReply = ['t', number, string | null, number?] | ['b', number, string | null]
 
 export type FenceEntry =
   | { newest: OrderingMark | undefined; fencingToken: number }

@@ -15,14 +15,16 @@ import { hasHashTag } from './validations.js'
 // has levels (64, 256, 1,024 buckets...), each hash under GROW_AT fields, in Redis's compact listpack encoding under
 // its default `hash-max-listpack-entries` (128, 512 since Redis 7) and `-value` (64). The counts live in
 // `<prefix>{<tag>}n`, a string with each live generation and its top level's count times 16 plus its levels less one,
-// read in the claim's script with the markers (one GET, then one HGET per level of a generation that exists). On standalone
-// Redis the tag is `d`; on a Cluster the tag names the Cluster slot of the event's own key (the claim's,
+// read in the claim's script with the markers (one GET, then one HGET per level of a generation that exists); the
+// claim answers its generation's count value, which the complete passes back so as not to read the counts again. On
+// standalone Redis the tag is `d`; on a Cluster the tag names the Cluster slot of the event's own key (the claim's,
 // `<prefix><event id>`, as in layout 1), so one script reads the claim and the markers: 16,384 tags, one count hash
 // each, one bucket each to start with.
 //
 // Fence marks: `<prefix>{o:NN}m<sub>g<generation>`, in the slot of the ordering key's fence hash and held-keys bucket
 // (held-keys.ts), 16 hashes per bucket: the field is 16 bytes of SHA-256 of the ordering key, the value the last
-// fencing token and the mark (fences.ts). A claim in progress keeps its own key as in layout 1, and so does an
+// fencing token and the mark (fences.ts); `<prefix>{o:NN}mn` lists the generations the bucket's hashes have, so a
+// read skips those without any (GENERATIONS_LUA). A claim in progress keeps its own key as in layout 1, and so does an
 // ordering key's hold: instances of layout 1 and 2 see each other's claims and holds (upgrade.ts).
 
 /** Generations per retention. */
@@ -36,7 +38,7 @@ export const READS = GENERATIONS + 2
 export const MIN_BUCKETS = 64
 /** Fields at which a done-marker hash makes its generation add a level with four times the buckets. */
 export const GROW_AT = 100
-/** Mark hashes per held-keys bucket. */
+/** Mark hashes per held-keys bucket: at most 36, a sub is one base-36 character (GENERATIONS_LUA strips it). */
 export const MARK_SUBS = 16
 
 const hash16 = (text: string) => createHash('sha256').update(text).digest().subarray(0, 16)
@@ -52,22 +54,56 @@ export interface Generation {
   readonly countsAt: number
 }
 
-/** Lua reading `field` in the generations of `base` around `gen`, newest first: the value and its hash, or nothing. */
+/**
+ * Lua for the marks' generations: `readGenerations(base, gen, field)` reads `field` in the generations of `base` around
+ * `gen`, newest first (the value and its hash, or nothing), and `markLive(base, gen, expireAt)` records that `base`'s
+ * generation `gen` has a hash. Only generations that have one are read: the bucket's (the tag's) list of them,
+ * `<prefix>{o:NN}mn` (`base` less its one-character sub, plus `n`), 4 bytes each, newest first, read once a script
+ * (the local `live`); it expires with its newest generation's hashes, after all of them. Reading the six generations
+ * blindly cost a new ordering key six `HGET`s in each of its two scripts.
+ */
 export const GENERATIONS_LUA = `
+local live
+local function liveMarks(base)
+  if not live then live = redis.call('GET', string.sub(base, 1, -2) .. 'n') or '' end
+  return live
+end
+
 local function readGenerations(base, gen, field)
-  for g = gen + 1, gen + 2 - ${READS}, -1 do
-    local key = base .. 'g' .. g
-    local v = redis.call('HGET', key, field)
-    if v then return v, key end
+  local s = liveMarks(base)
+  for pos = 1, #s, 4 do
+    local g = struct.unpack('>I4', s, pos)
+    if g <= gen + 1 and g > gen + 1 - ${READS} then
+      local key = base .. 'g' .. g
+      local v = redis.call('HGET', key, field)
+      if v then return v, key end
+    end
   end
   return nil, nil
+end
+
+local function markLive(base, gen, expireAt)
+  local s = liveMarks(base)
+  local kept, newest = {gen}, true
+  for pos = 1, #s, 4 do
+    local g = struct.unpack('>I4', s, pos)
+    if g == gen then return end
+    if g > gen then newest = false end
+    if g > gen + 1 - ${READS} then kept[#kept + 1] = g end
+  end
+  table.sort(kept, function(x, y) return x > y end)
+  for i = 1, #kept do kept[i] = struct.pack('>I4', kept[i]) end
+  live = table.concat(kept)
+  local key = string.sub(base, 1, -2) .. 'n'
+  if newest then redis.call('SET', key, live, 'PXAT', expireAt) else redis.call('SET', key, live, 'KEEPTTL') end
 end
 `
 
 /**
  * Lua for done markers (the Done markers above). The counts are a string of 8-byte entries, a live generation and its
  * count value (top level's bucket count times 16, plus its levels less one), one GET and a few struct.unpack a read:
- * a hash's HMGET of six generations cost the claim about 3 µs. `findMarker(base, field, h, gen)` reads the generations
+ * a hash's HMGET of six generations cost the claim about 3 µs. Keys are
+ * formatted with `string.format('%d')`: Lua's own number-to-string (`..`) costs about 2,700 instructions a number. `findMarker(base, field, h, gen)` reads the generations
  * around `gen`: the value and its hash, or nothing; `markerHash(base, h, gen, min, countsAt)` is the hash a marker of
  * generation `gen` goes to (starting the generation), with the counts and its own count value and bucket count;
  * `grown(...)`, after a new field, sets a new hash's expiry (the same from every instance: the generation's) and adds
@@ -76,21 +112,23 @@ end
 export const MARKERS_LUA = `
 local function findMarker(base, field, h, gen)
   local s = redis.call('GET', base .. 'n')
-  if not s then return nil, nil end
+  if not s then return nil, nil, 0 end
+  local mine = 0
   for pos = 1, #s, 8 do
     local g, v = struct.unpack('>I4I4', s, pos)
+    if g == gen then mine = v end
     if g <= gen + 1 and g > gen + 1 - ${READS} then
       local levels = v % 16
       local c = (v - levels) / 16
       for _ = 0, levels do
-        local key = base .. g .. ':' .. c .. ':' .. (h % c)
+        local key = string.format('%s%d:%d:%d', base, g, c, h % c)
         local m = redis.call('HGET', key, field)
-        if m then return m, key end
+        if m then return m, key, mine end
         c = c / 4
       end
     end
   end
-  return nil, nil
+  return nil, nil, mine
 end
 
 -- The counts less generations past every read, with gen's count value set to v.
@@ -126,13 +164,34 @@ local function markerHash(base, h, gen, min, countsAt)
     setCount(counts, s, gen, v, countsAt)
   end
   local c = (v - v % 16) / 16
-  return base .. gen .. ':' .. c .. ':' .. (h % c), counts, v, c
+  return string.format('%s%d:%d:%d', base, gen, c, h % c), counts, v, c
 end
 
-local function grown(key, counts, gen, v, c, countsAt, expireAt)
-  local n = redis.call('HLEN', key)
-  if n == 1 then redis.call('PEXPIREAT', key, expireAt) end
-  if n >= ${GROW_AT} and v % 16 < 15 then setCount(counts, redis.call('GET', counts) or '', gen, c * 64 + v % 16 + 1, countsAt) end
+-- The hash a marker of generation gen goes to, from a hint (gen's count value as a claim read it, 0 for none): the
+-- hint's top level unless that hash is full (the generation grew since), else as markerHash says. Also its length.
+local function markerTarget(base, h, gen, min, countsAt, hint)
+  if hint > 0 then
+    local c = (hint - hint % 16) / 16
+    local key = string.format('%s%d:%d:%d', base, gen, c, h % c)
+    local n = redis.call('HLEN', key)
+    if n < ${GROW_AT} then return key, n, c end
+  end
+  local key, _, _, c = markerHash(base, h, gen, min, countsAt)
+  return key, redis.call('HLEN', key), c
+end
+
+-- After a new field in a hash of n fields before (level c of generation gen): a new hash's expiry (the same from every
+-- instance: the generation's), and a level more when the hash reached GROW_AT fields and c is still the top level
+-- (the counts read again: a hint may be older than a level another instance added).
+local function grown(base, key, n, gen, c, countsAt, expireAt)
+  if n == 0 then redis.call('PEXPIREAT', key, expireAt) end
+  if n + 1 < ${GROW_AT} then return end
+  local counts = base .. 'n'
+  local s = redis.call('GET', counts) or ''
+  for pos = 1, #s, 8 do
+    local g, v = struct.unpack('>I4I4', s, pos)
+    if g == gen and (v - v % 16) / 16 == c and v % 16 < 15 then setCount(counts, s, gen, c * 64 + v % 16 + 1, countsAt) end
+  end
 end
 `
 

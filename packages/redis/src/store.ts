@@ -20,6 +20,7 @@ import {
   CLAIM_SCRIPT,
   EVENT_HOLDER_SCRIPTS,
   EVENT_KEYS,
+  FAST_COMPLETE_SCRIPT,
   HOLD_SCRIPTS,
   ORDERED_CLAIM_SCRIPT,
   ORDERED_HOLDER_SCRIPTS,
@@ -34,7 +35,7 @@ type Arg = string | number | Buffer
 /** The claims' scripts: refused by a full Redis, as the claim's `SET NX` is. */
 interface ClaimCommands {
   payhooksClaim(...args: Arg[]): Promise<ClaimReply>
-  payhooksOrderedClaim(...args: Arg[]): Promise<ClaimReply | TakeReply>
+  payhooksOrderedClaim(...args: Arg[]): Promise<Exclude<ClaimReply, number> | TakeReply>
   payhooksFenceTake(...args: Arg[]): Promise<TakeReply>
 }
 
@@ -42,6 +43,7 @@ interface ClaimCommands {
 interface HolderCommands {
   payhooksExtend(key: string, token: string, leaseMs: number): Promise<number>
   payhooksComplete(...args: Arg[]): Promise<number>
+  payhooksCompleteFast(...args: Arg[]): Promise<number>
   payhooksRelease(key: string, token: string): Promise<number>
   payhooksOrderedComplete(...args: Arg[]): Promise<number>
   payhooksOrderedRelease(...args: Arg[]): Promise<number>
@@ -50,8 +52,11 @@ interface HolderCommands {
   payhooksFenceRenew(...args: Arg[]): Promise<number>
 }
 
-/** A claim script's answer: claimed, a done marker (layout 2 or 1), or a live claim's lease left and digest. */
-type ClaimReply = 'claimed' | ['d', string] | string | [number, string | null]
+/**
+ * A claim script's answer: claimed (the generation's count value, a hint for the complete), a done marker (layout 2 or
+ * 1), or a live claim's lease left and digest.
+ */
+type ClaimReply = number | ['d', string] | string | [number, string | null]
 
 /** Unique per process (72 random bits) and per claim, without a random draw on the hot path. */
 const tokenPrefix = randomBytes(9).toString('base64url')
@@ -104,6 +109,7 @@ export function redisStore(
   else client.defineCommand('payhooksOrderedClaim', { numberOfKeys: ORDERED_KEYS, lua: ORDERED_CLAIM_SCRIPT })
   const holderScripts: Record<string, ScriptDefinition> = {
     payhooksComplete: { numberOfKeys: EVENT_KEYS, lua: EVENT_HOLDER_SCRIPTS.payhooksComplete },
+    payhooksCompleteFast: { numberOfKeys: 2, lua: FAST_COMPLETE_SCRIPT },
     payhooksExtend: { numberOfKeys: 1, lua: HOLD_SCRIPTS.payhooksExtend },
     payhooksRelease: { numberOfKeys: 1, lua: HOLD_SCRIPTS.payhooksRelease },
   }
@@ -120,6 +126,22 @@ export function redisStore(
   const upgrade = rollout(client, keyPrefix, rolloutMs, deadline)
   /** The fences of this process's ordered claims, by claim token, from the claim to its complete or release. */
   const fences = new Map<string, Fence>()
+  /**
+   * The generation and its count value each claim found (by claim token, until its complete or release), which the
+   * complete passes back to skip reading the counts: only a hint (markerTarget in layout.ts), so forgotten at will.
+   */
+  const hints = new Map<string, { gen: number; v: number }>()
+  const keepHint = (token: string, gen: number, v: number | undefined) => {
+    if (v === undefined || v <= 0) return
+    if (hints.size >= 100_000) hints.clear()
+    hints.set(token, { gen, v })
+  }
+  /** The hint of a claim for generation `gen` (0: none). */
+  const takeHint = (token: string, gen: number) => {
+    const hint = hints.get(token)
+    hints.delete(token)
+    return hint?.gen === gen ? hint.v : 0
+  }
 
   /** The event's keys (its own, then its markers' hashes' base) and the marker's field, value, hash bits and minimum. */
   const markerArgs = (eventId: string, token: string) => {
@@ -133,9 +155,19 @@ export function redisStore(
     const { keys, field, value, h, min } = markerArgs(eventId, token)
     const { gen, expireAt, countsAt } = layout.generation()
     const bridge = upgrade.bridgeMs()
+    const hint = takeHint(token, gen)
+    if (hint > 0 && bridge === 0) {
+      const c = (hint - (hint % 16)) / 16
+      const hash = `${keys[1]}${gen}:${c}:${h % c}`
+      const done = await call(
+        () => commands.payhooksCompleteFast(keys[0] as string, hash, token, field, value, expireAt),
+        'complete got no reply from Redis',
+      )
+      if (done !== 2) return done === 1
+    }
     return (
       (await call(
-        () => commands.payhooksComplete(...keys, token, field, value, h, gen, expireAt, countsAt, min, bridge),
+        () => commands.payhooksComplete(...keys, token, field, value, h, gen, expireAt, countsAt, min, bridge, hint),
         'complete got no reply from Redis',
       )) === 1
     )
@@ -151,11 +183,11 @@ export function redisStore(
     )
 
   /** The event's own claim: 'claimed', or its done marker, or a live claim's lease left and digest. */
-  const claimEvent = (eventId: string, token: string, lease: number) => {
-    const { keys, field, h } = markerArgs(eventId, token)
+  const claimEvent = async (eventId: string, token: string, lease: number) => {
+    const { keys, field } = markerArgs(eventId, token)
     const { gen } = layout.generation()
-    return call(
-      () => claims.payhooksClaim(...keys, token, lease, field, h, gen),
+    const reply = await call(
+      () => claims.payhooksClaim(...keys, token, lease, field, gen),
       'claim got no reply from Redis',
       // A command may still run once Redis answers again: drop the lease it would leave behind (sent after it on the
       // same connection).
@@ -163,6 +195,9 @@ export function redisStore(
         commands.payhooksRelease(keyPrefix + eventId, token).catch(noop)
       },
     )
+    if (typeof reply !== 'number') return reply
+    keepHint(token, gen, reply)
+    return 'claimed'
   }
 
   /** An ordered claim: on standalone Redis one script; on a Cluster the event's claim, then its fence's. */
@@ -177,8 +212,8 @@ export function redisStore(
     const generation = layout.generation()
     const take = fenceArgs(fence, token, lease, false, 0, generation)
     if (!cluster) {
-      const { keys, field, value, h, min } = markerArgs(eventId, token)
-      const all = [...keys, ...fence.keys, ...take, field, value, h, generation.countsAt, min]
+      const { keys, field } = markerArgs(eventId, token)
+      const all = [...keys, ...fence.keys, ...take, field]
       const answer = await call(
         () => claims.payhooksOrderedClaim(...all),
         'claim got no reply from Redis',
@@ -188,6 +223,7 @@ export function redisStore(
       )
       if (!isTake(answer)) return eventState(answer, digest)
       reply = answer
+      if (answer[0] === 't') keepHint(token, generation.gen, answer[3])
     } else {
       const state = await claimEvent(eventId, token, lease)
       if (state !== 'claimed') return eventState(state, digest)
@@ -224,8 +260,19 @@ export function redisStore(
     const { keys, field, value, h, min } = markerArgs(eventId, token)
     const generation = layout.generation()
     const args = fenceArgs(fence, token, 0, applied, upgrade.bridgeMs(), generation)
-    const all = [...keys, ...fence.keys, ...args, field, value, h, generation.countsAt, min]
-    return applied ? commands.payhooksOrderedComplete(...all) : commands.payhooksOrderedRelease(...all)
+    if (!applied) return commands.payhooksOrderedRelease(...keys, ...fence.keys, ...args)
+    const hint = takeHint(token, generation.gen)
+    return commands.payhooksOrderedComplete(
+      ...keys,
+      ...fence.keys,
+      ...args,
+      field,
+      value,
+      h,
+      generation.countsAt,
+      min,
+      hint,
+    )
   }
 
   return {
@@ -247,18 +294,8 @@ export function redisStore(
       const key = keyPrefix + eventId
       const fence = fences.get(token)
       if (fence !== undefined && !cluster) {
-        const { keys, field, value, h, min } = markerArgs(eventId, token)
-        const generation = layout.generation()
-        const all = [
-          ...keys,
-          ...fence.keys,
-          ...fenceArgs(fence, token, lease, false, 0, generation),
-          field,
-          value,
-          h,
-          generation.countsAt,
-          min,
-        ]
+        const { keys } = markerArgs(eventId, token)
+        const all = [...keys, ...fence.keys, ...fenceArgs(fence, token, lease, false, 0, layout.generation())]
         return (await call(() => commands.payhooksOrderedExtend(...all), 'extend got no reply from Redis')) === 1
       }
       if (fence !== undefined) {
@@ -289,6 +326,7 @@ export function redisStore(
       return done
     },
     async release(eventId, token) {
+      hints.delete(token)
       const fence = fences.get(token)
       if (fence === undefined) return releaseEvent(keyPrefix + eventId, token)
       fences.delete(token)
@@ -309,7 +347,7 @@ const isTake = (reply: unknown): reply is TakeReply => Array.isArray(reply) && (
  * A claim that found the event handled or in progress. A layout-2 marker keeps 64 bits of the digest: when they are
  * the claim's own, the answer is the claim's digest (the same body), else those 16 hex characters (another body).
  */
-function eventState(reply: Exclude<ClaimReply, 'claimed'>, digest: string | undefined): ClaimResult {
+function eventState(reply: Exclude<ClaimReply, number>, digest: string | undefined): ClaimResult {
   if (typeof reply === 'string') {
     return reply.length > 4 ? { status: 'done', digest: reply.slice(5) } : { status: 'done' }
   }
