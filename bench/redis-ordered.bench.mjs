@@ -1,4 +1,4 @@
-// What an ordered event costs on Redis (issue 40, item 3): claim + complete of events with an ordering position (a key
+// What an ordered event costs on Redis (issue 40, item 3; issue 49's layout against the previous one, unordered too): claim + complete of events with an ordering position (a key
 // of their own each), 16 in flight, the kit's redisStore against today's (BENCH_BASELINE: the built index.js of
 // @payhooks/redis at an earlier commit; see bench/README.md), on standalone Redis and on a three-primary Cluster; an
 // unordered event for scale. Per event: commands sent (round trips, counted on the client), Redis CPU (used_cpu_user +
@@ -101,7 +101,10 @@ const f = (n) => n.toFixed(1).padStart(7)
 for (const target of Object.keys(targets)) {
   const admins = targets[target].servers.map(({ host, port }) => new Redis({ host, port }))
   const variants = { 'kit, ordered': [kit, true], 'kit, unordered': [kit, false] }
-  if (baseline) variants['today, ordered'] = [baseline, true]
+  if (baseline) {
+    variants['today, ordered'] = [baseline, true]
+    variants['today, unordered'] = [baseline, false]
+  }
   const names = Object.keys(variants)
   const results = Object.fromEntries(names.map((name) => [name, []]))
   for (let r = 0; r < ROUNDS; r++) {
@@ -121,11 +124,13 @@ for (const target of Object.keys(targets)) {
     )
   }
   if (baseline) {
-    const ratio = (key) =>
-      median(results['kit, ordered'].map((row, i) => row[key] / results['today, ordered'][i][key])).toFixed(2)
-    console.log(
-      `  kit / today, ordered: Redis CPU ${ratio('redisCpu')}x, client CPU ${ratio('clientCpu')}x, wall ${ratio('wall')}x (medians of per-round ratios)`,
-    )
+    for (const kind of ['ordered', 'unordered']) {
+      const ratio = (key) =>
+        median(results[`kit, ${kind}`].map((row, i) => row[key] / results[`today, ${kind}`][i][key])).toFixed(2)
+      console.log(
+        `  kit / today, ${kind}: Redis CPU ${ratio('redisCpu')}x, client CPU ${ratio('clientCpu')}x, wall ${ratio('wall')}x (medians of per-round ratios)`,
+      )
+    }
   }
   for (const admin of admins) admin.disconnect()
 }

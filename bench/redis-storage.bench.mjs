@@ -31,12 +31,21 @@ async function measure(module, ordered, fail, perKey) {
   const grown = (await usedMemory()) - before
   const kinds = {}
   for (const key of (await redis.scan(0, 'COUNT', 2000))[1]) {
-    const kind = key.replace(/[0-9a-f]{8,}/g, '…').replace(/\{o:\d\d\}/, '{o:NN}')
-    kinds[kind] ??= []
-    kinds[kind].push(await redis.memory('USAGE', key))
+    const kind = key
+      .replace(/[0-9a-f]{8,}/g, '…')
+      .replace(/\{[^}]*\}(m[0-9a-z])?g[0-9a-z]+$/, (_, mark) => (mark ? '{…}m…g…' : '{…}g…'))
+      .replace(/\{[^}]*\}\d+:(\d+):\d+$/, '{…}<gen>:$1:<bucket>')
+      .replace(/\{[^}]*\}n$/, '{…}n')
+      .replace(/\{o:\d\d\}/, '{o:NN}')
+    kinds[kind] ??= { sizes: [], encodings: new Set() }
+    kinds[kind].sizes.push(await redis.memory('USAGE', key))
+    kinds[kind].encodings.add(await redis.object('ENCODING', key))
   }
   const usage = Object.entries(kinds)
-    .map(([kind, sizes]) => `${kind} ${sizes.sort((a, b) => a - b)[sizes.length >> 1]}`)
+    .map(
+      ([kind, { sizes, encodings }]) =>
+        `${kind} ${sizes.sort((a, b) => a - b)[sizes.length >> 1]} ${[...encodings].join('/')} x${sizes.length}`,
+    )
     .join(', ')
   return { perEvent: Math.round(grown / EVENTS), keys: await redis.dbsize(), usage }
 }

@@ -70,12 +70,21 @@ describe('payhooks on a Redis Cluster', () => {
     }
     const masters = client.nodes('master')
     expect(masters).toHaveLength(3)
-    const counts = await Promise.all(masters.map((node) => node.keys('payhooks-cluster-spread:*')))
+    const counts = await Promise.all(masters.map((node) => node.keys('payhooks-cluster-spread:{*}*:*:*')))
     expect(counts.map((keys) => keys.length).every((n) => n > 0)).toBe(true)
-    expect(counts.flat()).toHaveLength(30)
+    // Each done marker's hash is in the slot of its event's own key (the claim's): one slot per script.
+    const [admin] = masters as [(typeof masters)[number]]
+    const slotOf = async (key: string) => Number(await admin.cluster('KEYSLOT', key))
+    const eventSlots = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => slotOf(`payhooks-cluster-spread:evt_spread_${i}`)),
+    )
+    const markerSlots = await Promise.all(counts.flat().map(slotOf))
+    expect(new Set(markerSlots)).toEqual(new Set(eventSlots))
+    const fields = await Promise.all(masters.map((node, i) => Promise.all((counts[i] ?? []).map((k) => node.hlen(k)))))
+    expect(fields.flat().reduce((a, b) => a + b, 0)).toBe(30)
   })
 
-  it('an ordered event costs four round trips, and the fences and held-keys index spread over every shard (issue 40)', async () => {
+  it('an ordered event costs four round trips, and the marks and held-keys index spread over every shard (issues 40, 49)', async () => {
     const client = cluster()
     const keyPrefix = 'payhooks-cluster-ordered:'
     const store = redisStore(client, { keyPrefix })
@@ -97,9 +106,12 @@ describe('payhooks on a Redis Cluster', () => {
       monitor.stop()
     }
     const masters = client.nodes('master')
-    const fences = await Promise.all(masters.map((node) => node.keys(`${keyPrefix}{o:*}f:*`)))
-    expect(fences.every((keys) => keys.length > 0)).toBe(true)
-    expect(fences.flat()).toHaveLength(90)
+    // A fence hash lives as long as its hold; the marks stay, as fields of hashes spread over every shard.
+    expect((await Promise.all(masters.map((node) => node.keys(`${keyPrefix}{o:*}f:*`)))).flat()).toEqual([])
+    const marks = await Promise.all(masters.map((node) => node.keys(`${keyPrefix}{o:*}m*g*`)))
+    expect(marks.every((keys) => keys.length > 0)).toBe(true)
+    const fields = await Promise.all(masters.map((node, i) => Promise.all((marks[i] ?? []).map((k) => node.hlen(k)))))
+    expect(fields.flat().reduce((a, b) => a + b, 0)).toBe(90)
     // While held, each key's index entry is in its bucket's slot: the buckets of held keys spread too.
     const held = await Promise.all(
       [0, 1, 2, 3, 4, 5, 6, 7, 8, 9].map((i) =>

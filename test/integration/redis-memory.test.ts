@@ -112,8 +112,12 @@ describe('redisStore under maxmemory with noeviction', () => {
     expect(answer.status).toBe(200)
     expect(JSON.parse(answer.body)).toMatchObject({ status: 'processed' })
     expect(lines.filter((line) => line.fields.operation === 'complete')).toEqual([])
-    // Still full: a copy asks for a claim, which Redis refuses (503, retried), and runs nothing.
-    expect((await deliver('evt_oom_done')).status).toBe(503)
+    // Still full: the claim's script finds the done marker before writing anything, so the copy is a duplicate.
+    const copy = await deliver('evt_oom_done')
+    expect(copy.status).toBe(200)
+    expect(JSON.parse(copy.body)).toMatchObject({ status: 'duplicate' })
+    // A new event's claim, a write, is refused (503, retried), and runs nothing.
+    expect((await deliver('evt_oom_new')).status).toBe(503)
     await makeRoom()
     const again = await deliver('evt_oom_done')
     expect(JSON.parse(again.body)).toMatchObject({ status: 'duplicate' })

@@ -4,7 +4,9 @@ import type { HeldOrderingKey, OrderingMark, OrderingPosition } from './ordering
 
 /**
  * Outcome of {@link WebhookStore.claim}. `digest`, on `done` and `processing`, is the body digest the claim that
- * handled (or is handling) the event was made with, from a store that keeps it; absent otherwise.
+ * handled (or is handling) the event was made with, from a store that keeps it; absent otherwise. A store may keep
+ * only its first 64 bits in a done marker (16 hex characters, as `redisStore` does): it then answers a claim whose
+ * digest starts with them with that claim's own digest (the same body).
  */
 export type ClaimResult =
   /**

@@ -1,21 +1,30 @@
 import type { OrderingMark, OrderingPosition } from '@payhooks/core'
 import { bucketKeys, bucketTag, CLOCK_LUA, INDEX_LUA } from './held-keys.js'
+import { GENERATIONS_LUA, type Generation, type MarkerLayout } from './layout.js'
+import { shake } from './lua.js'
 
-// Ordering fences (issue 24), one hash per ordering key: `<prefix>{o:07}f:<key>`, whose tag is the key's bucket of
-// the held-keys index (held-keys.ts), so a script may update both. Fields: `l` the claim token holding the key and `e`
-// when its lease ends (Redis's clock, ms), both only while held; `t` the last fencing token given; `a`, `y` and `i`
-// the newest event handled (its time, type and id: the mark; each field short enough for Redis to keep the hash
-// in its compact listpack encoding, about a third of the size of a hash table). The hash is kept for the retention once a mark is set; a key freed with no mark (its
-// events failed, or never ran) is deleted, its token with it: fencing tokens are Redis's clock in microseconds unless
-// the kept token is greater, so they still grow. Ties on time compare bytes, as JavaScript does for ASCII, not Redis's
-// collation.
+/** Event types kept as a one-byte code in a mark (fixed: a code, once written, keeps its meaning). */
+const EVENT_TYPE_CODES = [
+  'merchant_activated_for_payment_type',
+  'sale_created_from_batch',
+  'transaction_settled',
+  'transaction_returned',
+]
+
+// Ordering fences (issue 24; layout 2, issue 49). A key held keeps a hash of its own: `<prefix>{o:07}f:<key>`, whose tag
+// is the key's bucket of the held-keys index (held-keys.ts), so a script may update both. Fields: `l` the claim token
+// holding the key and `e` when its lease ends (Redis's clock, ms), `t` the last fencing token given; it lives as long
+// as the hold and is deleted when freed. What stays for the retention is the mark (the newest event handled: time,
+// type, id) with the last fencing token, as a field of a shared hash of the same slot (layout.ts). Layout 1 kept the
+// mark in the fence hash itself (`a`, `y`, `i`, for the retention): such a mark is still read, the newer of the two
+// counting. Fencing tokens are Redis's clock in microseconds unless a kept token is greater, so they still grow
+// when a hold's hash goes. Ties on time compare bytes, as JavaScript does for ASCII, not Redis's collation.
 //
-// The scripts that use this Lua declare the locals `fence` (the hash), `since`, `until_` and `info` (the bucket), and
-// start with CLOCK_LUA. On standalone Redis the claim script takes the fence in the claim's own step, and complete
-// and release free it in theirs (store.ts); on a Cluster the fence's slot is its bucket's, not the event's, so it is
-// a step of its own: taken right after the claim (a crash between leaves two leases that run out), and moved on
-// complete before the done marker (a crash between makes the retry run the event again, finding the mark at itself:
-// not superseded).
+// The scripts that use this Lua declare fenceLocals (fence hash, bucket, marks) and start with CLOCK_LUA. On
+// standalone Redis the claim script takes the fence in the claim's own step, and complete and release free it in
+// theirs (store.ts); on a Cluster the fence's slot is its bucket's, not the event's, so it is a step of its own: taken
+// right after the claim (a crash between leaves two leases that run out), and moved on complete before the done
+// marker (a crash between makes the retry run the event again, finding the mark at itself: not superseded).
 
 export const FENCE_LUA = `${INDEX_LUA}
 local function before(a, b)
@@ -28,26 +37,79 @@ end
 
 -- Whether the position (at, etype, eid) is newer than the mark {at, type, id} (by time, then type, then id).
 local function newer(at, etype, eid, mark)
-  if not mark[1] then return true end
+  if not mark or not mark[1] then return true end
   local cnum, num = tonumber(mark[1]), tonumber(at)
   if cnum ~= num then return cnum < num end
   if mark[2] ~= etype then return before(mark[2], etype) end
   return before(mark[3], eid)
 end
 
+-- The event types' codes as comparisons, not tables: a table built on every run of the script costs more.
+local function typeOf(code)
+${EVENT_TYPE_CODES.map((type, i) => `  if code == ${i + 1} then return '${type}' end`).join('\n')}
+end
+local function codeOf(etype)
+${EVENT_TYPE_CODES.map((type, i) => `  if etype == '${type}' then return ${i + 1} end`).join('\n')}
+end
+
+-- A mark as layout 2 keeps it: the token in 7 bytes, a flag byte (the event type's code, or 0 followed by its length
+-- and itself; plus 128 when the time is not a whole number), the time in 6 bytes (or a double), the event id. 54
+-- bytes for a 40-character id: under hash-max-listpack-value (64).
+local function packMark(token, at, etype, eid)
+  local code = codeOf(etype)
+  local tail = code and '' or (struct.pack('>H', #etype) .. etype)
+  local whole = at == math.floor(at) and math.abs(at) < 2 ^ 47
+  local flag = string.char((code or 0) + (whole and 0 or 128))
+  return struct.pack('>I7', token) .. flag .. tail .. (whole and struct.pack('>i6', at) or struct.pack('>d', at)) .. eid
+end
+
+local function unpackMark(v)
+  local token = struct.unpack('>I7', v)
+  local flag = string.byte(v, 8)
+  local code, pos, etype = flag % 128, 9, nil
+  if code == 0 then
+    local n = struct.unpack('>H', string.sub(v, 9, 10))
+    etype, pos = string.sub(v, 11, 10 + n), 11 + n
+  else
+    etype = typeOf(code)
+  end
+  if flag >= 128 then return {token, (struct.unpack('>d', string.sub(v, pos, pos + 7))), etype, string.sub(v, pos + 8)} end
+  return {token, (struct.unpack('>i6', string.sub(v, pos, pos + 5))), etype, string.sub(v, pos + 6)}
+end
+
+-- The key's layout-2 mark, newest generation first: {token, at, type, id} and the hash holding it, or nothing.
+local function readMark()
+  local v, key = readGenerations(mbase, gen, mfield)
+  if v then return unpackMark(v), key end
+  return nil, nil
+end
+
+-- The newer of a layout-1 mark (the fence hash's a, y, i) and a layout-2 one, as {at, type, id}.
+local function newestOf(a, y, i, m)
+  local old = a and {a, y, i} or nil
+  if not m then return old end
+  local new = {m[2], m[3], m[4]}
+  if old and not newer(new[1], new[2], new[3], old) then return old end
+  return new
+end
+
+local function format(at) return type(at) == 'number' and string.format('%.17g', at) or at end
+
 -- Takes the key for the claim unless another holds it: {'t', fencing token, mark or false}, else {'b', the holder's
 -- remaining lease, since when it holds the key or false}.
-local function take(claim, lease, retention, okey, etype, eid)
+local function take(claim, lease, okey, etype, eid)
   local f = redis.call('HMGET', fence, 'l', 'e', 't', 'a', 'y', 'i')
   if f[1] and tonumber(f[2]) > now then
     return {'b', tonumber(f[2]) - now, redis.call('ZSCORE', since, okey) or false}
   end
-  local n = math.max((tonumber(f[3]) or 0) + 1, micros)
+  local m = readMark()
+  local n = math.max(math.max(tonumber(f[3]) or 0, m and m[1] or 0) + 1, micros)
   local fencing = string.format('%.0f', n)
   redis.call('HSET', fence, 'l', claim, 'e', now + lease, 't', fencing)
-  redis.call('PEXPIRE', fence, math.max(lease, retention))
+  if redis.call('PTTL', fence) < lease then redis.call('PEXPIRE', fence, lease) end
   indexTake(okey, claim, fencing, etype, eid, now + lease)
-  return {'t', n, f[4] and (f[4] .. '|' .. f[5] .. '|' .. f[6]) or false}
+  local mark = newestOf(f[4], f[5], f[6], m)
+  return {'t', n, mark and (format(mark[1]) .. '|' .. mark[2] .. '|' .. mark[3]) or false}
 end
 
 -- Renews the claim's hold on the key while it holds it: 1, else 0.
@@ -60,43 +122,63 @@ local function renew(claim, lease, okey)
   return 1
 end
 
--- Frees the key if the claim holds it; with a position (at ~= ''), first moves the mark to it when newer, kept for
--- the retention. The mark moves even when the hold was lost: the handlers ran, and the mark is a maximum.
-local function leave(claim, okey, at, etype, eid, retention)
-  local f = redis.call('HMGET', fence, 'l', 'a', 'y', 'i')
+-- Frees the key if the claim holds it; with a position (at ~= ''), first moves the mark to it when newer, into this
+-- generation's hash (dropped from an older one). The mark moves even when the hold was lost: the handlers ran, and
+-- the mark is a maximum. While layout-1 instances may run (bridge > 0, upgrade.ts) the mark goes to the fence hash
+-- too, where they read it. A hold freed leaves nothing behind but a layout-1 mark.
+local function leave(claim, okey, at, etype, eid, markAt, bridge)
+  local f = redis.call('HMGET', fence, 'l', 'a', 'y', 'i', 't')
   local mine = f[1] == claim
-  if mine then
-    redis.call('HDEL', fence, 'l', 'e')
-    indexFree(okey)
+  if mine then indexFree(okey) end
+  local bridged = false
+  if at ~= '' then
+    local m, where = readMark()
+    if newer(at, etype, eid, newestOf(f[2], f[3], f[4], m)) then
+      local token = math.max(tonumber(f[5]) or 0, m and m[1] or 0)
+      redis.call('HSET', mwrite, mfield, packMark(token, tonumber(at), etype, eid))
+      redis.call('PEXPIREAT', mwrite, markAt)
+      markLive(mbase, gen, markAt)
+      if where and where ~= mwrite then redis.call('HDEL', where, mfield) end
+      if bridge > 0 then
+        redis.call('HSET', fence, 'a', at, 'y', etype, 'i', eid)
+        if redis.call('PTTL', fence) < bridge then redis.call('PEXPIRE', fence, bridge) end
+        bridged = true
+      end
+    end
   end
-  if at ~= '' and newer(at, etype, eid, {f[2], f[3], f[4]}) then
-    redis.call('HSET', fence, 'a', at, 'y', etype, 'i', eid)
-    redis.call('PEXPIRE', fence, retention)
-  elseif mine and not f[2] then
-    redis.call('DEL', fence)
-  end
+  if not mine then return end
+  if not f[2] and not bridged then redis.call('DEL', fence) else redis.call('HDEL', fence, 'l', 'e') end
 end
 `
 
-/** The locals FENCE_LUA needs, from KEYS[first] on: the fence hash, then its bucket's since, until and info. */
+/** The locals FENCE_LUA needs, from KEYS[first] on: the fence hash, its bucket's since, until and info, the marks. */
 export const fenceLocals = (first: number) =>
   `local fence, since, until_, info = KEYS[${first}], KEYS[${first + 1}], KEYS[${first + 2}], KEYS[${first + 3}]
+local mbase, mfield, gen = KEYS[${first + 4}], ARGV[7], tonumber(ARGV[8])
+local mwrite = mbase .. 'g' .. gen
 ${CLOCK_LUA}`
 
-/** The fence of one claim: its position and its four keys (fence hash, bucket's since, until, info). */
+/** Keys of a fence script: the fence hash, its bucket's since, until and info, then the marks' hash (no generation). */
+export const FENCE_KEYS = 5
+
+/** The fence of one claim: its position and its keys (fence hash, bucket's since, until, info, marks). */
 export interface Fence {
   readonly eventId: string
   readonly position: OrderingPosition
-  readonly keys: readonly [string, string, string, string]
+  readonly keys: readonly string[]
+  /** The mark's field. */
+  readonly field: Buffer
 }
 
-export function fenceOf(keyPrefix: string, eventId: string, position: OrderingPosition): Fence {
+export function fenceOf(layout: MarkerLayout, keyPrefix: string, eventId: string, position: OrderingPosition): Fence {
   const tag = bucketTag(position.key)
-  return { eventId, position, keys: [`${keyPrefix}${tag}f:${position.key}`, ...bucketKeys(keyPrefix, tag)] }
+  const { field, base } = layout.mark(position.key, tag)
+  const keys = [`${keyPrefix}${tag}f:${position.key}`, ...bucketKeys(keyPrefix, tag), base]
+  return { eventId, position, keys, field }
 }
 
 /** A fence script's answer to `take`: taken (fencing token, mark) or busy (lease left, held since). */
-export type TakeReply = ['t', number, string | null] | ['b', number, string | null]
+export type TakeReply = ['t', number, string | null, number?] | ['b', number, string | null]
 
 export type FenceEntry =
   | { newest: OrderingMark | undefined; fencingToken: number }
@@ -119,28 +201,45 @@ function parseMark(value: string): OrderingMark | undefined {
   return { at: Number(match[1]), eventType: match[2] as string, eventId: match[3] as string }
 }
 
-/** ARGV of `take` after the claim token: lease, retention, ordering key, event type, event id. */
-export const takeArgs = (fence: Fence, leaseMs: number, retentionMs: number) =>
-  [leaseMs, retentionMs, fence.position.key, fence.position.eventType, fence.eventId] as const
+/**
+ * ARGV of the fence scripts: claim token, lease, ordering key, event type, event id, the position's time when the
+ * mark is to move (else ''), the mark's field, the generation and its expiry, the bridge (upgrade.ts).
+ */
+export const fenceArgs = (
+  fence: Fence,
+  token: string,
+  leaseMs: number,
+  applied: boolean,
+  bridgeMs: number,
+  { gen, expireAt }: Generation,
+) =>
+  [
+    token,
+    leaseMs,
+    fence.position.key,
+    fence.position.eventType,
+    fence.eventId,
+    applied ? String(fence.position.at) : '',
+    fence.field,
+    gen,
+    expireAt,
+    bridgeMs,
+  ] as const
 
-/** ARGV of `leave` after the claim token: retention, ordering key, then (when `applied`) at, event type, event id. */
-export const leaveArgs = (fence: Fence, applied: boolean, retentionMs: number) =>
-  applied
-    ? ([retentionMs, fence.position.key, String(fence.position.at), fence.position.eventType, fence.eventId] as const)
-    : ([retentionMs, fence.position.key, '', '', ''] as const)
+export type FenceArgs = ReturnType<typeof fenceArgs>
 
-/** The calls of FENCE_LUA on these arguments (ARGV[1] the claim token, then takeArgs, leaveArgs or lease and key). */
-export const TAKE_CALL = 'take(ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], ARGV[5], ARGV[6])'
-export const LEAVE_CALL = 'leave(ARGV[1], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[2])'
+/** The calls of FENCE_LUA on fenceArgs. */
+export const TAKE_CALL = 'take(ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5])'
+export const LEAVE_CALL = 'leave(ARGV[1], ARGV[3], ARGV[6], ARGV[4], ARGV[5], ARGV[9], tonumber(ARGV[10]))'
 export const RENEW_CALL = 'renew(ARGV[1], tonumber(ARGV[2]), ARGV[3])'
 
-/** On a Cluster, the fence's own steps (KEYS: the fence's four keys): the take, refused by a full Redis... */
+/** On a Cluster, the fence's own steps (KEYS: the fence's keys): the take, refused by a full Redis... */
 export const CLUSTER_CLAIM_SCRIPTS = {
-  payhooksFenceTake: `${fenceLocals(1)}${FENCE_LUA}\nreturn ${TAKE_CALL}`,
+  payhooksFenceTake: shake(`${fenceLocals(1)}${GENERATIONS_LUA}${FENCE_LUA}\nreturn ${TAKE_CALL}`),
 }
 
 /** ...and the steps of a fence taken, which a full Redis still runs (allow-oom.ts). */
 export const CLUSTER_HOLDER_SCRIPTS = {
-  payhooksFenceLeave: `${fenceLocals(1)}${FENCE_LUA}\n${LEAVE_CALL}\nreturn 0`,
-  payhooksFenceRenew: `${fenceLocals(1)}${FENCE_LUA}\nreturn ${RENEW_CALL}`,
+  payhooksFenceLeave: shake(`${fenceLocals(1)}${GENERATIONS_LUA}${FENCE_LUA}\n${LEAVE_CALL}\nreturn 0`),
+  payhooksFenceRenew: shake(`${fenceLocals(1)}${GENERATIONS_LUA}${FENCE_LUA}\nreturn ${RENEW_CALL}`),
 }

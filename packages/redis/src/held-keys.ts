@@ -50,8 +50,9 @@ local function indexFree(okey) forget({okey}) end
 /** Lua that opens every script: the current time by Redis's clock, `now` in ms and `micros` in µs. */
 export const CLOCK_LUA = `
 local clock = redis.call('TIME')
-local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
-local micros = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
+local seconds, us = tonumber(clock[1]), tonumber(clock[2])
+local now = seconds * 1000 + math.floor(us / 1000)
+local micros = seconds * 1000000 + us
 `
 
 /**

@@ -25,6 +25,12 @@ describe('redisStore options', () => {
     expect(() => redisStore(client(), { retentionMs: 72 * HOUR })).not.toThrow()
   })
 
+  it('refuses a rolloutMs that is not a whole number of 0 or more', () => {
+    expect(() => redisStore(client(), { rolloutMs: -1 })).toThrow(RangeError)
+    expect(() => redisStore(client(), { rolloutMs: 1.5 })).toThrow(RangeError)
+    expect(() => redisStore(client(), { rolloutMs: 0 })).not.toThrow()
+  })
+
   it('refuses a non-positive commandTimeoutMs', () => {
     expect(() => redisStore(client(), { commandTimeoutMs: 0 })).toThrow(RangeError)
     expect(() => redisStore(client(), { commandTimeoutMs: Number.NaN })).toThrow(RangeError)

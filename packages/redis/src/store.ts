@@ -6,122 +6,63 @@ import { connectionDeadline } from './connection.js'
 import {
   CLUSTER_CLAIM_SCRIPTS,
   CLUSTER_HOLDER_SCRIPTS,
-  FENCE_LUA,
+  FENCE_KEYS,
   type Fence,
+  fenceArgs,
   fenceEntry,
-  fenceLocals,
   fenceOf,
-  LEAVE_CALL,
-  leaveArgs,
-  RENEW_CALL,
-  TAKE_CALL,
   type TakeReply,
-  takeArgs,
 } from './fences.js'
 import { redisHealth } from './health.js'
 import { heldKeyList } from './held-keys.js'
+import { markerLayout, markerValue } from './layout.js'
+import {
+  CLAIM_SCRIPT,
+  EVENT_HOLDER_SCRIPTS,
+  EVENT_KEYS,
+  FAST_COMPLETE_SCRIPT,
+  HOLD_SCRIPTS,
+  ORDERED_CLAIM_SCRIPT,
+  ORDERED_HOLDER_SCRIPTS,
+  ORDERED_KEYS,
+} from './store-scripts.js'
 import type { RedisStoreOptions } from './types.js'
+import { rollout } from './upgrade.js'
 import { leaseMs as checkLeaseMs, storeOptions } from './validations.js'
 
-/**
- * Value of a handled event's key, followed by `:` and the body digest when its claim had one (`done:3f…`).
- * Owner tokens always contain a '.' before any ':', so they never start with it.
- */
-const DONE = 'done'
-
-// One key per event, and one key per script for an unordered event: cluster-safe without hash tags. A claim first sends a plain
-// SET NX PX (a new event's only command, cheaper than a script for Redis and the client alike); only when the key
-// exists does this script tell a done marker from a live claim, atomically, claiming if the key went meanwhile.
-// A claim's value is its token, which carries the body digest after a ':' (`<prefix>.<n>:<digest>`), so the
-// scripts that check the owner compare whole values as before; the done marker keeps the digest after `done`.
-// It answers the done marker itself, or the live claim's remaining lease and digest.
-const CLAIM_SCRIPT = `
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 'claimed' end
-local value = redis.call('GET', KEYS[1])
-if value == '${DONE}' or string.sub(value, 1, 5) == '${DONE}:' then return value end
-return {redis.call('PTTL', KEYS[1]), string.match(value, ':(.*)$') or false}`
-
-// The event key's steps, also run inside the ordered scripts below (on the local `event`, ARGV[1] the claim token).
-const COMPLETE_LUA = `
-if redis.call('GET', event) == ARGV[1] then
-  redis.call('SET', event, '${DONE}' .. (string.match(ARGV[1], ':.*$') or ''), 'PX', ARGV[2])
-  return 1
-end
-return 0`
-
-const EXTEND_LUA = `
-if redis.call('GET', event) == ARGV[1] then return redis.call('PEXPIRE', event, ARGV[2]) end
-return 0`
-
-const RELEASE_LUA = `
-if redis.call('GET', event) == ARGV[1] then return redis.call('DEL', event) end
-return 0`
-
-const COMPLETE_SCRIPT = `local event = KEYS[1]${COMPLETE_LUA}`
-const EXTEND_SCRIPT = `local event = KEYS[1]${EXTEND_LUA}`
-const RELEASE_SCRIPT = `local event = KEYS[1]${RELEASE_LUA}`
-
-// On standalone Redis an ordered event's fence goes with its claim, in one script per step (KEYS: the event's key,
-// then the fence's four): the claim takes the fence (or gives the claim back when another holds it), complete moves
-// the mark, frees the fence and writes the done marker, release frees both. An ordered event costs two round trips,
-// as an unordered one; on a Cluster, four (fences.ts). ARGV: the claim token, then takeArgs or leaveArgs (fences.ts),
-// or the lease and ordering key.
-const ORDERED_CLAIM_SCRIPT = `local event = KEYS[1]
-${fenceLocals(2)}${FENCE_LUA}
-if not redis.call('SET', event, ARGV[1], 'NX', 'PX', ARGV[2]) then
-  local value = redis.call('GET', event)
-  if value == '${DONE}' or string.sub(value, 1, 5) == '${DONE}:' then return value end
-  return {redis.call('PTTL', event), string.match(value, ':(.*)$') or false}
-end
-local taken = ${TAKE_CALL}
-if taken[1] == 'b' then redis.call('DEL', event) end
-return taken`
-
-// The steps of a claim already taken, which a full Redis still runs (allow-oom.ts); a claim's own are refused.
-const ORDERED_HOLDER_SCRIPTS = {
-  payhooksOrderedComplete: `local event = KEYS[1]
-${fenceLocals(2)}${FENCE_LUA}
-${LEAVE_CALL}${COMPLETE_LUA}`,
-  payhooksOrderedRelease: `local event = KEYS[1]
-${fenceLocals(2)}${FENCE_LUA}
-${LEAVE_CALL}${RELEASE_LUA}`,
-  payhooksOrderedExtend: `local event = KEYS[1]
-${fenceLocals(2)}${FENCE_LUA}
-${RENEW_CALL}${EXTEND_LUA}`,
-}
-
-type FenceKeys = readonly [string, string, string, string]
-type Args = readonly (string | number)[]
+type Arg = string | number | Buffer
 
 /** The claims' scripts: refused by a full Redis, as the claim's `SET NX` is. */
 interface ClaimCommands {
-  payhooksClaim(key: string, token: string, leaseMs: number): Promise<string | [number, string | null]>
-  payhooksOrderedClaim(
-    key: string,
-    ...rest: [...FenceKeys, string, ...Args]
-  ): Promise<string | TakeReply | [number, string | null]>
-  payhooksFenceTake(...args: [...FenceKeys, string, ...Args]): Promise<TakeReply>
+  payhooksClaim(...args: Arg[]): Promise<ClaimReply>
+  payhooksOrderedClaim(...args: Arg[]): Promise<Exclude<ClaimReply, number> | TakeReply>
+  payhooksFenceTake(...args: Arg[]): Promise<TakeReply>
 }
 
 /** The steps of a claim taken: run by a full Redis too (allow-oom.ts). */
 interface HolderCommands {
   payhooksExtend(key: string, token: string, leaseMs: number): Promise<number>
-  payhooksComplete(key: string, token: string, retentionMs: number): Promise<number>
+  payhooksComplete(...args: Arg[]): Promise<number>
+  payhooksCompleteFast(...args: Arg[]): Promise<number>
   payhooksRelease(key: string, token: string): Promise<number>
-  payhooksOrderedComplete(key: string, ...rest: [...FenceKeys, string, ...Args]): Promise<number>
-  payhooksOrderedRelease(key: string, ...rest: [...FenceKeys, string, ...Args]): Promise<number>
-  payhooksOrderedExtend(key: string, ...rest: [...FenceKeys, string, ...Args]): Promise<number>
-  payhooksFenceLeave(...args: [...FenceKeys, string, ...Args]): Promise<number>
-  payhooksFenceRenew(...args: [...FenceKeys, string, ...Args]): Promise<number>
+  payhooksOrderedComplete(...args: Arg[]): Promise<number>
+  payhooksOrderedRelease(...args: Arg[]): Promise<number>
+  payhooksOrderedExtend(...args: Arg[]): Promise<number>
+  payhooksFenceLeave(...args: Arg[]): Promise<number>
+  payhooksFenceRenew(...args: Arg[]): Promise<number>
 }
+
+/**
+ * A claim script's answer: claimed (the generation's count value, a hint for the complete), a done marker (layout 2 or
+ * 1), or a live claim's lease left and digest.
+ */
+type ClaimReply = number | ['d', string] | string | [number, string | null]
 
 /** Unique per process (72 random bits) and per claim, without a random draw on the hot path. */
 const tokenPrefix = randomBytes(9).toString('base64url')
 let tokenCounter = 0
 const newToken = () => `${tokenPrefix}.${(++tokenCounter).toString(36)}`
 const noop = () => {}
-
-const NEVER_READ: [number, null] = [-2, null]
 
 /** The claim script's answer for a live claim: its remaining lease (negative when unknown) and digest. */
 function processing([ttl, digest]: [number, string | null]): ClaimResult {
@@ -131,9 +72,10 @@ function processing([ttl, digest]: [number, string | null]): ClaimResult {
 }
 
 /**
- * Dedupe store on Redis for receivers running as many processes: a claim is an atomic `SET NX PX` on
- * one key (then, only if the key exists, one atomic script reading its state), `extend`, `complete` and
- * `release` only succeed for the claim's owner, and a crashed owner's claim expires with its lease.
+ * Dedupe store on Redis for receivers running as many processes: a claim is one atomic script that reads the
+ * event's done marker and takes the event's own key with `SET NX PX`; `extend`, `complete` and `release` only
+ * succeed for the claim's owner, and a crashed owner's claim expires with its lease. A handled event is kept as a
+ * 25-byte field of a small shared hash (about 40 bytes of Redis memory), not a key of its own (layout.ts).
  * Takes any `ioredis` client (standalone, Sentinel or Cluster) and never
  * closes it. Calls reject within `commandTimeoutMs` when Redis is down or slow, so the receiver
  * answers 503; the client's own reconnection brings the store back. A full Redis (`maxmemory`, `noeviction`)
@@ -151,93 +93,153 @@ export function redisStore(
   client: Redis | Cluster,
   options: RedisStoreOptions = {},
 ): WebhookStore & { readonly retentionMs: number } {
-  const { keyPrefix, retentionMs, commandTimeoutMs } = storeOptions(options)
+  const { keyPrefix, retentionMs, commandTimeoutMs, rolloutMs } = storeOptions(options)
+  // The tests' own option: a generation's first bucket count, small to make the hashes grow within a few thousand events.
+  const { minBuckets } = options as { minBuckets?: number }
 
-  // On a Cluster an event's key and its fence are in different slots, which no script may span.
+  // On a Cluster an event's keys and its fence's are in different slots, which no script may span.
   const cluster = (client as { isCluster?: boolean }).isCluster === true
-  const fenceKeys = cluster ? 4 : 5
-  client.defineCommand('payhooksClaim', { numberOfKeys: 1, lua: CLAIM_SCRIPT })
+  const layout = markerLayout(client, keyPrefix, retentionMs, minBuckets)
+  client.defineCommand('payhooksClaim', { numberOfKeys: EVENT_KEYS, lua: CLAIM_SCRIPT })
   if (cluster)
-    client.defineCommand('payhooksFenceTake', { numberOfKeys: 4, lua: CLUSTER_CLAIM_SCRIPTS.payhooksFenceTake })
-  else client.defineCommand('payhooksOrderedClaim', { numberOfKeys: 5, lua: ORDERED_CLAIM_SCRIPT })
+    client.defineCommand('payhooksFenceTake', {
+      numberOfKeys: FENCE_KEYS,
+      lua: CLUSTER_CLAIM_SCRIPTS.payhooksFenceTake,
+    })
+  else client.defineCommand('payhooksOrderedClaim', { numberOfKeys: ORDERED_KEYS, lua: ORDERED_CLAIM_SCRIPT })
   const holderScripts: Record<string, ScriptDefinition> = {
-    payhooksExtend: { numberOfKeys: 1, lua: EXTEND_SCRIPT },
-    payhooksComplete: { numberOfKeys: 1, lua: COMPLETE_SCRIPT },
-    payhooksRelease: { numberOfKeys: 1, lua: RELEASE_SCRIPT },
+    payhooksComplete: { numberOfKeys: EVENT_KEYS, lua: EVENT_HOLDER_SCRIPTS.payhooksComplete },
+    payhooksCompleteFast: { numberOfKeys: 2, lua: FAST_COMPLETE_SCRIPT },
+    payhooksExtend: { numberOfKeys: 1, lua: HOLD_SCRIPTS.payhooksExtend },
+    payhooksRelease: { numberOfKeys: 1, lua: HOLD_SCRIPTS.payhooksRelease },
   }
-  for (const [name, lua] of Object.entries(cluster ? CLUSTER_HOLDER_SCRIPTS : ORDERED_HOLDER_SCRIPTS)) {
-    holderScripts[name] = { numberOfKeys: fenceKeys, lua }
-  }
+  const [fenceScripts, fenceKeys] = cluster
+    ? [CLUSTER_HOLDER_SCRIPTS, FENCE_KEYS]
+    : [ORDERED_HOLDER_SCRIPTS, ORDERED_KEYS]
+  for (const [name, lua] of Object.entries(fenceScripts)) holderScripts[name] = { numberOfKeys: fenceKeys, lua }
   const claims = client as unknown as ClaimCommands
   const commands = allowOomCommands<HolderCommands>(client, holderScripts)
 
   const deadline = connectionDeadline(client, { timeoutMs: commandTimeoutMs, caller: 'redisStore' })
   const { call } = deadline
   const heldKeys = heldKeyList(client, keyPrefix, deadline)
+  const upgrade = rollout(client, keyPrefix, rolloutMs, deadline)
   /** The fences of this process's ordered claims, by claim token, from the claim to its complete or release. */
   const fences = new Map<string, Fence>()
+  /**
+   * The generation and its count value each claim found (by claim token, until its complete or release), which the
+   * complete passes back to skip reading the counts: only a hint (markerTarget in layout.ts), so forgotten at will.
+   */
+  const hints = new Map<string, { gen: number; v: number }>()
+  const keepHint = (token: string, gen: number, v: number | undefined) => {
+    if (v === undefined || v <= 0) return
+    if (hints.size >= 100_000) hints.clear()
+    hints.set(token, { gen, v })
+  }
+  /** The hint of a claim for generation `gen` (0: none). */
+  const takeHint = (token: string, gen: number) => {
+    const hint = hints.get(token)
+    hints.delete(token)
+    return hint?.gen === gen ? hint.v : 0
+  }
+
+  /** The event's keys (its own, then its markers' hashes' base) and the marker's field, value, hash bits and minimum. */
+  const markerArgs = (eventId: string, token: string) => {
+    const { field, base, h, min } = layout.marker(eventId)
+    return { keys: [keyPrefix + eventId, base], field, value: markerValue(token), h, min }
+  }
 
   const releaseEvent = async (key: string, token: string) =>
     (await call(() => commands.payhooksRelease(key, token), 'release got no reply from Redis')) === 1
-  const completeEvent = async (key: string, token: string) =>
-    (await call(() => commands.payhooksComplete(key, token, retentionMs), 'complete got no reply from Redis')) === 1
+  const completeEvent = async (eventId: string, token: string) => {
+    const { keys, field, value, h, min } = markerArgs(eventId, token)
+    const { gen, expireAt, countsAt } = layout.generation()
+    const bridge = upgrade.bridgeMs()
+    const hint = takeHint(token, gen)
+    if (hint > 0 && bridge === 0) {
+      const c = (hint - (hint % 16)) / 16
+      const hash = `${keys[1]}${gen}:${c}:${h % c}`
+      const done = await call(
+        () => commands.payhooksCompleteFast(keys[0] as string, hash, token, field, value, expireAt),
+        'complete got no reply from Redis',
+      )
+      if (done !== 2) return done === 1
+    }
+    return (
+      (await call(
+        () => commands.payhooksComplete(...keys, token, field, value, h, gen, expireAt, countsAt, min, bridge, hint),
+        'complete got no reply from Redis',
+      )) === 1
+    )
+  }
   const leaveFence = (fence: Fence, token: string, applied: boolean) =>
     call(
-      () => commands.payhooksFenceLeave(...fence.keys, token, ...leaveArgs(fence, applied, retentionMs)),
+      () =>
+        commands.payhooksFenceLeave(
+          ...fence.keys,
+          ...fenceArgs(fence, token, 0, applied, upgrade.bridgeMs(), layout.generation()),
+        ),
       'fence release got no reply from Redis',
     )
 
-  /** The event's own claim: 'claimed', or the done marker's value, or a live claim's lease left and digest. */
-  const claimEvent = (key: string, token: string, lease: number) => {
-    let abandoned = false
-    return call(
-      () =>
-        client
-          .set(key, token, 'PX', lease, 'NX')
-          // After giving up (the caller has its error already) nothing more is sent.
-          .then((set) => (set === 'OK' ? 'claimed' : abandoned ? NEVER_READ : claims.payhooksClaim(key, token, lease))),
+  /** The event's own claim: 'claimed', or its done marker, or a live claim's lease left and digest. */
+  const claimEvent = async (eventId: string, token: string, lease: number) => {
+    const { keys, field } = markerArgs(eventId, token)
+    const { gen } = layout.generation()
+    const reply = await call(
+      () => claims.payhooksClaim(...keys, token, lease, field, gen),
       'claim got no reply from Redis',
-      // A command may still run once Redis answers again: drop the lease it would leave behind (sent after
-      // it on the same connection), and send no second command once given up.
+      // A command may still run once Redis answers again: drop the lease it would leave behind (sent after it on the
+      // same connection).
       () => {
-        abandoned = true
-        commands.payhooksRelease(key, token).catch(noop)
+        commands.payhooksRelease(keyPrefix + eventId, token).catch(noop)
       },
     )
+    if (typeof reply !== 'number') return reply
+    keepHint(token, gen, reply)
+    return 'claimed'
   }
 
   /** An ordered claim: on standalone Redis one script; on a Cluster the event's claim, then its fence's. */
-  async function claimOrdered(key: string, token: string, lease: number, fence: Fence): Promise<ClaimResult> {
-    const take = takeArgs(fence, lease, retentionMs)
+  async function claimOrdered(
+    eventId: string,
+    token: string,
+    lease: number,
+    fence: Fence,
+    digest: string | undefined,
+  ): Promise<ClaimResult> {
     let reply: TakeReply
+    const generation = layout.generation()
+    const take = fenceArgs(fence, token, lease, false, 0, generation)
     if (!cluster) {
+      const { keys, field } = markerArgs(eventId, token)
+      const all = [...keys, ...fence.keys, ...take, field]
       const answer = await call(
-        () => claims.payhooksOrderedClaim(key, ...fence.keys, token, ...take),
+        () => claims.payhooksOrderedClaim(...all),
         'claim got no reply from Redis',
         () => {
-          commands
-            .payhooksOrderedRelease(key, ...fence.keys, token, ...leaveArgs(fence, false, retentionMs))
-            .catch(noop)
+          commands.payhooksOrderedRelease(...all).catch(noop)
         },
       )
-      if (!isTake(answer)) return eventState(answer)
+      if (!isTake(answer)) return eventState(answer, digest)
       reply = answer
+      if (answer[0] === 't') keepHint(token, generation.gen, answer[3])
     } else {
-      const state = await claimEvent(key, token, lease)
-      if (state !== 'claimed') return eventState(state)
+      const state = await claimEvent(eventId, token, lease)
+      if (state !== 'claimed') return eventState(state, digest)
       try {
         reply = await call(
-          () => claims.payhooksFenceTake(...fence.keys, token, ...take),
+          () => claims.payhooksFenceTake(...fence.keys, ...take),
           'fence got no reply from Redis',
           () => {
             leaveFence(fence, token, false).catch(noop)
           },
         )
       } catch (error) {
-        await releaseEvent(key, token).catch(noop)
+        await releaseEvent(keyPrefix + eventId, token).catch(noop)
         throw error
       }
-      if (reply[0] === 'b') await releaseEvent(key, token)
+      if (reply[0] === 'b') await releaseEvent(keyPrefix + eventId, token)
     }
     const entry = fenceEntry(reply)
     if ('busyForMs' in entry) {
@@ -253,75 +255,86 @@ export function redisStore(
       : { status: 'claimed', token, newest, fencingToken }
   }
 
+  /** complete or release of an ordered claim on standalone Redis: one script. */
+  const orderedStep = (eventId: string, token: string, fence: Fence, applied: boolean) => {
+    const { keys, field, value, h, min } = markerArgs(eventId, token)
+    const generation = layout.generation()
+    const args = fenceArgs(fence, token, 0, applied, upgrade.bridgeMs(), generation)
+    if (!applied) return commands.payhooksOrderedRelease(...keys, ...fence.keys, ...args)
+    const hint = takeHint(token, generation.gen)
+    return commands.payhooksOrderedComplete(
+      ...keys,
+      ...fence.keys,
+      ...args,
+      field,
+      value,
+      h,
+      generation.countsAt,
+      min,
+      hint,
+    )
+  }
+
   return {
     retentionMs,
     ordering: true,
+    init: () => upgrade.ready(),
     async claim(eventId, leaseMs, digest, position): Promise<ClaimResult> {
       const lease = Math.ceil(checkLeaseMs(leaseMs))
-      const key = keyPrefix + eventId
+      await upgrade.ready()
       const token = digest === undefined ? newToken() : `${newToken()}:${digest}`
-      if (position !== undefined) return claimOrdered(key, token, lease, fenceOf(keyPrefix, eventId, position))
-      const state = await claimEvent(key, token, lease)
-      return state === 'claimed' ? { status: 'claimed', token } : eventState(state)
+      if (position !== undefined) {
+        return claimOrdered(eventId, token, lease, fenceOf(layout, keyPrefix, eventId, position), digest)
+      }
+      const state = await claimEvent(eventId, token, lease)
+      return state === 'claimed' ? { status: 'claimed', token } : eventState(state, digest)
     },
     async extend(eventId, token, leaseMs) {
       const lease = Math.ceil(checkLeaseMs(leaseMs))
       const key = keyPrefix + eventId
       const fence = fences.get(token)
       if (fence !== undefined && !cluster) {
-        const args = [lease, fence.position.key] as const
-        return (
-          (await call(
-            () => commands.payhooksOrderedExtend(key, ...fence.keys, token, ...args),
-            'extend got no reply from Redis',
-          )) === 1
-        )
+        const { keys } = markerArgs(eventId, token)
+        const all = [...keys, ...fence.keys, ...fenceArgs(fence, token, lease, false, 0, layout.generation())]
+        return (await call(() => commands.payhooksOrderedExtend(...all), 'extend got no reply from Redis')) === 1
       }
       if (fence !== undefined) {
         await call(
-          () => commands.payhooksFenceRenew(...fence.keys, token, lease, fence.position.key),
+          () =>
+            commands.payhooksFenceRenew(
+              ...fence.keys,
+              ...fenceArgs(fence, token, lease, false, 0, layout.generation()),
+            ),
           'fence extend got no reply from Redis',
         )
       }
       return (await call(() => commands.payhooksExtend(key, token, lease), 'extend got no reply from Redis')) === 1
     },
     async complete(eventId, token) {
-      const key = keyPrefix + eventId
       const fence = fences.get(token)
-      if (fence === undefined) return completeEvent(key, token)
+      if (fence === undefined) return completeEvent(eventId, token)
       // Kept until it succeeds, so a retried complete still moves the mark and frees the key.
       let done: boolean
       if (!cluster) {
-        const args = leaveArgs(fence, true, retentionMs)
-        done =
-          (await call(
-            () => commands.payhooksOrderedComplete(key, ...fence.keys, token, ...args),
-            'complete got no reply from Redis',
-          )) === 1
+        done = (await call(() => orderedStep(eventId, token, fence, true), 'complete got no reply from Redis')) === 1
       } else {
         // The mark moves before the done marker: see fences.ts.
         await leaveFence(fence, token, true)
-        done = await completeEvent(key, token)
+        done = await completeEvent(eventId, token)
       }
       fences.delete(token)
       return done
     },
     async release(eventId, token) {
-      const key = keyPrefix + eventId
+      hints.delete(token)
       const fence = fences.get(token)
-      if (fence === undefined) return releaseEvent(key, token)
+      if (fence === undefined) return releaseEvent(keyPrefix + eventId, token)
       fences.delete(token)
       if (!cluster) {
-        const args = leaveArgs(fence, false, retentionMs)
-        return (
-          (await call(
-            () => commands.payhooksOrderedRelease(key, ...fence.keys, token, ...args),
-            'release got no reply from Redis',
-          )) === 1
-        )
+        return (await call(() => orderedStep(eventId, token, fence, false), 'release got no reply from Redis')) === 1
       }
       await leaveFence(fence, token, false)
-      return releaseEvent(key, token)
+      return releaseEvent(keyPrefix + eventId, token)
     },
     heldKeys: ({ limit }) => heldKeys(limit),
     health: () => redisHealth(client, deadline, 'redis', 'the dedupe store'),
@@ -330,8 +343,18 @@ export function redisStore(
 
 const isTake = (reply: unknown): reply is TakeReply => Array.isArray(reply) && (reply[0] === 't' || reply[0] === 'b')
 
-/** A claim that found the event's key: done (with the digest kept, if any), or in progress. */
-function eventState(reply: string | [number, string | null]): ClaimResult {
-  if (typeof reply !== 'string') return processing(reply)
-  return reply.length > DONE.length ? { status: 'done', digest: reply.slice(DONE.length + 1) } : { status: 'done' }
+/**
+ * A claim that found the event handled or in progress. A layout-2 marker keeps 64 bits of the digest: when they are
+ * the claim's own, the answer is the claim's digest (the same body), else those 16 hex characters (another body).
+ */
+function eventState(reply: Exclude<ClaimReply, number>, digest: string | undefined): ClaimResult {
+  if (typeof reply === 'string') {
+    return reply.length > 4 ? { status: 'done', digest: reply.slice(5) } : { status: 'done' }
+  }
+  if (reply[0] === 'd') {
+    const kept = reply[1] as string
+    if (kept === '') return { status: 'done' }
+    return { status: 'done', digest: digest?.startsWith(kept) ? digest : kept }
+  }
+  return processing(reply as [number, string | null])
 }

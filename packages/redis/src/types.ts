@@ -21,6 +21,15 @@ export interface RedisStoreOptions {
    * @default 1000
    */
   commandTimeoutMs?: number
+  /**
+   * How long a rolling upgrade from an earlier release (one key per handled event) may run on this prefix: for this
+   * long after the first instance of this release started beside keys of the earlier one, instances also leave what
+   * the earlier release reads (a handled event's key turned into its done marker, a mark in its fence hash), so that
+   * no earlier instance runs an event twice or out of order. Finish the rollout within it. A prefix holding no keys
+   * when this release first starts on it has no window.
+   * @default 3_600_000 (1 hour)
+   */
+  rolloutMs?: number
 }
 
 /** Options of `redisDeadLetterStore`. */

@@ -15,7 +15,9 @@ export function storeOptions(options: RedisStoreOptions): Required<RedisStoreOpt
     throw new RangeError('redisStore: retentionMs must be a whole number covering the 72-hour retry window')
   }
   positiveNumber(commandTimeoutMs, 'redisStore', 'commandTimeoutMs')
-  return { keyPrefix, retentionMs, commandTimeoutMs }
+  const rolloutMs = options.rolloutMs ?? 3_600_000
+  check(Number.isSafeInteger(rolloutMs) && rolloutMs >= 0, 'redisStore', 'rolloutMs', 'be a whole number, 0 or more')
+  return { keyPrefix, retentionMs, commandTimeoutMs, rolloutMs }
 }
 
 /** The `leaseMs` of a claim. */
@@ -25,7 +27,7 @@ export function leaseMs(value: number): number {
 }
 
 /** Whether `prefix` holds a Redis Cluster hash tag: the first `{` followed, later, by a `}` with something between. */
-function hasHashTag(prefix: string): boolean {
+export function hasHashTag(prefix: string): boolean {
   const open = prefix.indexOf('{')
   const close = open < 0 ? -1 : prefix.indexOf('}', open + 1)
   return close > open + 1

@@ -119,7 +119,10 @@ export class EventConflictError extends WebhookError {
     eventType: string,
     /** Digest of this delivery's body. */
     readonly receivedDigest: string,
-    /** Digest of the body the event was (or is being) handled with. */
+    /**
+     * Digest of the body the event was (or is being) handled with: 32 hex characters, or the first 16 (64 bits) from
+     * a store that keeps no more in its done markers (`redisStore`).
+     */
     readonly handledDigest: string,
     /** True when the first body's handlers were still running (answered 409), false when they were done (200). */
     readonly inProgress: boolean,

@@ -13,6 +13,17 @@ const SECRET = 'whsec_store_contract'
 const digestOf = (result: Awaited<ReturnType<WebhookStore['claim']>>) =>
   result.status === 'claimed' ? undefined : result.digest
 
+/**
+ * A `done` answer to a claim with another digest (or none), keeping `digest`: all of it, or its first 64 bits (16 hex
+ * characters) from a store that keeps no more in its done markers (`redisStore`). A claim with the same digest is
+ * answered it whole, so an identical copy is never reported as a conflict.
+ */
+function expectDone(result: Awaited<ReturnType<WebhookStore['claim']>>, digest: string) {
+  expect(result.status).toBe('done')
+  const kept = digestOf(result) ?? ''
+  expect([digest, digest.slice(0, 16)]).toContain(kept)
+}
+
 /** The tests of body digests (`claim`'s third argument), inside the contract's `describe`. */
 export function digestTests(context: ContractContext): void {
   const { fleet, claimed, claimAfterExpiry, leaseMs: LEASE_MS, shortLeaseMs, digests } = context
@@ -27,9 +38,9 @@ export function digestTests(context: ContractContext): void {
       expect(digestOf(meanwhile)).toBe(A)
       expect(await owner.complete('evt_digest', token)).toBe(true)
       for (const store of [other, owner]) {
-        expect(await store.claim('evt_digest', LEASE_MS, B)).toEqual({ status: 'done', digest: A })
+        expectDone(await store.claim('evt_digest', LEASE_MS, B), A)
         expect(await store.claim('evt_digest', LEASE_MS, A)).toEqual({ status: 'done', digest: A })
-        expect(await store.claim('evt_digest', LEASE_MS)).toEqual({ status: 'done', digest: A })
+        expectDone(await store.claim('evt_digest', LEASE_MS), A)
       }
     })
 
@@ -40,13 +51,13 @@ export function digestTests(context: ContractContext): void {
       const fresh = await claimAfterExpiry(second, 'evt_digest_taken', B)
       expect(digestOf(await first.claim('evt_digest_taken', LEASE_MS, A))).toBe(B)
       expect(await second.complete('evt_digest_taken', fresh)).toBe(true)
-      expect(await first.claim('evt_digest_taken', LEASE_MS, A)).toEqual({ status: 'done', digest: B })
+      expectDone(await first.claim('evt_digest_taken', LEASE_MS, A), B)
 
       const released = await claimed(first, 'evt_digest_released', LEASE_MS, A)
       expect(await first.release('evt_digest_released', released)).toBe(true)
       const again = await claimed(second, 'evt_digest_released', LEASE_MS, B)
       expect(await second.complete('evt_digest_released', again)).toBe(true)
-      expect(await first.claim('evt_digest_released', LEASE_MS, A)).toEqual({ status: 'done', digest: B })
+      expectDone(await first.claim('evt_digest_released', LEASE_MS, A), B)
     })
 
     it('answers no digest for an event claimed without one', async () => {
@@ -110,8 +121,9 @@ export function digestTests(context: ContractContext): void {
       const [conflict] = errors as [WebhookError & Record<string, unknown>]
       expect(conflict).toMatchObject({ code: 'event_conflict', eventId: 'evt_receiver_copy', inProgress: false })
       expect(conflict.receivedDigest).toMatch(/^[0-9a-f]{32}$/)
-      expect(conflict.handledDigest).toMatch(/^[0-9a-f]{32}$/)
-      expect(conflict.receivedDigest).not.toBe(conflict.handledDigest)
+      // 64 bits from a store that keeps no more (see expectDone).
+      expect(conflict.handledDigest).toMatch(/^[0-9a-f]{16}(?:[0-9a-f]{16})?$/)
+      expect((conflict.receivedDigest as string).startsWith(conflict.handledDigest as string)).toBe(false)
     },
   )
 }

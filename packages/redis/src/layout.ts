@@ -1,0 +1,289 @@
+import { createHash } from 'node:crypto'
+import type { Cluster, Redis } from 'ioredis'
+import { hasHashTag } from './validations.js'
+
+// Layout 2 (issue 49): what a handled event leaves behind is a field in a small shared hash, not a key of its own.
+//
+// Done markers: `<prefix>{<tag>}<generation>:<buckets>:<bucket>`, small hashes per time generation, as many as the
+// generation's traffic needs. The field is the first 16 bytes of SHA-256 of the event id; the value the first 8 bytes
+// of the claim's body digest (empty without one). A generation is a quarter of the retention; its hashes expire whole a
+// retention after the generation ends, so a marker lives between one retention and 1.25 of one (1.125 on average). A
+// claim reads every generation that may still hold a marker younger than the retention, plus the next one for the
+// instances' clocks. The bucket is the id hash's first 32 bits modulo the bucket count, which a generation chooses
+// when it starts (as many as the previous generation ended with, a quarter of them when its sampled bucket stayed
+// nearly empty, `minBuckets` at first) and multiplies by four whenever a hash reaches GROW_AT fields: a generation
+// has levels (64, 256, 1,024 buckets...), each hash under GROW_AT fields, in Redis's compact listpack encoding under
+// its default `hash-max-listpack-entries` (128, 512 since Redis 7) and `-value` (64). The counts live in
+// `<prefix>{<tag>}n`, a string with each live generation and its top level's count times 16 plus its levels less one,
+// read in the claim's script with the markers (one GET, then one HGET per level of a generation that exists); the
+// claim answers its generation's count value, which the complete passes back so as not to read the counts again. On
+// standalone Redis the tag is `d`; on a Cluster the tag names the Cluster slot of the event's own key (the claim's,
+// `<prefix><event id>`, as in layout 1), so one script reads the claim and the markers: 16,384 tags, one count hash
+// each, one bucket each to start with.
+//
+// Fence marks: `<prefix>{o:NN}m<sub>g<generation>`, in the slot of the ordering key's fence hash and held-keys bucket
+// (held-keys.ts), 16 hashes per bucket: the field is 16 bytes of SHA-256 of the ordering key, the value the last
+// fencing token and the mark (fences.ts); `<prefix>{o:NN}mn` lists the generations the bucket's hashes have, so a
+// read skips those without any (GENERATIONS_LUA). A claim in progress keeps its own key as in layout 1, and so does an
+// ordering key's hold: instances of layout 1 and 2 see each other's claims and holds (upgrade.ts).
+
+/** Generations per retention. */
+export const GENERATIONS = 4
+/**
+ * Generations a read covers, newest first: the next one (a writer's clock ahead of the reader's), the current, then
+ * GENERATIONS back (a marker a retention old by the reader's clock, give or take the clocks' skew).
+ */
+export const READS = GENERATIONS + 2
+/** A generation's first bucket count on standalone Redis (and on a Cluster whose prefix holds a hash tag). */
+export const MIN_BUCKETS = 64
+/** Fields at which a done-marker hash makes its generation add a level with four times the buckets. */
+export const GROW_AT = 100
+/** Mark hashes per held-keys bucket: at most 36, a sub is one base-36 character (GENERATIONS_LUA strips it). */
+export const MARK_SUBS = 16
+
+const hash16 = (text: string) => createHash('sha256').update(text).digest().subarray(0, 16)
+
+/**
+ * A place in layout 2: the hash key without its generation (`base`, a script adds `g<generation>`), the generation
+ * written now and its hash's expiry. A script reads generations `gen + 1` down to `gen + 2 - READS`.
+ */
+export interface Generation {
+  readonly gen: number
+  readonly expireAt: number
+  /** The bucket counts' expiry: a generation after expireAt, past every hash they describe (clocks a generation apart). */
+  readonly countsAt: number
+}
+
+/**
+ * Lua for the marks' generations: `readGenerations(base, gen, field)` reads `field` in the generations of `base` around
+ * `gen`, newest first (the value and its hash, or nothing), and `markLive(base, gen, expireAt)` records that `base`'s
+ * generation `gen` has a hash. Only generations that have one are read: the bucket's (the tag's) list of them,
+ * `<prefix>{o:NN}mn` (`base` less its one-character sub, plus `n`), 4 bytes each, newest first, read once a script
+ * (the local `live`); it expires with its newest generation's hashes, after all of them. Reading the six generations
+ * blindly cost a new ordering key six `HGET`s in each of its two scripts.
+ */
+export const GENERATIONS_LUA = `
+local live
+local function liveMarks(base)
+  if not live then live = redis.call('GET', string.sub(base, 1, -2) .. 'n') or '' end
+  return live
+end
+
+local function readGenerations(base, gen, field)
+  local s = liveMarks(base)
+  for pos = 1, #s, 4 do
+    local g = struct.unpack('>I4', s, pos)
+    if g <= gen + 1 and g > gen + 1 - ${READS} then
+      local key = base .. 'g' .. g
+      local v = redis.call('HGET', key, field)
+      if v then return v, key end
+    end
+  end
+  return nil, nil
+end
+
+local function markLive(base, gen, expireAt)
+  local s = liveMarks(base)
+  local kept, newest = {gen}, true
+  for pos = 1, #s, 4 do
+    local g = struct.unpack('>I4', s, pos)
+    if g == gen then return end
+    if g > gen then newest = false end
+    if g > gen + 1 - ${READS} then kept[#kept + 1] = g end
+  end
+  table.sort(kept, function(x, y) return x > y end)
+  for i = 1, #kept do kept[i] = struct.pack('>I4', kept[i]) end
+  live = table.concat(kept)
+  local key = string.sub(base, 1, -2) .. 'n'
+  if newest then redis.call('SET', key, live, 'PXAT', expireAt) else redis.call('SET', key, live, 'KEEPTTL') end
+end
+`
+
+/**
+ * Lua for done markers (the Done markers above). The counts are a string of 8-byte entries, a live generation and its
+ * count value (top level's bucket count times 16, plus its levels less one), one GET and a few struct.unpack a read:
+ * a hash's HMGET of six generations cost the claim about 3 µs. Keys are
+ * formatted with `string.format('%d')`: Lua's own number-to-string (`..`) costs about 2,700 instructions a number. `findMarker(base, field, h, gen)` reads the generations
+ * around `gen`: the value and its hash, or nothing; `markerHash(base, h, gen, min, countsAt)` is the hash a marker of
+ * generation `gen` goes to (starting the generation), with the counts and its own count value and bucket count;
+ * `grown(...)`, after a new field, sets a new hash's expiry (the same from every instance: the generation's) and adds
+ * a level when the hash reached GROW_AT fields. `h` is the id hash's first 32 bits (the client's): Lua hashes nothing.
+ */
+export const MARKERS_LUA = `
+local function findMarker(base, field, h, gen)
+  local s = redis.call('GET', base .. 'n')
+  if not s then return nil, nil, 0 end
+  local mine = 0
+  for pos = 1, #s, 8 do
+    local g, v = struct.unpack('>I4I4', s, pos)
+    if g == gen then mine = v end
+    if g <= gen + 1 and g > gen + 1 - ${READS} then
+      local levels = v % 16
+      local c = (v - levels) / 16
+      for _ = 0, levels do
+        local key = string.format('%s%d:%d:%d', base, g, c, h % c)
+        local m = redis.call('HGET', key, field)
+        if m then return m, key, mine end
+        c = c / 4
+      end
+    end
+  end
+  return nil, nil, mine
+end
+
+-- The counts less generations past every read, with gen's count value set to v.
+local function setCount(counts, s, gen, v, countsAt)
+  local kept = {}
+  for pos = 1, #s, 8 do
+    local g = struct.unpack('>I4', s, pos)
+    if g ~= gen and g > gen + 1 - ${READS} then kept[#kept + 1] = string.sub(s, pos, pos + 7) end
+  end
+  kept[#kept + 1] = struct.pack('>I4I4', gen, v)
+  redis.call('SET', counts, table.concat(kept))
+  redis.call('PEXPIREAT', counts, countsAt)
+end
+
+local function markerHash(base, h, gen, min, countsAt)
+  local counts = base .. 'n'
+  local s = redis.call('GET', counts) or ''
+  local v, p
+  for pos = 1, #s, 8 do
+    local g, w = struct.unpack('>I4I4', s, pos)
+    if g == gen then v = w elseif g == gen - 1 then p = w end
+  end
+  if not v then
+    local c = min
+    if p then
+      local levels = p % 16
+      c = (p - levels) / 16
+      if levels == 0 and c > min and redis.call('HLEN', base .. (gen - 1) .. ':' .. c .. ':0') < ${GROW_AT / 16} then
+        c = c / 4
+      end
+    end
+    v = c * 16
+    setCount(counts, s, gen, v, countsAt)
+  end
+  local c = (v - v % 16) / 16
+  return string.format('%s%d:%d:%d', base, gen, c, h % c), counts, v, c
+end
+
+-- The hash a marker of generation gen goes to, from a hint (gen's count value as a claim read it, 0 for none): the
+-- hint's top level unless that hash is full (the generation grew since), else as markerHash says. Also its length.
+local function markerTarget(base, h, gen, min, countsAt, hint)
+  if hint > 0 then
+    local c = (hint - hint % 16) / 16
+    local key = string.format('%s%d:%d:%d', base, gen, c, h % c)
+    local n = redis.call('HLEN', key)
+    if n < ${GROW_AT} then return key, n, c end
+  end
+  local key, _, _, c = markerHash(base, h, gen, min, countsAt)
+  return key, redis.call('HLEN', key), c
+end
+
+-- After a new field in a hash of n fields before (level c of generation gen): a new hash's expiry (the same from every
+-- instance: the generation's), and a level more when the hash reached GROW_AT fields and c is still the top level
+-- (the counts read again: a hint may be older than a level another instance added).
+local function grown(base, key, n, gen, c, countsAt, expireAt)
+  if n == 0 then redis.call('PEXPIREAT', key, expireAt) end
+  if n + 1 < ${GROW_AT} then return end
+  local counts = base .. 'n'
+  local s = redis.call('GET', counts) or ''
+  for pos = 1, #s, 8 do
+    local g, v = struct.unpack('>I4I4', s, pos)
+    if g == gen and (v - v % 16) / 16 == c and v % 16 < 15 then setCount(counts, s, gen, c * 64 + v % 16 + 1, countsAt) end
+  end
+end
+`
+
+/** CRC16/XMODEM, Redis Cluster's key hash. */
+function crc16(bytes: Buffer): number {
+  let crc = 0
+  for (const byte of bytes) {
+    crc ^= byte << 8
+    for (let i = 0; i < 8; i++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff
+  }
+  return crc
+}
+
+/** The Cluster slot of `key`, hash tags included. */
+export function slotOf(key: string): number {
+  const open = key.indexOf('{')
+  if (open >= 0) {
+    const close = key.indexOf('}', open + 1)
+    if (close > open + 1) key = key.slice(open + 1, close)
+  }
+  return crc16(Buffer.from(key)) % 16384
+}
+
+let slotTags: string[] | undefined
+/** A short hash tag for each Cluster slot (the first base-36 numbers that land in it): the same in every process. */
+function tagOfSlot(slot: number): string {
+  if (!slotTags) {
+    const tags: string[] = new Array(16384)
+    let left = 16384
+    for (let n = 0; left > 0; n++) {
+      const tag = n.toString(36)
+      const s = crc16(Buffer.from(tag)) % 16384
+      if (tags[s] === undefined) {
+        tags[s] = tag
+        left--
+      }
+    }
+    slotTags = tags
+  }
+  return slotTags[slot] as string
+}
+
+/** Where one event's done marker (or one ordering key's mark) goes and is looked for. */
+export interface Place {
+  readonly field: Buffer
+  readonly base: string
+}
+
+/** Where one event's done marker goes: also the id hash's first 32 bits and the generations' first bucket count. */
+export interface MarkerPlace extends Place {
+  readonly h: number
+  readonly min: number
+}
+
+/** The layout's keys for a store: `fullPrefix` is the client's own `keyPrefix` (ioredis adds it) plus the store's. */
+export function markerLayout(
+  client: Redis | Cluster,
+  keyPrefix: string,
+  retentionMs: number,
+  minBuckets = MIN_BUCKETS,
+) {
+  const cluster = (client as { isCluster?: boolean }).isCluster === true
+  const clientPrefix = (client as { options?: { keyPrefix?: string } }).options?.keyPrefix ?? ''
+  const fullPrefix = clientPrefix + keyPrefix
+  // With a hash tag in the prefix every key is in one slot already: buckets by hash, as on standalone Redis.
+  const bySlot = cluster && !hasHashTag(fullPrefix)
+  const generationMs = Math.ceil(retentionMs / GENERATIONS)
+  return {
+    /** The generation written now, and its hash's expiry. */
+    generation(now = Date.now()): Generation {
+      const gen = Math.floor(now / generationMs)
+      const expireAt = (gen + 1) * generationMs + retentionMs
+      return { gen, expireAt, countsAt: expireAt + generationMs }
+    },
+    marker(eventId: string): MarkerPlace {
+      const field = hash16(eventId)
+      const tag = bySlot ? tagOfSlot(slotOf(fullPrefix + eventId)) : 'd'
+      return { field, base: `${keyPrefix}{${tag}}`, h: field.readUInt32BE(0), min: bySlot ? 1 : minBuckets }
+    },
+    /** `tag` is the ordering key's held-keys bucket tag (`{o:NN}`). */
+    mark(orderingKey: string, tag: string): Place {
+      const field = hash16(orderingKey)
+      const sub = ((field[2] as number) % MARK_SUBS).toString(36)
+      return { field, base: `${keyPrefix}${tag}m${sub}` }
+    },
+  }
+}
+
+export type MarkerLayout = ReturnType<typeof markerLayout>
+
+/** The done marker's value: the first 8 bytes of a claim's digest, from its token (`<id>:<32 hex>`), or empty. */
+export function markerValue(token: string): Buffer {
+  const colon = token.indexOf(':')
+  return colon < 0 ? Buffer.alloc(0) : Buffer.from(token.slice(colon + 1, colon + 17), 'hex')
+}

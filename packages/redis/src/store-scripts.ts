@@ -1,0 +1,130 @@
+import { FENCE_KEYS, FENCE_LUA, fenceLocals, LEAVE_CALL, RENEW_CALL, TAKE_CALL } from './fences.js'
+import { GENERATIONS_LUA, GROW_AT, MARKERS_LUA } from './layout.js'
+import { shake } from './lua.js'
+
+// The store's scripts (layout 2, layout.ts). The event's own key `<prefix><event id>` holds its claim while one is
+// in progress, its value the claim token, which carries the body digest after a ':' (`<prefix>.<n>:<digest>`); owner
+// tokens always contain a '.' before any ':', so they never start with `done`. Once handled, the event is a field of
+// its generation's hash (the done marker) and its own key is deleted (or, while layout-1 instances may run, turned
+// into layout 1's `done[:digest]` until the rollout window ends: upgrade.ts). A `done` value in the event's key is a
+// layout-1 done marker, still a duplicate.
+
+/** The steps of a claim on the event's key alone (the local `event`). */
+const HOLD_LUA = `
+local function extendEvent(token, lease)
+  if redis.call('GET', event) == token then return redis.call('PEXPIRE', event, lease) end
+  return 0
+end
+
+local function releaseEvent(token)
+  if redis.call('GET', event) == token then return redis.call('DEL', event) end
+  return 0
+end
+`
+
+/** A claim and done marker (the locals `event`, `dgens`, `dwrite`); a marker's value (digest bytes) read as hex. */
+const DONE_LUA = `${HOLD_LUA}
+local function hex(v)
+  if v == '' then return v end
+  return string.format(string.rep('%02x', #v), string.byte(v, 1, -1))
+end
+
+-- The event's state before a claim: its done marker {'d', hex digest}, a layout-1 marker 'done[:digest]', a live
+-- claim {lease left, digest or false}, or nothing once this claim took the event's key.
+local function claimEvent(token, lease, field, h, gen)
+  local v, _, hint = findMarker(dbase, field, h, gen)
+  if v then return {'d', hex(v)} end
+  if redis.call('SET', event, token, 'NX', 'PX', lease) then return nil, hint end
+  local value = redis.call('GET', event)
+  if value == 'done' or string.sub(value, 1, 5) == 'done:' then return value end
+  return {redis.call('PTTL', event), string.match(value, ':(.*)$') or false}
+end
+
+local function completeEvent(token, field, value, h, gen, expireAt, countsAt, min, bridge, hint)
+  if redis.call('GET', event) ~= token then return 0 end
+  local dwrite, n, c = markerTarget(dbase, h, gen, min, countsAt, hint)
+  if redis.call('HSET', dwrite, field, value) == 1 then grown(dbase, dwrite, n, gen, c, countsAt, expireAt) end
+  if bridge > 0 then
+    redis.call('SET', event, 'done' .. (string.match(token, ':.*$') or ''), 'PX', bridge)
+  else
+    redis.call('DEL', event)
+  end
+  return 1
+end
+
+`
+
+/** The event's key, then its markers' hash without the generation. */
+const eventLocals = (first: number) => `local event, dbase = KEYS[${first}], KEYS[${first + 1}]`
+
+/** Keys of an event's scripts: its own key, then its markers' hash without the generation. */
+export const EVENT_KEYS = 2
+
+// ARGV of the claim: claim token, lease, marker field (its first 32 bits pick the bucket), generation; its answer once
+// claimed is the generation's count value (0: none yet), which the complete takes back as a hint (markerTarget,
+// layout.ts; FAST_COMPLETE_SCRIPT). Of complete: claim token, marker field and value, the 32 bits, generation, its
+// expiry, the counts' expiry, the first bucket count, the bridge (upgrade.ts), the hint.
+const EVENT_LUA = `${eventLocals(1)}${MARKERS_LUA}${DONE_LUA}`
+export const CLAIM_SCRIPT = shake(`${EVENT_LUA}
+local state, hint = claimEvent(ARGV[1], ARGV[2], ARGV[3], struct.unpack('>I4', ARGV[3]), tonumber(ARGV[4]))
+return state or hint`)
+export const EVENT_HOLDER_SCRIPTS = {
+  payhooksComplete: shake(`${EVENT_LUA}
+return completeEvent(ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6], ARGV[7], tonumber(ARGV[8]),
+  tonumber(ARGV[9]), tonumber(ARGV[10]))`),
+}
+
+/**
+ * The complete of a claim whose generation's count value it read (the hint): the client names the marker's hash (the
+ * hint's top level), so no counts are read and no number formatted, a third of the full script's cost. KEYS: the
+ * event's key, the hash; ARGV: claim token, marker field and value, the generation's expiry. 2, having done nothing,
+ * when the hash has GROW_AT - 1 fields or more (full, or about to add a level: the full script's work); not used while
+ * the rollout window is open (the bridge).
+ */
+export const FAST_COMPLETE_SCRIPT = `local event, key = KEYS[1], KEYS[2]
+if redis.call('GET', event) ~= ARGV[1] then return 0 end
+local n = redis.call('HLEN', key)
+if n >= ${GROW_AT - 1} then return 2 end
+redis.call('HSET', key, ARGV[2], ARGV[3])
+if n == 0 then redis.call('PEXPIREAT', key, ARGV[4]) end
+redis.call('DEL', event)
+return 1`
+
+/** Extend and release: KEYS the event's key alone; ARGV the claim token, then the lease. */
+export const HOLD_SCRIPTS = {
+  payhooksExtend: `local event = KEYS[1]${HOLD_LUA}
+return extendEvent(ARGV[1], ARGV[2])`,
+  payhooksRelease: `local event = KEYS[1]${HOLD_LUA}
+return releaseEvent(ARGV[1])`,
+}
+
+// On standalone Redis an ordered event's fence goes with its claim, in one script per step (KEYS: the event's, then
+// the fence's): the claim takes the fence (or gives the claim back when another holds it), complete moves the mark,
+// frees the fence and writes the done marker, release frees both. Two round trips per event, as an unordered one; on
+// a Cluster, four (fences.ts). ARGV: fenceArgs (fences.ts), then for the claim the marker's field, for complete the
+// marker's field and value, the id hash's 32 bits, the counts' expiry, the first bucket count (the marker's generation
+// and expiry are the mark's) and the hint (the claim's answer when taken carries it fourth); release and extend take
+// fenceArgs alone (each argument costs a script about 1,000 instructions).
+const ORDERED_LUA = `${eventLocals(1)}
+${fenceLocals(1 + EVENT_KEYS)}${GENERATIONS_LUA}${MARKERS_LUA}${DONE_LUA}${FENCE_LUA}`
+export const ORDERED_KEYS = EVENT_KEYS + FENCE_KEYS
+export const ORDERED_CLAIM_SCRIPT = shake(`${ORDERED_LUA}
+local state, hint = claimEvent(ARGV[1], ARGV[2], ARGV[11], struct.unpack('>I4', ARGV[11]), gen)
+if state then return state end
+local taken = ${TAKE_CALL}
+if taken[1] == 'b' then redis.call('DEL', event) else taken[4] = hint end
+return taken`)
+
+/** The steps of a claim already taken, which a full Redis still runs (allow-oom.ts); a claim's own are refused. */
+export const ORDERED_HOLDER_SCRIPTS = {
+  payhooksOrderedComplete: shake(`${ORDERED_LUA}
+${LEAVE_CALL}
+return completeEvent(ARGV[1], ARGV[11], ARGV[12], tonumber(ARGV[13]), gen, ARGV[9], ARGV[14], tonumber(ARGV[15]),
+  tonumber(ARGV[10]), tonumber(ARGV[16]))`),
+  payhooksOrderedRelease: shake(`${ORDERED_LUA}
+${LEAVE_CALL}
+return releaseEvent(ARGV[1])`),
+  payhooksOrderedExtend: shake(`${ORDERED_LUA}
+${RENEW_CALL}
+return extendEvent(ARGV[1], ARGV[2])`),
+}
