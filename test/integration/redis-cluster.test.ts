@@ -155,7 +155,7 @@ describe('payhooks on a Redis Cluster', () => {
     const masters = client.nodes('master')
     expect(masters).toHaveLength(3)
     // Each primary's share of the 16,384 slots, as the Cluster says (equal thirds from redis-cli --cluster create).
-    const ranges = (await client.cluster('SLOTS')) as [number, number, [string, number]][]
+    const ranges = (await client.cluster('SLOTS')) as unknown as [number, number, [string, number]][]
     const share = masters.map(
       ({ options }) =>
         ranges
