@@ -133,6 +133,60 @@ describe('payhooks on a Redis Cluster', () => {
     expect(await store.heldKeys?.({ limit: 100 })).toEqual([])
   })
 
+  it('spreads the done markers and marks of thousands of events evenly over the three primaries (issue 49 item 5)', async () => {
+    const client = cluster()
+    const keyPrefix = 'payhooks-cluster-even:'
+    const store = redisStore(client, { keyPrefix })
+    const EVENTS = 3000
+    const ORDERED = 600
+    let next = 0
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (next < EVENTS) {
+          const n = next++
+          const position =
+            n < ORDERED ? { key: `txn_even_${n}`, at: 1_764_000_000_000, eventType: 'transaction_settled' } : undefined
+          const claim = await store.claim(`evt_even_${n}`, 60_000, undefined, position)
+          if (claim.status !== 'claimed') throw new Error(`evt_even_${n} was ${claim.status}`)
+          expect(await store.complete(`evt_even_${n}`, claim.token)).toBe(true)
+        }
+      }),
+    )
+    const masters = client.nodes('master')
+    expect(masters).toHaveLength(3)
+    // Each primary's share of the 16,384 slots, as the Cluster says (equal thirds from redis-cli --cluster create).
+    const ranges = (await client.cluster('SLOTS')) as unknown as [number, number, [string, number]][]
+    const share = masters.map(
+      ({ options }) =>
+        ranges
+          .filter(([, , [host, port]]) => host === options.host && port === options.port)
+          .reduce((sum, [start, end]) => sum + end - start + 1, 0) / 16_384,
+    )
+    expect(share.reduce((a, b) => a + b, 0)).toBeCloseTo(1, 9)
+    /** The hashes under `keyPrefix` whose name (past the prefix) matches `name` on a primary, and their fields. */
+    const hashesOn = async (node: (typeof masters)[number], name: RegExp) => {
+      const keys = (await node.keys(`${keyPrefix}*`)).filter((key) => name.test(key.slice(keyPrefix.length)))
+      const lengths = await Promise.all(keys.map((key) => node.hlen(key)))
+      return { hashes: keys.length, fields: lengths.reduce((a, b) => a + b, 0) }
+    }
+    const markers = await Promise.all(masters.map((node) => hashesOn(node, /^\{[0-9a-z]+\}\d+:\d+:\d+$/)))
+    const marks = await Promise.all(masters.map((node) => hashesOn(node, /^\{o:\d\d\}m[0-9a-z]g\d+$/)))
+    console.info(
+      `[Cluster spread] done markers per primary: ${markers.map((m) => `${m.fields} in ${m.hashes} hashes`).join(', ')}; marks: ${marks.map((m) => m.fields).join(', ')}`,
+    )
+    expect(markers.reduce((sum, m) => sum + m.fields, 0)).toBe(EVENTS)
+    expect(marks.reduce((sum, m) => sum + m.fields, 0)).toBe(ORDERED)
+    const allHashes = markers.reduce((sum, m) => sum + m.hashes, 0)
+    for (const [i, part] of share.entries()) {
+      // Within 15% of the primary's share of the slots (about 5 standard deviations), and marks within 30% (their 64
+      // buckets split 21, 22 and 21 over three equal ranges).
+      const { fields, hashes } = markers[i] as { fields: number; hashes: number }
+      expect(Math.abs(fields - EVENTS * part)).toBeLessThan(0.15 * EVENTS * part)
+      expect(Math.abs(hashes - allHashes * part)).toBeLessThan(0.15 * allHashes * part)
+      expect(Math.abs((marks[i]?.fields ?? 0) - ORDERED * part)).toBeLessThan(0.3 * ORDERED * part)
+    }
+  })
+
   it('refuses a dead-letter key prefix without a hash tag on a Cluster', () => {
     expect(() => redisDeadLetterStore(cluster(), { keyPrefix: 'payhooks-dead-letters:' })).toThrow(
       "redisDeadLetterStore: keyPrefix must hold a hash tag on a Redis Cluster, such as '{payhooks-dead-letters}:'",

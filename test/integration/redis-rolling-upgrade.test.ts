@@ -1,32 +1,50 @@
 // A rolling upgrade of a Redis fleet (issue 49): instances of the previous release (layout 1, one key per handled
 // event; vendored from commit ad6f70a in test/fixtures/redis-store-ad6f70a) and of this one (layout 2, shared hashes)
-// on one Redis and prefix. Both ways: what the old release wrote, the new one reads (a copy handled under layout 1 is a
-// duplicate, an old claim in progress is respected, an old mark still orders), and what the new one writes during the
-// rollout window, the old one reads; through receivers, a mixed fleet runs every event once.
+// on one prefix, on a standalone Redis and on a Redis Cluster. Both ways: what the old release wrote, the new one reads
+// (a copy handled under layout 1 is a duplicate, an old claim in progress is respected, an old mark still orders), and
+// what the new one writes during the rollout window, the old one reads; through receivers, a mixed fleet runs every
+// event once and the events of an ordering key in order.
 import { randomUUID } from 'node:crypto'
 import { createWebhooks, type OrderingPosition, type WebhookStore } from '@payhooks/core'
 import { redisStore } from '@payhooks/redis'
 import { sampleEvent, signedDelivery } from '@payhooks/testing'
-import { Redis } from 'ioredis'
+import { Cluster, Redis } from 'ioredis'
 import { afterAll, describe, expect, it } from 'vitest'
 import { redisStore as previousStore } from '../fixtures/redis-store-ad6f70a/store.js'
 
-const REDIS_URL = process.env.REDIS_URL
-if (!REDIS_URL) throw new Error('REDIS_URL is not set: run these tests through `pnpm test` (node scripts/test.mjs)')
+const { REDIS_URL, REDIS_CLUSTER_NODES } = process.env
+if (!REDIS_URL || !REDIS_CLUSTER_NODES) {
+  throw new Error(
+    'REDIS_URL and REDIS_CLUSTER_NODES are needed: run these tests through `pnpm test` (node scripts/test.mjs)',
+  )
+}
+const nodes = REDIS_CLUSTER_NODES.split(',').map((node) => {
+  const [host, port] = node.split(':')
+  return { host: host as string, port: Number(port) }
+})
 
 const A = '0123456789abcdef0123456789abcdef'
 const B = 'fedcba9876543210fedcba9876543210'
 const LEASE = 60_000
 const T0 = 1_764_230_400_000
-const clients: Redis[] = []
-const connect = () => {
-  const client = new Redis(REDIS_URL)
-  clients.push(client)
-  return client
-}
-afterAll(() => {
-  for (const client of clients) client.disconnect()
+const HOUR = 3_600_000
+const clients: (Redis | Cluster)[] = []
+afterAll(async () => {
+  // quit, not disconnect: an abrupt end rejects commands a Cluster client still holds (a slots refresh), unhandled.
+  await Promise.all(clients.map((client) => client.quit().catch(() => client.disconnect())))
 })
+
+const servers = [
+  { name: 'one Redis', client: (): Redis | Cluster => new Redis(REDIS_URL) },
+  {
+    name: 'a Redis Cluster',
+    client: (): Redis | Cluster => {
+      const cluster = new Cluster(nodes)
+      cluster.on('error', () => {})
+      return cluster
+    },
+  },
+]
 
 const position = (key: string, at: number, eventType = 'transaction_settled'): OrderingPosition => ({
   key,
@@ -40,18 +58,24 @@ async function claimed(store: WebhookStore, eventId: string, digest?: string, at
   return claim
 }
 
-/** A prefix where the previous release ran first (so the new release finds layout 1 and opens its window). */
-async function upgradedFleet() {
-  const keyPrefix = `upgrade:${randomUUID()}:`
-  const old = previousStore(connect(), { keyPrefix })
-  const warm = await claimed(old, 'evt_warm')
-  await old.complete('evt_warm', warm.token)
-  const fresh = redisStore(connect(), { keyPrefix })
-  await fresh.init?.()
-  return { keyPrefix, old, fresh }
-}
+describe.each(servers)('a rolling upgrade from the previous release (layout 1) on $name', (server) => {
+  const connect = () => {
+    const client = server.client()
+    clients.push(client)
+    return client
+  }
 
-describe('a rolling upgrade from the previous release (layout 1) on one Redis', () => {
+  /** A prefix where the previous release ran first (so the new release finds layout 1 and opens its window). */
+  async function upgradedFleet() {
+    const keyPrefix = `upgrade:${randomUUID()}:`
+    const old = previousStore(connect(), { keyPrefix })
+    const warm = await claimed(old, 'evt_warm')
+    await old.complete('evt_warm', warm.token)
+    const fresh = redisStore(connect(), { keyPrefix })
+    await fresh.init?.()
+    return { keyPrefix, old, fresh }
+  }
+
   it('the new release reads what the old one wrote: done markers, claims in progress, holds and marks', async () => {
     const { old, fresh } = await upgradedFleet()
 
@@ -111,27 +135,87 @@ describe('a rolling upgrade from the previous release (layout 1) on one Redis', 
     expect((await old.claim('evt_old_wait', LEASE, A, position('txn_held_new', T0 + 1))).status).toBe('claimed')
   })
 
-  it('a mixed fleet of receivers runs every event once, in either order of old and new instances', async () => {
+  it('a mixed fleet of receivers runs every event once and the events of a key in order, old and new either way', async () => {
     const { old, fresh } = await upgradedFleet()
     const secret = 'whsec_rolling_upgrade'
     const runs = new Map<string, number>()
+    /** Per transaction, the settlement times of the events its handlers applied (those not superseded). */
+    const applied = new Map<string, number[]>()
+    const byTransaction = {
+      key: (e: { data: { transaction_id: string } }) => e.data.transaction_id,
+      at: (e: { data: { settlement_date: string } }) => e.data.settlement_date,
+    }
     const receiver = (store: WebhookStore) =>
-      createWebhooks({ secret, store, checkAtStart: false }).on('transaction_settled', (event) => {
+      createWebhooks({
+        secret,
+        store,
+        checkAtStart: false,
+        ordering: { transaction_settled: byTransaction },
+      }).on('transaction_settled', (event, { ordering }) => {
         runs.set(event.event_id, (runs.get(event.event_id) ?? 0) + 1)
+        if (ordering?.superseded) return
+        const { transaction_id, settlement_date } = event.data
+        applied.set(transaction_id, [...(applied.get(transaction_id) ?? []), Date.parse(settlement_date)])
       })
-    const fleet = [receiver(old), receiver(fresh)]
+    const [oldReceiver, newReceiver] = [receiver(old), receiver(fresh)]
+    const send = async (receiving: typeof oldReceiver, delivery: Awaited<ReturnType<typeof signedDelivery>>) =>
+      (
+        await receiving.receive({
+          method: 'POST',
+          body: delivery.body,
+          getHeader: (name) => delivery.headers[name as never],
+        })
+      ).status
+
+    // Unordered: both copies of each event at once, to the old and the new instance; a copy answered 409 (the other
+    // instance's claim in progress) comes again, as the service's retry would, and is a duplicate.
     const ids = Array.from({ length: 40 }, (_, i) => `evt_fleet_${i}`)
+    const unordered = await Promise.all(
+      ids.map((id) => signedDelivery(sampleEvent('transaction_settled', { eventId: id }), secret)),
+    )
     const answers: number[] = []
-    for (const [i, id] of ids.entries()) {
-      const { body, headers } = await signedDelivery(sampleEvent('transaction_settled', { eventId: id }), secret)
-      // Every event to both instances: first to the old one for even events, to the new one for odd ones.
-      for (const webhooks of i % 2 === 0 ? fleet : [...fleet].reverse()) {
-        const answer = await webhooks.receive({ method: 'POST', body, getHeader: (name) => headers[name as never] })
-        answers.push(answer.status)
+    for (const delivery of unordered) {
+      const first = await Promise.all([send(oldReceiver, delivery), send(newReceiver, delivery)])
+      for (const [i, status] of first.entries()) {
+        answers.push(status === 409 ? await send(i === 0 ? oldReceiver : newReceiver, delivery) : status)
       }
     }
-    expect(answers.every((status) => status === 200)).toBe(true)
-    expect(ids.map((id) => runs.get(id))).toEqual(ids.map(() => 1))
+
+    // Ordered: three events of each transaction an hour apart, arriving in every order, each event to both instances
+    // one after the other, the old or the new one first by turns: every instance meets marks of the other release.
+    const orders = [
+      [0, 1, 2],
+      [0, 2, 1],
+      [1, 0, 2],
+      [1, 2, 0],
+      [2, 0, 1],
+      [2, 1, 0],
+    ]
+    const transactions = Array.from({ length: 12 }, (_, i) => `txn_fleet_${i}`)
+    for (const [i, transaction_id] of transactions.entries()) {
+      const order = orders[i % orders.length] as number[]
+      for (const [k, n] of order.entries()) {
+        const event = sampleEvent('transaction_settled', {
+          eventId: `evt_fleet_${transaction_id}_${n}`,
+          data: { transaction_id, settlement_date: new Date(T0 + n * HOUR).toISOString() },
+        })
+        ids.push(event.event_id as string)
+        const delivery = await signedDelivery(event, secret)
+        const pair =
+          (k + Math.floor(i / orders.length)) % 2 === 0 ? [oldReceiver, newReceiver] : [newReceiver, oldReceiver]
+        for (const receiving of pair) answers.push(await send(receiving, delivery))
+      }
+    }
+
+    expect(answers).toEqual(answers.map(() => 200))
+    expect(ids.map((id) => `${id}: ${runs.get(id)}`)).toEqual(ids.map((id) => `${id}: 1`))
+    for (const transaction_id of transactions) {
+      const times = applied.get(transaction_id) ?? []
+      // Never out of order: each event applied is newer than the one before, and the newest is applied last.
+      expect(times, transaction_id).toEqual([...times].sort((a, b) => a - b))
+      expect(new Set(times).size, transaction_id).toBe(times.length)
+      expect(times.at(-1), transaction_id).toBe(T0 + 2 * HOUR)
+    }
   })
 
   it('past the window the new release leaves nothing of layout 1, and on a new prefix it opens no window', async () => {
@@ -148,7 +232,9 @@ describe('a rolling upgrade from the previous release (layout 1) on one Redis', 
     await new Promise((resolve) => setTimeout(resolve, 600))
     const after = await claimed(fresh, 'evt_after', A)
     expect(await fresh.complete('evt_after', after.token)).toBe(true)
-    expect(await redis.exists(`${keyPrefix}evt_during`, `${keyPrefix}evt_after`)).toBe(0)
+    // One key at a time: on a Cluster the two are in different slots.
+    expect(await redis.exists(`${keyPrefix}evt_during`)).toBe(0)
+    expect(await redis.exists(`${keyPrefix}evt_after`)).toBe(0)
     expect(await fresh.claim('evt_during', LEASE, A)).toEqual({ status: 'done', digest: A })
     // Layout 1's marker stays until its retention.
     expect((await fresh.claim('evt_warm', LEASE)).status).toBe('done')

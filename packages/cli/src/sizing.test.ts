@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import type { CliIo } from './context.js'
 import { run } from './run.js'
-import { BYTES, estimate, gigabytes, sizingTable } from './sizing.js'
+import { BYTES, estimate, GENERATION_LIFE, gigabytes, REDIS_MEASURED, sizingTable } from './sizing.js'
 
 async function cli(args: string[]) {
   const stdout: string[] = []
@@ -40,6 +40,23 @@ describe('sizing', () => {
       '3.5 GB',
       '0.05 GB',
     ])
+  })
+
+  it("takes Redis's figures of layout 2 (issue 49), as the stores guide and the capacity page give them", () => {
+    // bench/README's redis-storage row: 43 B unordered, 124 B ordered while a generation lives, 1.125 times over time.
+    expect(REDIS_MEASURED).toEqual({ unordered: 43, ordered: 124 })
+    expect(GENERATION_LIFE).toBe(1.125)
+    expect(BYTES.redis).toMatchObject({ unordered: 48, ordered: 140, journalAnswer: 118 })
+    const guide = (name: string) =>
+      readFileSync(new URL(`../../../docs/guide/${name}`, import.meta.url), 'utf8').replace(/\s+/g, ' ')
+    const stores = guide('stores.md')
+    expect(stores).toContain(`| unordered, handled | ${REDIS_MEASURED.unordered} B |`)
+    expect(stores).toContain(`| ordered, handled, one event per ordering key | ${REDIS_MEASURED.ordered} B |`)
+    expect(stores).toContain(`${BYTES.redis.unordered} B unordered, ${BYTES.redis.ordered} B ordered with a key each`)
+    const capacity = guide('capacity.md')
+    expect(capacity).toContain(`${REDIS_MEASURED.unordered} B unordered, ${REDIS_MEASURED.ordered} B ordered`)
+    expect(capacity).toContain(`${BYTES.redis.unordered} B and ${BYTES.redis.ordered} B over time`)
+    expect(guide('journal.md')).toContain(`Redis memory: ${BYTES.redis.journalAnswer} bytes per answer`)
   })
 
   it("is the capacity page's table, figure for figure", () => {
