@@ -1,14 +1,15 @@
-// What binding the transaction engine to the app's library costs (issue 48): webhooks.receive() of a signed
-// transaction_settled whose handler inserts one row through context.db, 16 in flight, on postgresStore (pg's own
-// client) and on each binding of @payhooks/postgres: drizzleStore, kyselyStore, knexStore, typeormStore,
+// What binding the transaction engine to the app's library costs on PostgreSQL (issue 48): webhooks.receive() of a
+// signed transaction_settled whose handler inserts one row through context.db, 16 in flight, on postgresStore (pg's
+// own client) and on each binding of @payhooks/postgres: drizzleStore, kyselyStore, knexStore, typeormStore,
 // postgresJsStore, prismaStore. Each handler writes with its library's cheapest parameterized statement (pg's query,
 // Drizzle's execute(sql``), Kysely's sql``.execute, Knex's raw, TypeORM's query, postgres.js's tagged template,
-// Prisma's $executeRawUnsafe on the client of test/fixtures/prisma, generated first), so the figure is
-// the store's and the library's transaction, not a query builder's. CPU of this process per handled event
-// (process.cpuUsage: the receiver, the store, the library and its driver), wall time for scale; rounds in rotating
-// order, medians of per-round ratios against postgresStore. Uses DATABASE_URL, or starts its own PostgreSQL.
-// Run: pnpm bench postgres-bindings (or ROUNDS=9 DELIVERIES=2000 node --expose-gc bench/postgres-bindings.bench.mjs)
-import { createWebhooks } from '@payhooks/core'
+// Prisma's $executeRawUnsafe on the client of test/fixtures/prisma, generated first), so the figure is the store's
+// and the library's transaction, not a query builder's. Beside each binding, the same library by hand (see
+// binding-rounds.mjs): the binding over it is what is ours. Statements per event from pg_stat_statements (preloaded
+// in the PostgreSQL it starts; with DATABASE_URL, when the server has it). Uses DATABASE_URL, or starts its own.
+// Run: pnpm bench postgres-bindings (or ROUNDS=9 DELIVERIES=2000 node --expose-gc bench/postgres-bindings.bench.mjs;
+// ONLY=drizzleStore,knexStore for some; HAND=0 without the by-hand rows; CPU_PROFILE=<dir> for a V8 CPU profile of
+// each variant's run in the last round; ALONE=1 without postgresStore)
 import { createTableSql, expiryIndexSql, postgresStore } from '@payhooks/postgres'
 import { drizzleStore } from '@payhooks/postgres/drizzle'
 import { knexStore } from '@payhooks/postgres/knex'
@@ -16,7 +17,6 @@ import { kyselyStore } from '@payhooks/postgres/kysely'
 import { postgresJsStore } from '@payhooks/postgres/postgres-js'
 import { prismaStore } from '@payhooks/postgres/prisma'
 import { typeormStore } from '@payhooks/postgres/typeorm'
-import { sampleEvent, signedDelivery } from '@payhooks/testing'
 import { PrismaPg } from '@prisma/adapter-pg'
 import { sql as drizzleSql } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/node-postgres'
@@ -27,17 +27,14 @@ import postgres from 'postgres'
 import { DataSource } from 'typeorm'
 import { startPostgres } from '../scripts/postgres-server.mjs'
 import { generatePrismaClients } from '../scripts/prisma-generate.mjs'
+import { bindingRounds, POOL, quiet } from './binding-rounds.mjs'
 
 generatePrismaClients()
 const { PrismaClient } = await import('../test/fixtures/prisma/generated/prisma/client.js')
 
-const ROUNDS = Number(process.env.ROUNDS ?? 7)
-const DELIVERIES = Number(process.env.DELIVERIES ?? 1_500)
-const CONCURRENCY = 16
-const POOL = CONCURRENCY + 4
-const SECRET = 'whsec_bench_bindings'
-
-const server = process.env.DATABASE_URL ? undefined : await startPostgres()
+const server = process.env.DATABASE_URL
+  ? undefined
+  : await startPostgres(undefined, { shared_preload_libraries: 'pg_stat_statements' })
 process.on('exit', () => server?.stop())
 const url = process.env.DATABASE_URL ?? server.url
 const runId = Date.now().toString(36)
@@ -52,31 +49,89 @@ function pgPool() {
   return pool
 }
 
+const options = (table) => ({ table, createTable: false, sweepIntervalMs: 0, logger: quiet })
 const insert = (ledger) => `INSERT INTO ${ledger} (event_id, amount) VALUES ($1, $2)`
-const variants = {
+// The by-hand stores' claim (a 5-minute lease) and done marker (kept 73 hours, if the lease still holds).
+const claimSql = (t) => `INSERT INTO ${t} (event_id, token, expires_at) VALUES ($1, $2, now() + interval '5 minutes')`
+const doneSql = (t) =>
+  `UPDATE ${t} SET token = NULL, expires_at = now() + interval '73 hours' WHERE event_id = $1 AND token = $2 AND expires_at > now()`
+const duplicate = (error) =>
+  (error?.code ?? error?.cause?.code ?? error?.meta?.code) === '23505' || /23505|unique/i.test(String(error?.message))
+const questionMarks = (text) => text.replace(/\$\d+/g, '?')
+
+const libraries = {
   postgresStore: () => {
     const pool = pgPool()
     return {
       store: (table) => postgresStore(pool, options(table)),
       write: (db, l, id) => db.query(insert(l), [id, 10.3]),
+      hand: {
+        claim: (t, id, token) => pool.query(claimSql(t), [id, token]),
+        async transaction(work) {
+          const client = await pool.connect()
+          try {
+            await client.query('BEGIN')
+            const result = await work(client)
+            await client.query('COMMIT')
+            return result
+          } catch (error) {
+            await client.query('ROLLBACK')
+            throw error
+          } finally {
+            client.release()
+          }
+        },
+        done: async (client, t, id, token) => (await client.query(doneSql(t), [id, token])).rowCount,
+        duplicate,
+      },
     }
   },
   drizzleStore: () => {
     const db = drizzle(pgPool())
+    const raw = drizzleSql.raw
     return {
       store: (table) => drizzleStore(db, options(table)),
-      write: (tx, l, id) =>
-        tx.execute(drizzleSql`INSERT INTO ${drizzleSql.raw(l)} (event_id, amount) VALUES (${id}, ${10.3})`),
+      write: (tx, l, id) => tx.execute(drizzleSql`INSERT INTO ${raw(l)} (event_id, amount) VALUES (${id}, ${10.3})`),
+      hand: {
+        claim: (t, id, token) =>
+          db.execute(
+            drizzleSql`INSERT INTO ${raw(t)} (event_id, token, expires_at) VALUES (${id}, ${token}, now() + interval '5 minutes')`,
+          ),
+        transaction: (work) => db.transaction(work),
+        done: async (tx, t, id, token) =>
+          (
+            await tx.execute(
+              drizzleSql`UPDATE ${raw(t)} SET token = NULL, expires_at = now() + interval '73 hours' WHERE event_id = ${id} AND token = ${token} AND expires_at > now()`,
+            )
+          ).rowCount,
+        duplicate,
+      },
     }
   },
   kyselyStore: () => {
     // Kysely's destroy() ends its pool.
     const db = new Kysely({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: POOL }) }) })
     closers.push(() => db.destroy())
+    const raw = kyselySql.raw
     return {
       store: (table) => kyselyStore(db, { ...options(table), maxConcurrentEvents: POOL - 1 }),
-      write: (trx, l, id) =>
-        kyselySql`INSERT INTO ${kyselySql.raw(l)} (event_id, amount) VALUES (${id}, ${10.3})`.execute(trx),
+      write: (trx, l, id) => kyselySql`INSERT INTO ${raw(l)} (event_id, amount) VALUES (${id}, ${10.3})`.execute(trx),
+      hand: {
+        claim: (t, id, token) =>
+          kyselySql`INSERT INTO ${raw(t)} (event_id, token, expires_at) VALUES (${id}, ${token}, now() + interval '5 minutes')`.execute(
+            db,
+          ),
+        transaction: (work) => db.transaction().execute(work),
+        done: async (trx, t, id, token) =>
+          Number(
+            (
+              await kyselySql`UPDATE ${raw(t)} SET token = NULL, expires_at = now() + interval '73 hours' WHERE event_id = ${id} AND token = ${token} AND expires_at > now()`.execute(
+                trx,
+              )
+            ).numAffectedRows,
+          ),
+        duplicate,
+      },
     }
   },
   knexStore: () => {
@@ -85,6 +140,12 @@ const variants = {
     return {
       store: (table) => knexStore(db, options(table)),
       write: (trx, l, id) => trx.raw(`INSERT INTO ${l} (event_id, amount) VALUES (?, ?)`, [id, 10.3]),
+      hand: {
+        claim: (t, id, token) => db.raw(questionMarks(claimSql(t)), [id, token]),
+        transaction: (work) => db.transaction(work),
+        done: async (trx, t, id, token) => (await trx.raw(questionMarks(doneSql(t)), [id, token])).rowCount,
+        duplicate,
+      },
     }
   },
   typeormStore: async () => {
@@ -94,6 +155,13 @@ const variants = {
     return {
       store: (table) => typeormStore(dataSource, options(table)),
       write: (m, l, id) => m.query(insert(l), [id, 10.3]),
+      hand: {
+        claim: (t, id, token) => dataSource.query(claimSql(t), [id, token]),
+        transaction: (work) => dataSource.transaction(work),
+        // EntityManager.query answers an UPDATE with [rows, count].
+        done: async (m, t, id, token) => (await m.query(doneSql(t), [id, token]))[1],
+        duplicate,
+      },
     }
   },
   postgresJsStore: () => {
@@ -102,6 +170,16 @@ const variants = {
     return {
       store: (table) => postgresJsStore(sql, options(table)),
       write: (tx, l, id) => tx`INSERT INTO ${tx(l)} (event_id, amount) VALUES (${id}, ${10.3})`,
+      hand: {
+        claim: (t, id, token) =>
+          sql`INSERT INTO ${sql(t)} (event_id, token, expires_at) VALUES (${id}, ${token}, now() + interval '5 minutes')`,
+        transaction: (work) => sql.begin(work),
+        done: async (tx, t, id, token) =>
+          (
+            await tx`UPDATE ${tx(t)} SET token = NULL, expires_at = now() + interval '73 hours' WHERE event_id = ${id} AND token = ${token} AND expires_at > now()`
+          ).count,
+        duplicate,
+      },
     }
   },
   prismaStore: () => {
@@ -110,6 +188,12 @@ const variants = {
     return {
       store: (table) => prismaStore(prisma, options(table)),
       write: (tx, l, id) => tx.$executeRawUnsafe(insert(l), id, 10.3),
+      hand: {
+        claim: (t, id, token) => prisma.$executeRawUnsafe(claimSql(t), id, token),
+        transaction: (work) => prisma.$transaction(work, { timeout: 60_000 }),
+        done: (tx, t, id, token) => tx.$executeRawUnsafe(doneSql(t), id, token),
+        duplicate,
+      },
     }
   },
   // new PrismaPg(pool): the store's claims and renewals go to the pool without Prisma's client.
@@ -122,100 +206,59 @@ const variants = {
     }
   },
 }
-const options = (table) => ({ table, createTable: false, sweepIntervalMs: 0, logger: { warn() {}, error() {} } })
-const names = (process.env.ONLY?.split(',') ?? Object.keys(variants)).filter((name) => name in variants)
-if (names[0] !== 'postgresStore') names.unshift('postgresStore')
 
-/** A receiver of `variant` on fresh tables, its handler writing one ledger row through context.db. */
-async function receiver(variant, label) {
-  const table = `bench_${runId}_${label}`
-  const ledger = `${table}_ledger`
-  tables.push(table, ledger)
-  await admin.query(`${createTableSql(table)};\n${expiryIndexSql(table)}`)
-  await admin.query(`ALTER TABLE ${table} ADD COLUMN body_digest text`)
-  await admin.query(`CREATE TABLE ${ledger} (id bigserial PRIMARY KEY, event_id text NOT NULL, amount numeric)`)
-  const store = variant.store(table)
-  await store.init()
-  const webhooks = createWebhooks({ secret: SECRET, store, checkAtStart: false })
-  webhooks.on('transaction_settled', async (event, { db }) => {
-    await variant.write(db, ledger, event.event_id)
-  })
-  return webhooks
-}
-
-/** Signed deliveries made ahead, so signing is not measured. */
-const deliveries = (label, count) =>
-  Promise.all(
-    Array.from({ length: count }, async (_, i) => {
-      const { body, headers } = await signedDelivery(
-        sampleEvent('transaction_settled', { eventId: `evt_${label}_${i}` }),
-        SECRET,
+/** pg_stat_statements' calls since `start` (which resets it), by the statement's first word and its table. */
+async function statementCounter() {
+  try {
+    await admin.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements')
+    await admin.query('SELECT pg_stat_statements_reset()')
+  } catch {
+    return undefined
+  }
+  const kindOf = (query) => {
+    const word = (/^\s*(\w+)/.exec(query)?.[1] ?? '?').toUpperCase()
+    if (word !== 'INSERT' && word !== 'UPDATE' && word !== 'DELETE' && word !== 'SELECT') return word
+    return `${word} ${/_ledger\b/.test(query) ? 'ledger' : /bench_/.test(query) ? 'events' : 'other'}`
+  }
+  return {
+    start: () => admin.query('SELECT pg_stat_statements_reset()'),
+    async read() {
+      const { rows } = await admin.query(
+        "SELECT query, calls FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%'",
       )
-      return { method: 'POST', body, getHeader: (name) => headers[name] }
-    }),
-  )
-
-async function run(webhooks, batch) {
-  globalThis.gc?.()
-  let next = 0
-  const wall = performance.now()
-  const cpu = process.cpuUsage()
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (next < batch.length) {
-        const answer = await webhooks.receive(batch[next++])
-        if (answer.status !== 200) throw new Error(`answered ${answer.status}: ${answer.body}`)
+      const kinds = {}
+      let total = 0
+      for (const { query, calls } of rows) {
+        const kind = kindOf(query)
+        kinds[kind] = (kinds[kind] ?? 0) + Number(calls)
+        total += Number(calls)
       }
-    }),
-  )
-  const used = process.cpuUsage(cpu)
-  return { cpuUs: (used.user + used.system) / batch.length, wallUs: ((performance.now() - wall) * 1000) / batch.length }
-}
-
-const made = {}
-for (const name of names) made[name] = await variants[name]()
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const middle = sorted.length >> 1
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
-}
-const results = Object.fromEntries(names.map((name) => [name, { cpu: [], wall: [], cpuRatio: [], wallRatio: [] }]))
-for (let round = -1; round < ROUNDS; round++) {
-  const figures = {}
-  const order = names.map((_, i) => names[(i + round + names.length) % names.length])
-  for (const name of order) {
-    const label = `${name.toLowerCase()}_${round + 1}`
-    const webhooks = await receiver(made[name], label)
-    figures[name] = await run(webhooks, await deliveries(label, round < 0 ? 300 : DELIVERIES))
-    await webhooks.close()
-  }
-  if (round < 0) continue // warm-up
-  for (const name of names) {
-    results[name].cpu.push(figures[name].cpuUs)
-    results[name].wall.push(figures[name].wallUs)
-    results[name].cpuRatio.push(figures[name].cpuUs / figures.postgresStore.cpuUs)
-    results[name].wallRatio.push(figures[name].wallUs / figures.postgresStore.wallUs)
+      return { total, kinds }
+    },
   }
 }
 
-const fmt = (n, digits = 0) =>
-  n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
-const range = (values) => `${fmt(Math.min(...values), 2)}–${fmt(Math.max(...values), 2)}`
 const version = (await admin.query('SHOW server_version')).rows[0].server_version
-console.log(
-  `node ${process.version}, PostgreSQL ${version}, ${ROUNDS} rounds of ${DELIVERIES} deliveries, ${CONCURRENCY} in flight; medians (per-round ratio range in brackets)`,
-)
-console.table(
-  names.map((name) => ({
-    store: name,
-    'CPU µs/event': fmt(median(results[name].cpu), 1),
-    'CPU vs postgresStore': `${fmt(median(results[name].cpuRatio), 2)}x (${range(results[name].cpuRatio)})`,
-    'wall µs/event': fmt(median(results[name].wall), 1),
-    'wall vs postgresStore': `${fmt(median(results[name].wallRatio), 2)}x`,
-  })),
-)
-console.log('Target (issue 48): each binding ≤ 1.15x postgresStore in CPU per handled event.')
-
-for (const table of tables) await admin.query(`DROP TABLE IF EXISTS ${table}`)
-for (const close of closers.reverse()) await close()
-server?.stop()
+await bindingRounds({
+  libraries,
+  database: {
+    title: `PostgreSQL ${version}`,
+    async setup(label) {
+      const table = `bench_${runId}_${label}`
+      const ledger = `${table}_ledger`
+      tables.push(table, ledger)
+      await admin.query(`${createTableSql(table)};\n${expiryIndexSql(table)}`)
+      await admin.query(`ALTER TABLE ${table} ADD COLUMN body_digest text`)
+      await admin.query(`CREATE TABLE ${ledger} (id bigserial PRIMARY KEY, event_id text NOT NULL, amount numeric)`)
+      return { table, ledger }
+    },
+    statements: await statementCounter(),
+    async close() {
+      for (const table of tables) await admin.query(`DROP TABLE IF EXISTS ${table}`)
+      for (const close of closers.reverse()) await close()
+      server?.stop()
+    },
+  },
+  target:
+    'Target (issue 48): each binding ≤ 1.15x postgresStore in CPU per handled event; "CPU vs own by hand" set beside postgresStore\'s own is what the binding adds to its library.',
+})

@@ -46,9 +46,10 @@ function serverUser() {
 /**
  * Starts PostgreSQL from `binDir` and resolves once it accepts connections, with its `url`
  * (postgres://postgres@127.0.0.1:PORT/postgres, trust authentication), `stop()`, synchronous so it can run
- * in an 'exit' handler (immediate shutdown, then the data directory is removed), and `restart()`.
+ * in an 'exit' handler (immediate shutdown, then the data directory is removed), and `restart()`. `extraSettings`:
+ * more `-c` settings (the bindings bench preloads pg_stat_statements).
  */
-export async function startPostgres(binDir = postgresBinDir()) {
+export async function startPostgres(binDir = postgresBinDir(), extraSettings = {}) {
   if (!binDir)
     throw new Error('PostgreSQL not found: apt-get install postgresql, or set POSTGRES_BIN_DIR or DATABASE_URL')
   const user = serverUser()
@@ -72,6 +73,7 @@ export async function startPostgres(binDir = postgresBinDir()) {
     synchronous_commit: 'off',
     full_page_writes: 'off',
     max_connections: '200',
+    ...extraSettings,
   }
   const args = ['-D', data, '-p', String(port), ...Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`])]
   let proc

@@ -29,6 +29,15 @@ function toSql(text: string, values: unknown[]): SQL {
 }
 
 /**
+ * The pg client of Drizzle's transaction (its session's, checked out of the pool for it), where the store's own
+ * statements go without Drizzle's SQL builder; undefined on a Drizzle without that shape (the builder then).
+ */
+function clientOf(tx: unknown): Pick<Pool, 'query'> | undefined {
+  const client = (tx as { session?: { client?: unknown } }).session?.client
+  return hasMethods(client, 'query', 'release') && !isPgPool(client) ? (client as Pick<Pool, 'query'>) : undefined
+}
+
+/**
  * A `postgresStore` whose handlers write through Drizzle (drizzle-orm/node-postgres, over a `pg.Pool`): `context.db`
  * is Drizzle's transaction of the event, typed by your database's schema, and what the handlers write with it commits
  * together with the event's done marker, or not at all. The transaction is opened before the handlers run; catch an
@@ -77,8 +86,12 @@ export function drizzleStore<D extends DrizzleOverPg>(
       name: where,
       poolSize: pool.options?.max ?? 10,
       transaction: (work) => db.transaction((tx) => work(tx as Tx)),
-      query: (tx, text, values) =>
-        (tx as unknown as DrizzleOverPg).execute(toSql(text, values)) as Promise<PostgresRows>,
+      query: (tx, text, values) => {
+        const client = clientOf(tx)
+        return client
+          ? (client.query(text, values) as Promise<PostgresRows>)
+          : ((tx as unknown as DrizzleOverPg).execute(toSql(text, values)) as Promise<PostgresRows>)
+      },
       run: (text, values) => run(text, values),
       session,
       check: alive,

@@ -15,7 +15,11 @@ interface KnexClient {
   releaseConnection(connection: unknown): Promise<unknown>
 }
 
-/** A statement with `$n` placeholders as Knex's `raw` takes it: `?`, and its values in their order. */
+/**
+ * A statement with `$n` placeholders as Knex's `raw` takes it: `?`, and its values in their order. The store's own
+ * statements go to a connection of Knex's (pg's client) without its query builder; this is for a transaction's
+ * client of another shape.
+ */
 function raw(on: Knex | Knex.Transaction, text: string, values: unknown[]): Promise<PostgresRows> {
   const { parts, order } = numbered(text)
   return on.raw(parts.join('?'), valuesInOrder(order, values) as Knex.RawBinding[]) as unknown as Promise<PostgresRows>
@@ -59,8 +63,20 @@ export function knexStore(knex: Knex, options: BoundPostgresStoreOptions = {}): 
       name: where,
       poolSize: client.pool?.max ?? client.config?.pool?.max ?? 10,
       transaction: (work) => knex.transaction((trx) => work(trx)),
-      query: (trx, text, values) => raw(trx, text, values),
-      run: (text, values) => raw(knex, text, values),
+      async query(trx, text, values) {
+        // The transaction's client lends its one connection (the pool's, were it not the transaction's: then Knex's).
+        const transacting = trx.client as unknown as KnexClient & { transacting?: boolean }
+        if (transacting.transacting !== true) return raw(trx, text, values)
+        return (await transacting.acquireConnection()).query(text, values)
+      },
+      async run(text, values) {
+        const connection = await client.acquireConnection()
+        try {
+          return await connection.query(text, values)
+        } finally {
+          await client.releaseConnection(connection)
+        }
+      },
       async session(work) {
         const connection = await client.acquireConnection()
         try {

@@ -1,3 +1,4 @@
+import type { Pool } from 'pg'
 import type { DataSource, EntityManager, QueryResult, QueryRunner } from 'typeorm'
 import { hasMethods, isPgPool, refuse, UnusableLibraryError } from './binding-checks.js'
 import { bindPostgresStore } from './engine.js'
@@ -64,8 +65,20 @@ export function typeormStore(
       name: where,
       poolSize: pool.poolSize ?? pool.extra?.max ?? 10,
       transaction: (work) => dataSource.transaction((manager) => work(manager)),
-      query: (manager, text, values) => on(manager.queryRunner as QueryRunner, text, values),
-      run: (text, values) => alone((runner) => on(runner, text, values)),
+      query(manager, text, values) {
+        // The transaction's pg client, once its query runner connected (it has, to begin): without TypeORM's logging.
+        const connection = (manager.queryRunner as { databaseConnection?: unknown } | undefined)?.databaseConnection
+        if (hasMethods(connection, 'query', 'release') && !isPgPool(connection)) {
+          return (connection as Pick<Pool, 'query'>).query(text, values) as Promise<PostgresRows>
+        }
+        return on(manager.queryRunner as QueryRunner, text, values)
+      },
+      run(text, values) {
+        // The driver's pg.Pool (its master), set at initialize(): one statement without a query runner around it.
+        const master: unknown = (dataSource.driver as { master?: unknown } | undefined)?.master
+        if (isPgPool(master)) return (master as Pool).query(text, values) as Promise<PostgresRows>
+        return alone((runner) => on(runner, text, values))
+      },
       session: (work) => alone((runner) => work((text, values) => on(runner, text, values))),
       check() {
         if (!dataSource.isInitialized) {
