@@ -33,13 +33,16 @@ async function deliver(webhooks: ReturnType<typeof createWebhooks>, message: obj
 describe('close() while a handler ignores its signal, two receivers on one Redis', () => {
   it('keeps renewing the run’s claim: a copy on the other receiver is answered 409, and the event is done once', async () => {
     const keyPrefix = `payhooks-close-hung:${randomUUID()}:`
-    const leaseMs = 1500
+    // The copies' answers (409 in_progress) take a store round trip on the other receiver: the deadline leaves a loaded
+    // machine's 5x room and more (at 200 ms one could be answered deadline_exceeded); renewed every second, a renewal
+    // may come 2 s late.
+    const leaseMs = 3000
     const errors: WebhookError[] = []
     const receiver = () => {
       const webhooks = createWebhooks({
         secret,
         store: redisStore(redis(), { keyPrefix }),
-        deadlineMs: 200,
+        deadlineMs: 2000,
         leaseMs,
         checkAtStart: false,
         logger: { error() {}, warn() {} },
@@ -69,7 +72,7 @@ describe('close() while a handler ignores its signal, two receivers on one Redis
     // Each store's first calls (its scripts loaded) out of the way.
     for (const webhooks of [first, second]) {
       const warmUp = sampleEvent('transaction_settled', { eventId: `evt_warm_${randomUUID()}` })
-      await vi.waitFor(async () => expect((await deliver(webhooks, warmUp)).status).toBe(200), { timeout: 5000 })
+      await vi.waitFor(async () => expect((await deliver(webhooks, warmUp)).status).toBe(200), { timeout: 20_000 })
     }
 
     try {
@@ -88,12 +91,12 @@ describe('close() while a handler ignores its signal, two receivers on one Redis
     }
     // Settled: the first instance marks the event done, and the next retry is a duplicate.
     await vi.waitFor(async () => expect((await deliver(second, event)).body.status).toBe('duplicate'), {
-      timeout: 5000,
+      timeout: 20_000,
       interval: 50,
     })
     expect(runs).toEqual(['first'])
     expect(overlapped).toBe(false)
     expect(errors.map((error) => error.code)).not.toContain('store_unavailable')
     await second.close({ timeoutMs: 1000 })
-  })
+  }, 60_000)
 })

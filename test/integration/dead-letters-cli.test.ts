@@ -183,8 +183,9 @@ describe('payhooks dead-letters', () => {
       /^evt_cli_tampered\s+failed\s+invalid_signature: signature does not match the body$/m,
     )
     expect(await runs('evt_cli_tampered')).toBe(0)
-    const still = JSON.parse((await cli('show', 'evt_cli_tampered', '--json')).stdout) as { status: string }
-    expect(still.status).toBe('parked')
+    const shown = await cli('show', 'evt_cli_tampered', '--json')
+    expect([shown.code, shown.stderr]).toEqual([0, ''])
+    expect((JSON.parse(shown.stdout) as { status: string }).status).toBe('parked')
   })
 
   it('replays every parked letter matching a filter with --all', async () => {

@@ -70,14 +70,18 @@ async function deliver(
 
 describe.each(stores)('a hung handler on %s', (_name, makeStore) => {
   it('keeps its claim, ordering key and slot past maxRunMs and leaseMs: the event runs once', async () => {
-    const maxRunMs = 250
+    // Each answer this test reads (in_progress, busy, duplicate) takes a store round trip or less: the deadline
+    // leaves a loaded machine's round trip 5x room and more (at 150 ms, a claim answered late on PostgreSQL kept
+    // its slot after the answer, and the hung event's next retry found both slots taken: busy).
+    const deadlineMs = 2000
+    const maxRunMs = 2500
     // Renewed every second, a renewal may come 2 s late before the lease lapses (at 900 ms, 600 ms of room).
     const leaseMs = 3000
     const webhooks = createWebhooks({
       secret,
       store: await makeStore(),
       ordering: { transaction_settled: byTransaction },
-      deadlineMs: 150,
+      deadlineMs,
       leaseMs,
       maxRunMs,
       maxConcurrentEvents: 2,
@@ -98,7 +102,7 @@ describe.each(stores)('a hung handler on %s', (_name, makeStore) => {
     })
     // The store's first calls (its init, its scripts loaded) out of the way: the hung run's lease starts at once.
     const warmUp = settled(`txn_${randomUUID()}`, '2026-11-03T08:00:00Z')
-    await vi.waitFor(async () => expect((await deliver(webhooks, warmUp)).status).toBe(200), { timeout: 5000 })
+    await vi.waitFor(async () => expect((await deliver(webhooks, warmUp)).status).toBe(200), { timeout: 20_000 })
     errors.length = 0
     runs.clear()
     try {
@@ -117,11 +121,10 @@ describe.each(stores)('a hung handler on %s', (_name, makeStore) => {
       const reported = errors.map((e) => e.message).join('\n')
       expect(runs.get(hung.event_id), reported).toBe(1)
       expect(runs.get(later.event_id), reported).toBeUndefined()
-      // Every retry was refused as in progress (or, on a slow machine, not answered within the deadline).
-      expect(retries).toContain('in_progress')
-      expect(retries.filter((code) => code !== 'in_progress' && code !== 'deadline_exceeded')).toEqual([])
-      expect(laterAnswers).toContain('in_progress')
-      expect(laterAnswers.filter((code) => code !== 'in_progress' && code !== 'deadline_exceeded')).toEqual([])
+      // Every retry was refused as in progress.
+      expect(retries.length).toBeGreaterThan(0)
+      expect(retries.filter((code) => code !== 'in_progress')).toEqual([])
+      expect(laterAnswers.filter((code) => code !== 'in_progress')).toEqual([])
 
       // A second hung run takes the other slot: the instance is full of hung runs.
       expect((await deliver(webhooks, other)).status).toBe(503)
@@ -141,7 +144,7 @@ describe.each(stores)('a hung handler on %s', (_name, makeStore) => {
     expect(runs.get(hung.event_id)).toBe(1)
     expect(runs.get(later.event_id)).toBe(1)
     await webhooks.close({ timeoutMs: 1000 })
-  })
+  }, 60_000)
 })
 
 describe.each(stores)('a run whose lease lapsed on %s', (_name, makeStore) => {
@@ -156,8 +159,9 @@ describe.each(stores)('a run whose lease lapsed on %s', (_name, makeStore) => {
         return typeof value === 'function' ? value.bind(target) : value
       },
     })
-    const leaseMs = 300
-    const webhooks = createWebhooks({ secret, store, deadlineMs: 150, leaseMs })
+    // The deadline leaves the copies' answers (no store call) and the final duplicate (one) 5x a loaded round trip.
+    const leaseMs = 3000
+    const webhooks = createWebhooks({ secret, store, deadlineMs: 2000, leaseMs })
     const errors: WebhookError[] = []
     webhooks.onError((error) => void errors.push(error))
     const event = settled(`txn_${randomUUID()}`, '2026-11-03T08:00:00Z')
@@ -170,8 +174,20 @@ describe.each(stores)('a run whose lease lapsed on %s', (_name, makeStore) => {
       if (runs === 1) await stuck.promise // ignores its signal
     })
     try {
-      await vi.waitFor(async () => expect((await deliver(webhooks, event)).status).toBe(503), { timeout: 5000 })
-      await vi.waitFor(() => expect(signal?.aborted).toBe(true), { timeout: 10_000 })
+      // Delivered until its handler runs: a new client's first claim may be refused while it connects (a Cluster's,
+      // on a loaded machine, took past the store's 1 s for it), 503, as the service's next retry would find it.
+      const first: number[] = []
+      await vi.waitFor(
+        async () => {
+          if (runs === 0) first.push((await deliver(webhooks, event)).status)
+          expect(runs).toBe(1)
+        },
+        { timeout: 20_000, interval: 50 },
+      )
+      // Never acknowledged: its handler has not finished.
+      expect(first.filter((status) => status < 400)).toEqual([])
+      // Its first renewal (a third of the lease on) is lost: the run's signal is aborted.
+      await vi.waitFor(() => expect(signal?.aborted).toBe(true), { timeout: 20_000 })
       expect(errors.map((e) => e.code)).toContain('store_unavailable')
       // The store would now grant a new claim: the lease ran out, and nobody renewed it.
       await sleep(leaseMs + 100)
@@ -186,5 +202,5 @@ describe.each(stores)('a run whose lease lapsed on %s', (_name, makeStore) => {
     await vi.waitFor(async () => expect((await deliver(webhooks, event)).status).toBe(200), { timeout: 10_000 })
     expect(runs).toBe(2)
     await webhooks.close({ timeoutMs: 1000 })
-  })
+  }, 60_000)
 })

@@ -6,7 +6,7 @@ import { createWebhooks } from '@payhooks/core'
 import { redisDeadLetterStore, redisPauseStore, redisStore } from '@payhooks/redis'
 import { sampleEvent, signedDelivery } from '@payhooks/testing'
 import { Redis } from 'ioredis'
-import { afterAll, beforeAll, expect, it } from 'vitest'
+import { afterAll, beforeAll, expect, it, vi } from 'vitest'
 import { assertBuilt, runCli } from '../fixtures/cli-run.js'
 
 const REDIS_URL = process.env.REDIS_URL
@@ -46,7 +46,10 @@ it('pauses a type on the live receiver, lists it, and resumes it, replaying what
   expect(paused.stderr).toBe('')
   expect(paused.stdout).toMatch(/^Paused transaction_settled since \S+ \(ledger migration\): every receiver/)
   expect(paused.code).toBe(0)
-  await new Promise((resolve) => setTimeout(resolve, 2000))
+  // The live receiver reads the pauses every second: it parks once its copy has the pause (its health says so),
+  // however late a loaded machine's timer and read came (a fixed 2 s wait was twice the period).
+  const pausedHere = async () => (await live.health()).checks.some((check) => check.name === 'paused')
+  await vi.waitFor(async () => expect(await pausedHere()).toBe(true), { timeout: 20_000, interval: 50 })
   expect((await send('evt_cli_paused')).status).toBe('parked')
 
   const listed = await cli('paused', '--json')
@@ -60,8 +63,8 @@ it('pauses a type on the live receiver, lists it, and resumes it, replaying what
   expect(JSON.parse(resumed.stdout)).toMatchObject({ resumed: true, replay: { tried: 1, processed: 1, failed: 0 } })
   expect(await redis.hgetall(countsKey)).toEqual({ evt_cli_paused: '1' })
   expect((await cli('paused')).stdout).toBe('Nothing is paused.\n')
-  // The live receiver runs the type again.
-  await new Promise((resolve) => setTimeout(resolve, 1500))
+  // The live receiver runs the type again, once its copy has the pause gone.
+  await vi.waitFor(async () => expect(await pausedHere()).toBe(false), { timeout: 20_000, interval: 50 })
   expect((await send('evt_cli_after')).status).toBe('processed')
   expect(await redis.hget(countsKey, 'evt_cli_after')).toBe('1')
   await live.close()

@@ -4,7 +4,7 @@
 // nothing for as long as the reader ran.
 import { randomUUID } from 'node:crypto'
 import { migrate, postgresDeadLetterStore, postgresJournal, postgresStore } from '@payhooks/postgres'
-import { expect, it } from 'vitest'
+import { expect, it, vi } from 'vitest'
 import { runCli } from '../fixtures/cli-run.js'
 import { runMigration } from '../fixtures/postgres.js'
 import { postgresHarness } from '../fixtures/postgres-harness.js'
@@ -61,6 +61,13 @@ it('`payhooks migrate` says what its index build waits for: the reader holding i
     await reader.query('BEGIN ISOLATION LEVEL REPEATABLE READ')
     await reader.query(`SELECT count(*) FROM ${options.table}`)
     const pid = (await reader.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid
+    const waitLine = new RegExp(
+      `^\\[payhooks\\] migrate: migration 012 \\(index ${options.table}_expiry_idx\\) is waiting for a lock on ${options.table} held by pid ${pid} \\(idle in transaction; query started \\d+ s ago\\)`,
+      'm',
+    )
+    // The reader commits once the run said what it waits for (its first report comes after a second of waiting),
+    // however long the CLI took to start and reach the build: a fixed wait raced a loaded machine's start-up.
+    let said = false
     const run = runCli(
       [
         'migrate',
@@ -73,25 +80,36 @@ it('`payhooks migrate` says what its index build waits for: the reader holding i
         '--journal-table',
         options.journalTable,
       ],
-      { timeoutMs: 30_000 },
+      {
+        timeoutMs: 60_000,
+        onStderr: (stderr) => {
+          said ||= waitLine.test(stderr)
+        },
+      },
     )
-    await sleep(4000)
+    let ended = false
+    const end = () => {
+      ended = true
+    }
+    run.then(end, end)
+    await vi.waitFor(
+      () => {
+        expect(ended, 'migrate ended before it said what it waits for').toBe(false)
+        expect(said, 'the line naming the reader').toBe(true)
+      },
+      { timeout: 30_000, interval: 50 },
+    )
     await reader.query('COMMIT')
     const result = await run
     expect(result.code).toBe(0)
     expect(result.stdout).toBe('Applied: 012\n')
-    expect(result.stderr).toMatch(
-      new RegExp(
-        `^\\[payhooks\\] migrate: migration 012 \\(index ${options.table}_expiry_idx\\) is waiting for a lock on ${options.table} held by pid ${pid} \\(idle in transaction; query started \\d+ s ago\\)`,
-        'm',
-      ),
-    )
+    expect(result.stderr).toMatch(waitLine)
   } finally {
     await reader.query('ROLLBACK').catch(() => {})
     reader.release()
     await drop()
   }
-})
+}, 90_000)
 
 it('a migrate() and two receivers starting at once on a fresh schema take turns at every schema change, index builds included: none deadlocks', async () => {
   // Each receiver's first use: the store's table, its fences (a claim with a position) with 007's index, the dead
@@ -235,12 +253,27 @@ it('while a migrate run holds the turns, receivers on complete tables start at o
     // The run builds 012's index CONCURRENTLY, waiting for the reader's snapshot, holding every turn meanwhile.
     await reader.query('BEGIN ISOLATION LEVEL REPEATABLE READ')
     await reader.query(`SELECT count(*) FROM ${options.table}`)
-    const run = migrate(pool, { ...options, logger: { warn() {}, error() {} } })
-    await sleep(500)
-    const started = Date.now()
+    const readerPid = (await reader.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid
+    let ran = false
+    const run = migrate(pool, { ...options, logger: { warn() {}, error() {} } }).finally(() => {
+      ran = true
+    })
+    // The run holds every turn once its build waits for the reader: the receivers start then, not after a fixed
+    // wait (which, on a loaded machine, could end before the run took its turns and prove nothing).
+    await vi.waitFor(
+      async () => {
+        const { rows } = await admin.query<{ n: number }>(
+          'SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))',
+          [readerPid],
+        )
+        expect(rows[0]?.n).toBeGreaterThan(0)
+      },
+      { timeout: 30_000, interval: 50 },
+    )
     // Each init's CREATE ... IF NOT EXISTS (the dead letters' widening of 003 too) has nothing to do: it is not held.
+    // A held one would wait for its turn (500 ms) and fail, or wait for the run, which waits for the reader.
     await Promise.all(parts.map((part) => part.init?.()))
-    expect(Date.now() - started).toBeLessThan(2500)
+    expect(ran, 'the run was still holding its turns').toBe(false)
     await reader.query('COMMIT')
     expect((await run).applied).toEqual(['012'])
   } finally {

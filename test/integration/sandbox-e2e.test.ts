@@ -50,12 +50,18 @@ const covers = (subscription: SandboxSubscription, type: string, merchantId: num
     : subscription.merchantId === merchantId && type !== 'merchant_activated_for_payment_type')
 
 describe('sandbox end to end', () => {
+  // About 3,300 requests to receivers in this process: 35 s on a quiet machine, 100 s with two CPU burners beside
+  // the suite's own load (load average 27 on 2 cores), where 120 s was too close.
   it('delivers every event exactly once to core and framework receivers despite chaos and 3 hours of 500s', {
-    timeout: 120_000,
+    timeout: 600_000,
   }, async () => {
+    const clock = createManualClock({ start: START })
     const sandbox: Sandbox = createSandbox({
-      clock: createManualClock({ start: START }),
+      clock,
       chaos: { seed: 20261102, duplicateRate: 0.25, reorderRate: 0.4, maxDelayMs: 50 },
+      // The service's 10 s for an answer is not what this test is about: under load an answer took up to 4.5 s
+      // here (12 s before the batches were spread), so the sandbox waits 60 s, and a failure is the receivers'.
+      deliveryTimeoutMs: 60_000,
     })
     closers.push(() => sandbox.close())
     let failing = true
@@ -131,9 +137,13 @@ describe('sandbox end to end', () => {
     // A type no other receiver takes, so the 73 attempts of each of its events stay few.
     const downSubscription = sandbox.subscribe({ url: down.url, eventTypes: ['payment_created'], merchantId: 5678 })
 
-    // A few hundred events, every type for every merchant, emitted 25 at a time.
+    // A few hundred events, every type for every merchant, emitted 25 at a time, a second of the clock apart. Each
+    // hourly retry then sends one batch's deliveries at once: emitted at one instant, all 300 events' first retries
+    // went at START + 1 h together, ~400 requests at once to receivers in this process, which a loaded machine
+    // answered in up to 12 s, past the sandbox's 10 s (an attempt without a status where a 500 was due).
     const emitted: { eventId: string; type: string; merchantId: number }[] = []
     for (let batch = 0; batch < EVENTS / 25; batch++) {
+      if (batch > 0) await sandbox.advance(1000)
       const entries = await Promise.all(
         Array.from({ length: 25 }, (_, j) => {
           const i = batch * 25 + j
@@ -151,9 +161,9 @@ describe('sandbox end to end', () => {
     }
     expect(new Set(emitted.map((e) => e.eventId)).size).toBe(EVENTS + 6)
 
-    await sandbox.advance(FAIL_HOURS * HOUR)
+    await sandbox.advance(START + FAIL_HOURS * HOUR - clock.now())
     failing = false
-    await sandbox.advance(80 * HOUR - FAIL_HOURS * HOUR)
+    await sandbox.advance(START + 80 * HOUR - clock.now())
 
     // Every event its subscription covers was handled exactly once; nothing else was.
     for (const { name, subscription, counts, unexpected } of targets) {
@@ -192,13 +202,14 @@ describe('sandbox end to end', () => {
         expect(delivery.state).toBe('delivered')
         const firstOk = Math.min(...delivery.attempts.filter((a) => a.ok).map((a) => a.time))
         expect(scheduled.every((a) => a.time <= firstOk)).toBe(true)
+        // Each scheduled attempt's answer: 'ok' (2XX), else its status, or why none came.
+        const answers = { name: owner.name, scheduled: scheduled.map((a) => (a.ok ? 'ok' : (a.status ?? a.error))) }
         if (owner.flaky) {
           // 500s up to and including the attempt at START + 3 h, then the first retry after it succeeds.
           const lastFailingHour = Math.floor((START + FAIL_HOURS * HOUR - t0) / HOUR)
-          expect(scheduled.map((a) => a.ok)).toEqual([...Array(lastFailingHour + 1).fill(false), true])
-          expect(scheduled.slice(0, -1).every((a) => a.status === 500)).toBe(true)
+          expect(answers).toEqual({ name: owner.name, scheduled: [...Array(lastFailingHour + 1).fill(500), 'ok'] })
         } else {
-          expect(scheduled).toHaveLength(1)
+          expect(answers.scheduled, JSON.stringify(answers)).toHaveLength(1)
         }
       }
     }

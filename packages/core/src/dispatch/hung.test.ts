@@ -58,6 +58,9 @@ describe('hung runs in stats() and health()', () => {
       const refused = await deliverSettled(webhooks, 'evt_after', secret)
       expect(refused.status).toBe(503)
       expect(JSON.parse(refused.body).error).toBe('busy')
+      // A retry of a hung event needs no slot: 409 in_progress, every slot taken or not (it was 503 busy).
+      const copy = await deliverSettled(webhooks, 'evt_hung_1', secret)
+      expect([copy.status, JSON.parse(copy.body).error]).toEqual([409, 'in_progress'])
     } finally {
       stuck.open()
     }

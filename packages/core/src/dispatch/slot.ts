@@ -25,20 +25,19 @@ export interface SlotAttempt extends Attempt {
  * (its lane's `Slots`, waited for the same way): a type holding its share waits for its own slots, never for the
  * others'. A quarantined type is refused at once with `QuarantinedError`. The slots are given back when the dispatch
  * settles, with how long they were held. Nothing is claimed while waiting; a wait refused or withdrawn rejects (or,
- * refused at once, throws) with `BusyError`.
+ * refused at once, throws) with `BusyError`. A copy of an event running here takes no slot: it is answered at once.
  */
 export function dispatchInSlot(
   state: SlotState,
   event: VerifiedEvent,
   attempt: SlotAttempt,
 ): DispatchOutcome | Promise<DispatchOutcome> {
+  // A copy of an event still running here is answered 409 in_progress without asking the store: it takes no slot,
+  // so the answer does not depend on whether other deliveries fill them meanwhile (it was 503 busy when they did).
+  if (state.claims.runOf(event.event_id) !== undefined) return dispatch(state, event, attempt)
   const bulkheads = state.bulkheads
   const lane = bulkheads === undefined ? undefined : bulkheads.lane(event.event_type)
-  if (lane !== undefined && lane.quarantinedSince !== 0) {
-    // A copy of an event still running here is answered 409 in_progress, as without the quarantine: it takes no slot.
-    if (state.claims.runOf(event.event_id) !== undefined) return dispatch(state, event, attempt)
-    throw (bulkheads as Bulkheads).refusal(lane, event)
-  }
+  if (lane !== undefined && lane.quarantinedSince !== 0) throw (bulkheads as Bulkheads).refusal(lane, event)
   const slots = state.slots
   if (slots === undefined) return dispatch(state, event, attempt)
   const share = lane?.slots
