@@ -2,17 +2,14 @@
 // handler's row, written through context.db (Drizzle's transaction), commits with the event's done marker; the
 // service's retried copy is a duplicate that writes nothing; a handler that fails after writing leaves no row, and the
 // retry writes it once. Then the entry point itself (node server.js on DATABASE_URL) serves a delivery.
-import { type ChildProcess, spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { once } from 'node:events'
-import { resolve } from 'node:path'
-import { createInterface } from 'node:readline'
 import { sampleEvent, signedDelivery } from '@payhooks/testing'
 import pg from 'pg'
 import request from 'supertest'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createApp, createReceiver } from '../../examples/express-drizzle/server.js'
 import { listen } from '../fixtures/apps.js'
+import { startExample } from '../fixtures/example-process.js'
 import { databaseUrl } from '../fixtures/postgres.js'
 
 const secret = 'whsec_example_drizzle'
@@ -91,23 +88,7 @@ describe('examples/express-drizzle', () => {
   it('runs as `node server.js` on DATABASE_URL: a delivery handled, its row written', async () => {
     const url = new URL(databaseUrl())
     url.searchParams.set('options', `-c search_path=${schema}`)
-    const child: ChildProcess = spawn(
-      process.execPath,
-      [resolve(import.meta.dirname, '../../examples/express-drizzle/server.js')],
-      {
-        env: { PATH: process.env.PATH ?? '', DATABASE_URL: url.href, WEBHOOK_SECRET: secret, PORT: '0' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    )
-    closers.push(async () => {
-      if (child.exitCode === null) {
-        child.kill('SIGTERM')
-        await once(child, 'exit')
-      }
-    })
-    const lines = createInterface({ input: child.stdout! })
-    const [line] = (await once(lines, 'line')) as [string]
-    const address = /listening on (http:\/\/[^/]+)/.exec(line)?.[1]
+    const address = await startExample('express-drizzle', { DATABASE_URL: url.href, WEBHOOK_SECRET: secret }, closers)
     expect(address).toBeDefined()
     const { body, headers } = await settled('evt_drizzle_3', 'txn_drizzle_3')
     const answer = await fetch(`${address}/webhooks`, { method: 'POST', headers, body })

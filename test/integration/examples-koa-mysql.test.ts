@@ -3,17 +3,14 @@
 // event's done marker; the service's retried copy is a duplicate that writes nothing; a handler that fails after
 // writing leaves no row, and the retry writes it once. Then the entry point itself (node server.js on MYSQL_URL)
 // serves a delivery.
-import { type ChildProcess, spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { once } from 'node:events'
-import { resolve } from 'node:path'
-import { createInterface } from 'node:readline'
 import { sampleEvent, signedDelivery } from '@payhooks/testing'
 import mysql from 'mysql2/promise'
 import request from 'supertest'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createApp, createReceiver } from '../../examples/koa-mysql/server.js'
 import { listen } from '../fixtures/apps.js'
+import { startExample } from '../fixtures/example-process.js'
 import { mysqlUrl } from '../fixtures/mysql.js'
 
 const secret = 'whsec_example_koa_mysql'
@@ -94,23 +91,7 @@ describe('examples/koa-mysql', () => {
   })
 
   it('runs as `node server.js` on MYSQL_URL: a delivery handled, its row written', async () => {
-    const child: ChildProcess = spawn(
-      process.execPath,
-      [resolve(import.meta.dirname, '../../examples/koa-mysql/server.js')],
-      {
-        env: { PATH: process.env.PATH ?? '', MYSQL_URL: url.href, WEBHOOK_SECRET: secret, PORT: '0' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    )
-    closers.push(async () => {
-      if (child.exitCode === null) {
-        child.kill('SIGTERM')
-        await once(child, 'exit')
-      }
-    })
-    const lines = createInterface({ input: child.stdout! })
-    const [line] = (await once(lines, 'line')) as [string]
-    const address = /listening on (http:\/\/[^/]+)/.exec(line)?.[1]
+    const address = await startExample('koa-mysql', { MYSQL_URL: url.href, WEBHOOK_SECRET: secret }, closers)
     expect(address).toBeDefined()
     const { body, headers } = await settled('evt_koa_mysql_3', 'txn_koa_mysql_3')
     const answer = await fetch(`${address}/webhooks`, { method: 'POST', headers, body })
