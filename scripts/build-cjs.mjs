@@ -3,7 +3,7 @@
 // module CommonJS), and dist/cjs/package.json says "type": "commonjs" so Node and TypeScript read those .js and
 // .d.ts files as CommonJS inside a "type": "module" package. Incremental, like `tsc --build`.
 import { spawnSync } from 'node:child_process'
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { publishedPackages, root } from './packages.mjs'
 
@@ -18,6 +18,11 @@ const tsc = spawnSync(
 if (tsc.status !== 0) process.exit(tsc.status ?? 1)
 for (const { dir, dual } of publishedPackages()) {
   if (!dual) continue
+  // Written only when missing or different: CI packs (lint) while the release dry run builds, and a file being
+  // rewritten could be packed empty.
+  const file = join(dir, 'dist/cjs/package.json')
+  const text = '{ "type": "commonjs" }\n'
+  if (existsSync(file) && readFileSync(file, 'utf8') === text) continue
   mkdirSync(join(dir, 'dist/cjs'), { recursive: true })
-  writeFileSync(join(dir, 'dist/cjs/package.json'), '{ "type": "commonjs" }\n')
+  writeFileSync(file, text)
 }

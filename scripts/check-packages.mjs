@@ -2,6 +2,8 @@
 // `pnpm lint` runs this after Biome: packs every published package as `pnpm pack:all` does, then checks each
 // tarball with publint (package.json against the files it ships) and Are the Types Wrong (every entry point's types
 // and JavaScript resolved as node10, node16 from CommonJS and from ESM, and bundler). Fails on any problem.
+// PAYHOOKS_CONSUMER_PACKS=<folder>: the tarballs are written there and kept, for the consumer test to install (CI
+// packs once for both).
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -15,7 +17,8 @@ import { packAll } from './pack-all.mjs'
 // On Node 20.19+ and 22.12+, their engines, require() of them still works.
 const ESM_ONLY_RESOLUTIONS = ['node10', 'node16-cjs']
 
-const folder = mkdtempSync(join(tmpdir(), 'payhooks-packs-'))
+const kept = process.env.PAYHOOKS_CONSUMER_PACKS
+const folder = kept ?? mkdtempSync(join(tmpdir(), 'payhooks-packs-'))
 let failed = false
 try {
   for (const { name, dual, tarball } of await packAll(folder)) {
@@ -41,6 +44,6 @@ try {
     for (const problem of problems) console.log(`       attw ${JSON.stringify(problem)}`)
   }
 } finally {
-  rmSync(folder, { recursive: true, force: true })
+  if (!kept) rmSync(folder, { recursive: true, force: true })
 }
 if (failed) process.exit(1)

@@ -225,7 +225,7 @@ async function runMatrixAfter() {
 }
 
 /**
- * The whole run: the main pass in six parts and each matrix pass in two, longest expected first, on
+ * The whole run: the main pass in eight parts and each matrix pass in three, longest expected first, on
  * PAYHOOKS_TEST_SLOTS (3) sets of servers (the ones started above and two more), one part per set at a time: as many
  * vitests at once as the matrix's passes side by side were. Two full runs side by side on 4 sets each (load 20 on the
  * 2-core machine) timed out CLI and Cluster tests. A part's output is
@@ -235,12 +235,12 @@ async function runInParts() {
   const slotCount = Math.max(1, Number(process.env.PAYHOOKS_TEST_SLOTS) || 3)
   const all = listTestFiles()
   const passes = [
-    { label: mainLabel(), node: process.execPath, parts: splitFiles(all, 6) },
+    { label: mainLabel(), node: process.execPath, parts: splitFiles(all, 8) },
     ...matrixPasses().map((pass) => ({
       ...pass,
       parts: splitFiles(
         passFiles(pass, all).filter((file) => !file.endsWith('.test-d.ts')),
-        2,
+        3,
       ),
     })),
   ]
