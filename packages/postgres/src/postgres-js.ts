@@ -5,12 +5,24 @@ import type { BoundPostgresStore, BoundPostgresStoreOptions, PostgresRows } from
 
 const NEEDS = 'a postgres.js client: postgresJsStore(postgres(url))'
 
-// biome-ignore lint/suspicious/noExplicitAny: the statement's values, whatever the client's custom types
-type Unsafe = { unsafe(text: string, values: any[]): PromiseLike<Record<string, unknown>[] & { count: number | null }> }
+type Unsafe = {
+  unsafe(
+    text: string,
+    // biome-ignore lint/suspicious/noExplicitAny: the statement's values, whatever the client's custom types
+    values: any[],
+    options?: { prepare?: boolean },
+  ): PromiseLike<Record<string, unknown>[] & { count: number | null }>
+}
 
-/** A statement with `$n` placeholders, answered as the store reads it. */
-async function on(sql: Unsafe, text: string, values: unknown[]): Promise<PostgresRows> {
-  const rows = await sql.unsafe(text, values)
+// `unsafe` leaves statements unprepared by default, and postgres.js then sends each one with values twice (a Parse
+// and Describe, its answer awaited, then the Bind and Execute): prepared, as the client's tagged templates are, each
+// of the store's few fixed texts is described once per connection and then runs in one round trip. A client made
+// with `prepare: false` (behind PgBouncer's transaction mode) keeps its setting: postgres.js honours it first.
+const PREPARED = { prepare: true }
+
+/** A statement with `$n` placeholders, answered as the store reads it; `prepare` for the store's fixed texts. */
+async function on(sql: Unsafe, text: string, values: unknown[], prepare = false): Promise<PostgresRows> {
+  const rows = await (prepare ? sql.unsafe(text, values, PREPARED) : sql.unsafe(text, values))
   return { rows, rowCount: rows.count ?? null }
 }
 
@@ -56,8 +68,8 @@ export function postgresJsStore<Types extends Record<string, unknown> = {}>(
       name: where,
       poolSize: sql.options.max ?? 10,
       transaction: (work) => sql.begin((tx) => work(tx)) as Promise<never>,
-      query: (tx, text, values) => on(tx as unknown as Unsafe, text, values),
-      run: (text, values) => on(unsafe, text, values),
+      query: (tx, text, values) => on(tx as unknown as Unsafe, text, values, true),
+      run: (text, values) => on(unsafe, text, values, true),
       async session(work) {
         const reserved = await sql.reserve()
         try {
