@@ -49,7 +49,12 @@ export function kyselyStore<DB>(
   if (!/mysql/i.test(adapter.constructor.name))
     refuse(where, db, `${NEEDS}; its dialect's adapter is ${described(adapter)}`)
   const plain = db.withoutPlugins()
+  const executor = plain.getExecutor()
   let destroyed = false
+  const failed = (error: unknown) => {
+    if (error instanceof Error && /destroy|closed/i.test(error.message)) destroyed = true
+    return Promise.reject(error)
+  }
   const pool = libraryPool(
     () =>
       new Promise((resolve, reject) => {
@@ -64,19 +69,23 @@ export function kyselyStore<DB>(
                 }),
               ),
           )
-          .catch((error: unknown) => {
-            if (error instanceof Error && /destroy|closed/i.test(error.message)) destroyed = true
-            reject(error)
-          })
+          .catch((error: unknown) => failed(error).catch(reject))
       }),
-    { closed: () => destroyed, size: 10 },
+    {
+      closed: () => destroyed,
+      size: 10,
+      // A claim or a renewal: one statement on a connection Kysely takes and gives back, as its own queries do.
+      query: async (text, values) => resultOf(await executor.executeQuery(raw(text, values)).catch(failed)),
+    },
   )
   return bindMysqlStore<Transaction<DB>>(
     {
       name: where,
       pool,
       transaction: (work) => db.transaction().execute(work),
-      query: async (trx, text, values) => resultOf(await trx.withoutPlugins().executeQuery(raw(text, values))),
+      // The transaction's executor without plugins: what trx.withoutPlugins() holds, without a Transaction made for it.
+      query: async (trx, text, values) =>
+        resultOf(await trx.getExecutor().withoutPlugins().executeQuery(raw(text, values))),
       // The transaction's executor provides its one connection, whose executeQuery runs every statement of it.
       async check() {
         try {

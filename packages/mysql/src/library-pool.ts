@@ -24,8 +24,13 @@ export function runOnRaw(connection: CallbackConnection, text: string, values: u
 /**
  * A mysql2/promise `Pool` as far as the store uses one (`query`, `getConnection`, whether it was ended, its size),
  * over connections a library lends: the store's claims, renewals and upkeep then go through the library's own pool.
+ * `options.query`, when the library runs one statement on a connection it takes and gives back itself, serves the
+ * pool's `query` (the claims and renewals) instead of a connection lent for it.
  */
-export function libraryPool(lend: () => Promise<Lent>, options: { closed(): boolean; size: number }): Pool {
+export function libraryPool(
+  lend: () => Promise<Lent>,
+  options: { closed(): boolean; size: number; query?: (text: string, values: unknown[]) => Promise<unknown> },
+): Pool {
   const connection = async () => {
     const lent = await lend()
     let broken = false
@@ -43,8 +48,10 @@ export function libraryPool(lend: () => Promise<Lent>, options: { closed(): bool
       destroy: () => lent.release(true),
     }
   }
+  const once = options.query
   const shape = {
     async query(text: string, values: unknown[] = []) {
+      if (once) return [await once(text, values), []]
       const one = await connection()
       try {
         return await one.query(text, values)

@@ -59,7 +59,9 @@ export function kyselyStore<DB>(
     {
       name: where,
       transaction: (work) => db.transaction().execute(work),
-      query: async (trx, text, values) => rowsOf(await trx.withoutPlugins().executeQuery(raw(text, values))),
+      // The transaction's executor without plugins: what trx.withoutPlugins() holds, without a Transaction made for it.
+      query: async (trx, text, values) =>
+        rowsOf(await trx.getExecutor().withoutPlugins().executeQuery(raw(text, values))),
       run: async (text, values) => rowsOf(await plain.executeQuery(raw(text, values))),
       session: (work) =>
         plain
