@@ -108,8 +108,9 @@ describe('postgresStore when the server ends the transaction’s connection', ()
       const cut = await answered
       const answeredAfterCutMs = Math.round(performance.now() - cutAt)
       expect(cut.status, receiver.stderr()).toBe(503)
+      // Answered by the failure, so before the deadline: once the deadline answers (deadline_exceeded), nothing else can.
+      // (Its time is logged below, not asserted: on a loaded machine the process itself may wait for the CPU.)
       expect(cut.answer.error).toBe('store_unavailable')
-      expect(cut.ms).toBeLessThan(DEADLINE_MS)
       const reported = await receiver.next((line) => line.error !== undefined)
       expect(reported.error?.code).toBe('store_unavailable')
       expect(reported.error?.message).toMatch(new RegExp(`^store transaction failed for ${eventId}: `))
@@ -126,6 +127,7 @@ describe('postgresStore when the server ends the transaction’s connection', ()
       expect(receiver.child.signalCode).toBeNull()
       expect(receiver.stderr()).toBe('')
     },
+    60_000,
   )
 
   it('keeps the process alive through a real server restart, and the retry handles the event once', async () => {
@@ -152,13 +154,12 @@ describe('postgresStore when the server ends the transaction’s connection', ()
       const restartMs = Math.round(performance.now() - restartStartedAt)
       const cut = await answered
       expect(cut.status, receiver.stderr()).toBe(503)
-      expect(cut.answer.error).toBe('store_unavailable')
-      expect(cut.ms).toBeLessThan(DEADLINE_MS)
+      expect(cut.answer.error).toBe('store_unavailable') // before the deadline, as above
       // The service's retry, its hour shortened: again while another delivery still holds the claim (409, until
       // the release went through or the lease ran out).
       const retryStartedAt = performance.now()
       let retry = await post(receiver.port, eventId)
-      while (retry.status === 409 && performance.now() - retryStartedAt < 10_000) {
+      while (retry.status === 409 && performance.now() - retryStartedAt < 30_000) {
         await new Promise((resolve) => setTimeout(resolve, 200))
         retry = await post(receiver.port, eventId)
       }
@@ -179,5 +180,5 @@ describe('postgresStore when the server ends the transaction’s connection', ()
       await own.end()
       server.stop()
     }
-  })
+  }, 120_000)
 })

@@ -196,7 +196,7 @@ describe('README and docs snippets', () => {
 
   it('TypeScript snippets type-check under strict', () => {
     expect(checkAll('ts', { ...common, strict: true })).toEqual([])
-  }, 240_000) // one program per example besides the pages', on a machine shared with other work
+  }, 600_000) // one tsc program per example besides the pages': minutes when the machine is loaded
 
   it('JavaScript snippets resolve their imports and type-check as JavaScript', () => {
     expect(checkAll('js', { ...common, allowJs: true, checkJs: true })).toEqual([])
@@ -281,5 +281,5 @@ describe("the top README's local workflow", () => {
       const help = await runCli([...command.split(' '), '--help'])
       expect([command, help.code, help.stderr]).toEqual([command, 0, ''])
     }
-  })
+  }, 120_000) // a CLI process per command
 })
