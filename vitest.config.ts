@@ -25,8 +25,10 @@ export default defineConfig({
   },
   test: {
     include: ['packages/*/src/**/*.test.ts', 'test/**/*.test.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
+    // Only to stop a test that hangs: no test asserts on the machine's speed, and with two whole runs side by side
+    // (load 10-15 on 2 cores) a test spawning several CLI or example processes takes 25 s that alone take 3.
+    testTimeout: 120_000,
+    hookTimeout: 120_000,
     // Console output of passing tests (start-up warnings of receivers made without a logger, and so on) is
     // noise in a green run; a failing test's output is still printed with it.
     silent: 'passed-only',

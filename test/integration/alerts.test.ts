@@ -27,7 +27,7 @@ describe('store_memory on a Redis filled to maxmemory', () => {
     server = await ownRedis({ args: ['--maxmemory-policy', 'noeviction'] })
     await server.start()
     redis = new Redis(server.url)
-  }, 30_000)
+  }, 120_000)
 
   afterAll(async () => {
     redis?.disconnect()
@@ -86,7 +86,7 @@ describe('store_memory on a Redis filled to maxmemory', () => {
     } finally {
       await webhooks.close()
     }
-  }, 40_000)
+  }, 120_000)
 })
 
 describe('subscription against the sandbox subscription API', () => {
@@ -156,7 +156,7 @@ describe('subscription against the sandbox subscription API', () => {
     } finally {
       await webhooks.close()
     }
-  }, 40_000)
+  }, 120_000)
 })
 
 describe('the chat recipe', () => {
@@ -193,5 +193,5 @@ describe('the chat recipe', () => {
       await webhooks.close()
       await chat.close()
     }
-  }, 30_000)
+  }, 120_000)
 })

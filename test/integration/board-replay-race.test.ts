@@ -24,7 +24,7 @@ const closers: (() => Promise<unknown>)[] = []
 
 beforeAll(async () => {
   browser = await launchChromium()
-}, 60_000)
+}, 120_000)
 
 afterAll(async () => {
   await browser?.close()

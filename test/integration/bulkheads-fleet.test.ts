@@ -224,7 +224,7 @@ it('keeps the other types flowing on three receivers while one type hangs, and t
     release()
   }
   await Promise.all(receivers.map((webhooks) => webhooks.close({ timeoutMs: 5000 })))
-}, 90_000)
+}, 120_000)
 
 async function signedRequestOf(message: object) {
   const { body, headers } = await signedDelivery(JSON.stringify(message), secret)

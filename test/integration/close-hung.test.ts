@@ -98,5 +98,5 @@ describe('close() while a handler ignores its signal, two receivers on one Redis
     expect(overlapped).toBe(false)
     expect(errors.map((error) => error.code)).not.toContain('store_unavailable')
     await second.close({ timeoutMs: 1000 })
-  }, 60_000)
+  }, 120_000)
 })

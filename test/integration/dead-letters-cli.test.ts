@@ -307,5 +307,5 @@ describe('payhooks dead-letters', () => {
       await queue.close()
       connection.disconnect()
     }
-  }, 90_000)
+  }, 120_000)
 })

@@ -144,7 +144,7 @@ describe.each(stores)('a hung handler on %s', (_name, makeStore) => {
     expect(runs.get(hung.event_id)).toBe(1)
     expect(runs.get(later.event_id)).toBe(1)
     await webhooks.close({ timeoutMs: 1000 })
-  }, 60_000)
+  }, 120_000)
 })
 
 describe.each(stores)('a run whose lease lapsed on %s', (_name, makeStore) => {
@@ -202,5 +202,5 @@ describe.each(stores)('a run whose lease lapsed on %s', (_name, makeStore) => {
     await vi.waitFor(async () => expect((await deliver(webhooks, event)).status).toBe(200), { timeout: 10_000 })
     expect(runs).toBe(2)
     await webhooks.close({ timeoutMs: 1000 })
-  }, 60_000)
+  }, 120_000)
 })

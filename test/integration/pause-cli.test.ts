@@ -68,4 +68,4 @@ it('pauses a type on the live receiver, lists it, and resumes it, replaying what
   expect((await send('evt_cli_after')).status).toBe('processed')
   expect(await redis.hget(countsKey, 'evt_cli_after')).toBe('1')
   await live.close()
-}, 60_000)
+}, 120_000)

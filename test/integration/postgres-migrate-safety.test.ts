@@ -109,7 +109,7 @@ it('`payhooks migrate` says what its index build waits for: the reader holding i
     reader.release()
     await drop()
   }
-}, 90_000)
+}, 120_000)
 
 it('a migrate() and two receivers starting at once on a fresh schema take turns at every schema change, index builds included: none deadlocks', async () => {
   // Each receiver's first use: the store's table, its fences (a claim with a position) with 007's index, the dead

@@ -87,7 +87,7 @@ describe('prismaStore', () => {
     ])
     expect(rows).toHaveLength(1)
     await webhooks.close()
-  }, 20_000)
+  }, 120_000)
 
   it("takes maxConcurrentEvents from PrismaPg's pool: its max less one", () => {
     expect(prismaStore(prisma, { table }).maxConcurrentEvents).toBe(3)

@@ -93,7 +93,7 @@ describe('behind nginx with the documented configuration (request buffering off,
     )
     expect(documented.receiver.handled).not.toContain(slow.eventId)
     expect(documented.receiver.handled).not.toContain(stalled.eventId)
-  }, 20_000)
+  }, 120_000)
 
   it('refuses a body over 1 MiB at nginx, as the receiver would', async () => {
     const big = await delivery({ size: 1_048_577 })
@@ -118,5 +118,5 @@ describe('behind nginx buffering request bodies, with X-Request-Start', () => {
     // nginx's client_body_timeout (5 s) ends a stalled body; the receiver never sees it.
     expect(stalledAnswer.ms).toBeLessThan(LIMIT_MS)
     expect(buffered.receiver.digests.has(stalled.id)).toBe(false)
-  }, 20_000)
+  }, 120_000)
 })

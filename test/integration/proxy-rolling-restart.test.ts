@@ -21,4 +21,4 @@ it('a rolling restart behind nginx drops nothing: 0 acknowledged-unhandled, 0 do
   // 200 for each event, 409 (in progress) or 200 (duplicate) for its copy: nothing else.
   expect(Object.keys(result.statuses).sort()).toEqual(expect.arrayContaining(['200']))
   for (const status of Object.keys(result.statuses)) expect(['200', '409']).toContain(status)
-}, 40_000)
+}, 120_000)

@@ -45,7 +45,7 @@ beforeAll(async () => {
   cluster.on('error', () => {})
   await cluster.ping()
   await Promise.all(cluster.nodes('master').map((node) => node.config('SET', 'maxmemory-policy', 'noeviction')))
-}, 60_000)
+}, 120_000)
 
 afterAll(async () => {
   standalone?.disconnect()
@@ -261,7 +261,7 @@ describe.each(subjects)('redisStore on %s filled to maxmemory (noeviction)', (_n
     expect(first.filter((answer) => answer.body.error === 'store_unavailable').length).toBeGreaterThan(0)
     // No done marker was refused: not one "answered 200 processed" store failure.
     expect(lines.filter((line) => line.fields.operation === 'complete')).toEqual([])
-  }, 60_000)
+  }, 120_000)
 
   it('refuses to park a dead letter while full: the delivery is answered non-2XX, and parked on its resend', async () => {
     const subject = subjectOf()

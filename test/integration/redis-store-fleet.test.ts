@@ -48,7 +48,7 @@ beforeAll(async () => {
   }
   redis = new Redis(process.env.REDIS_URL)
   ports.push(...(await Promise.all(Array.from({ length: INSTANCES }, startInstance))))
-}, 40_000)
+}, 120_000)
 
 afterAll(async () => {
   await Promise.all(
@@ -118,4 +118,4 @@ it(`${INSTANCES} receiver processes handle ${EVENTS} events delivered ${COPIES}x
   console.log(
     `fleet: ${acknowledged.length} deliveries acknowledged, refusals before acknowledgement: ${JSON.stringify(Object.fromEntries(refusals))}`,
   )
-}, 90_000)
+}, 120_000)

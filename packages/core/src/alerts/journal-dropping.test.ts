@@ -55,5 +55,5 @@ describe('journal_dropping', () => {
       ['journal_dropping', false],
     ])
     await webhooks.close()
-  }, 60_000)
+  }, 120_000)
 })

@@ -81,7 +81,7 @@ describe('events.list by event type', () => {
     expect(pages).toBeGreaterThan(2)
     expect(page.searchedFrom).toBeUndefined()
     await webhooks.close()
-  }, 30_000)
+  }, 120_000)
 
   it('finds a rare type deep in the retention by following the cursor, and fills a page of a common one at once', async () => {
     const now = Date.now()
@@ -102,5 +102,5 @@ describe('events.list by event type', () => {
     const next = await webhooks.events.list({ eventType: 'transaction_settled', limit: 10, cursor: common.cursor })
     expect(next.answers[0]?.at.getTime()).toBeLessThan(common.answers[9]?.at.getTime() as number)
     await webhooks.close()
-  }, 30_000)
+  }, 120_000)
 })
