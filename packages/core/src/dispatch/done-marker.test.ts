@@ -3,7 +3,9 @@ import { describe, expect, it } from 'vitest'
 import { createWebhooks, memoryStore, type WebhookError, type WebhookStore } from '../index.js'
 
 const secret = 'whsec_done_marker_test'
-const LEASE_MS = 600
+// Retries renew the claim every third of the lease (DONE_MARKER_RETRY_DELAYS_MS, capped): 1.5 s leaves a renewal
+// 1 s to be late on a loaded machine before the claim lapses; at 600 ms, 400 ms stalls lost it in whole runs.
+const LEASE_MS = 1500
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /**
@@ -77,7 +79,7 @@ describe('a done marker refused after the handlers succeeded', () => {
       'store complete failed for evt_marker: OOM command not allowed when used memory > maxmemory; answered 200 processed (the handlers succeeded); the done marker is retried in the background, its claim held until it is written',
     )
     expect(messages(errors)[1]).toBe(
-      'store complete failed for evt_marker: OOM command not allowed when used memory > maxmemory; the done marker was not written after 3 retries: its claim is held and the marker retried every 200 ms until it is',
+      'store complete failed for evt_marker: OOM command not allowed when used memory > maxmemory; the done marker was not written after 3 retries: its claim is held and the marker retried every 500 ms until it is',
     )
     expect(state.completes).toBeGreaterThan(4)
 
@@ -94,7 +96,7 @@ describe('a done marker refused after the handlers succeeded', () => {
     // The claim goes (as a lease running out while the store could not renew it): the next failed try finds it lost.
     lost.inner.release('evt_marker', lost.state.tokens.get('evt_marker') as string)
     await expect
-      .poll(() => messages(lost.errors).at(-1))
+      .poll(() => messages(lost.errors).at(-1), { timeout: 5000 })
       .toBe(
         'store complete failed for evt_marker: claim lost before the done marker was written (its lease ended); a retry of the service may run the handlers again',
       )
@@ -104,9 +106,10 @@ describe('a done marker refused after the handlers succeeded', () => {
 
     const closed = await setup()
     expect((await closed.deliver()).http).toBe(200)
-    await closed.webhooks.close()
+    // close() waits this long for the retries before it ends them (10 s by default).
+    await closed.webhooks.close({ timeoutMs: 1000 })
     await expect
-      .poll(() => messages(closed.errors).at(-1))
+      .poll(() => messages(closed.errors).at(-1), { timeout: 5000 })
       .toBe(
         'store complete failed for evt_marker: the receiver closed before the done marker was written; a retry of the service may run the handlers again',
       )
