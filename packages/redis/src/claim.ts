@@ -122,12 +122,7 @@ export function eventClaims({ client, layout, keyPrefix, call, script, release }
   }
 
   /** Claims `eventId` reading the generations around `gen`; the count value it answers when claimed is `gen`'s. */
-  return async function claimEvent(
-    eventId: string,
-    token: string,
-    lease: number,
-    gen: number,
-  ): Promise<ClaimReply> {
+  return async function claimEvent(eventId: string, token: string, lease: number, gen: number): Promise<ClaimReply> {
     const { field, base, h, min } = layout.marker(eventId)
     const key = keyPrefix + eventId
     const before = known.get(base) ?? null
@@ -136,11 +131,15 @@ export function eventClaims({ client, layout, keyPrefix, call, script, release }
     const giveBack = () => {
       release(key, token).catch(noop)
     }
-    const first = await call(() => {
-      const pipe = client.pipeline().set(key, token, 'PX', lease, 'NX').getBuffer(`${base}n`)
-      for (const hash of hashes) pipe.hgetBuffer(hash, field)
-      return replies(pipe.exec(), giveBack)
-    }, 'claim got no reply from Redis', giveBack)
+    const first = await call(
+      () => {
+        const pipe = client.pipeline().set(key, token, 'PX', lease, 'NX').getBuffer(`${base}n`)
+        for (const hash of hashes) pipe.hgetBuffer(hash, field)
+        return replies(pipe.exec(), giveBack)
+      },
+      'claim got no reply from Redis',
+      giveBack,
+    )
     const taken = first[0]?.[1] === 'OK'
     const counts = (first[1] as [null, Buffer | null])[1]
     if (counts === null) known.delete(base)
