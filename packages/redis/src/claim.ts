@@ -85,15 +85,23 @@ function markerIn(replies: Replies, from: number): string | undefined {
  * The replies of a pipeline, or its first error as a rejection (seen by the deadline's call: a full Redis's refusal
  * is noted for health), after giving back the claim its `SET NX` took, if any.
  */
-function replies(exec: Promise<Replies | null>, giveBack: () => void): Promise<Replies> {
+function replies(
+  exec: Promise<Replies | null>,
+  giveBack: () => void,
+  accept: (all: Replies) => boolean = () => false,
+): Promise<Replies> {
   return exec.then((all) => {
     if (all === null) throw new Error('redisStore: a claim pipeline was aborted')
     const failed = all.find(([error]) => error !== null)
-    if (failed === undefined) return all
+    if (failed === undefined || accept(all)) return all
     if (all[0]?.[1] === 'OK') giveBack()
     throw failed[0]
   })
 }
+
+/** A `SET NX` refused (a full Redis) whose reads found the event's marker: a copy of a handled event, answered done. */
+const refusedCopy = (all: Replies) =>
+  all[0]?.[0] !== null && all.slice(1).every(([error]) => error === null) && markerIn(all, 2) !== undefined
 
 export interface EventClaims {
   client: Redis | Cluster
@@ -135,7 +143,7 @@ export function eventClaims({ client, layout, keyPrefix, call, script, release }
       () => {
         const pipe = client.pipeline().set(key, token, 'PX', lease, 'NX').getBuffer(`${base}n`)
         for (const hash of hashes) pipe.hgetBuffer(hash, field)
-        return replies(pipe.exec(), giveBack)
+        return replies(pipe.exec(), giveBack, refusedCopy)
       },
       'claim got no reply from Redis',
       giveBack,
