@@ -1,7 +1,7 @@
 // What an ordered event costs on Redis (issue 40, item 3; issue 49's layout against the previous one, unordered too): claim + complete of events with an ordering position (a key
 // of their own each), 16 in flight, the kit's redisStore against today's (BENCH_BASELINE: the built index.js of
 // @payhooks/redis at an earlier commit; see bench/README.md), on standalone Redis and on a three-primary Cluster; an
-// unordered event for scale. Per event: commands sent (round trips, counted on the client), Redis CPU (used_cpu_user +
+// unordered event for scale. Per event: round trips (commands sent, a pipeline as one, counted on the client), Redis CPU (used_cpu_user +
 // sys of every server, from INFO), client CPU (process.cpuUsage) and wall time. Rounds in rotating order, medians.
 // Starts its own redis-server and Cluster unless REDIS_URL / REDIS_CLUSTER_NODES name them.
 // Run: pnpm bench redis-ordered     (BENCH_ROUNDS, default 5; BENCH_EVENTS per round, default 2000)
@@ -34,14 +34,23 @@ const targets = {
   cluster: { connect: () => new Cluster(cluster.nodes), servers: cluster.nodes },
 }
 
-/** Commands sent through `client`, counted where ioredis sends them (a Cluster's go through its nodes' clients). */
+/**
+ * Round trips through `client`: commands sent alone, and pipelines (one write, one batch of replies: ioredis hands
+ * their commands to `sendCommand` with the pipeline's stream), counted where ioredis sends them (a Cluster's go through
+ * its nodes' clients).
+ */
 function counting(client) {
   const counter = { sent: 0 }
+  const pipelines = new WeakSet()
   const wrap = (target) => {
     const send = target.sendCommand.bind(target)
-    target.sendCommand = (command, ...rest) => {
-      counter.sent++
-      return send(command, ...rest)
+    target.sendCommand = (command, stream, ...rest) => {
+      if (stream?.isPipeline !== true) counter.sent++
+      else if (!pipelines.has(stream)) {
+        pipelines.add(stream)
+        counter.sent++
+      }
+      return send(command, stream, ...rest)
     }
   }
   if (client.isCluster) {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import type { ClaimResult, WebhookStore } from '@payhooks/core'
 import type { Cluster, Redis } from 'ioredis'
 import { allowOomCommands, type ScriptDefinition } from './allow-oom.js'
+import { type ClaimReply, eventClaims, topHash } from './claim.js'
 import { connectionDeadline } from './connection.js'
 import {
   CLUSTER_CLAIM_SCRIPTS,
@@ -52,12 +53,6 @@ interface HolderCommands {
   payhooksFenceRenew(...args: Arg[]): Promise<number>
 }
 
-/**
- * A claim script's answer: claimed (the generation's count value, a hint for the complete), a done marker (layout 2 or
- * 1), or a live claim's lease left and digest.
- */
-type ClaimReply = number | ['d', string] | string | [number, string | null]
-
 /** Unique per process (72 random bits) and per claim, without a random draw on the hot path. */
 const tokenPrefix = randomBytes(9).toString('base64url')
 let tokenCounter = 0
@@ -72,8 +67,8 @@ function processing([ttl, digest]: [number, string | null]): ClaimResult {
 }
 
 /**
- * Dedupe store on Redis for receivers running as many processes: a claim is one atomic script that reads the
- * event's done marker and takes the event's own key with `SET NX PX`; `extend`, `complete` and `release` only
+ * Dedupe store on Redis for receivers running as many processes: a claim takes the event's own key with `SET NX PX`
+ * and reads its done marker in the same round trip (claim.ts); `extend`, `complete` and `release` only
  * succeed for the claim's owner, and a crashed owner's claim expires with its lease. A handled event is kept as a
  * 25-byte field of a small shared hash (about 40 bytes of Redis memory), not a key of its own (layout.ts).
  * Takes any `ioredis` client (standalone, Sentinel or Cluster) and never
@@ -157,8 +152,7 @@ export function redisStore(
     const bridge = upgrade.bridgeMs()
     const hint = takeHint(token, gen)
     if (hint > 0 && bridge === 0) {
-      const c = (hint - (hint % 16)) / 16
-      const hash = `${keys[1]}${gen}:${c}:${h % c}`
+      const hash = topHash(keys[1] as string, h, gen, hint)
       const done = await call(
         () => commands.payhooksCompleteFast(keys[0] as string, hash, token, field, value, expireAt),
         'complete got no reply from Redis',
@@ -182,19 +176,18 @@ export function redisStore(
       'fence release got no reply from Redis',
     )
 
+  const claimPipelined = eventClaims({
+    client,
+    layout,
+    keyPrefix,
+    call,
+    script: (...args) => claims.payhooksClaim(...args),
+    release: (key, token) => commands.payhooksRelease(key, token),
+  })
   /** The event's own claim: 'claimed', or its done marker, or a live claim's lease left and digest. */
   const claimEvent = async (eventId: string, token: string, lease: number) => {
-    const { keys, field } = markerArgs(eventId, token)
     const { gen } = layout.generation()
-    const reply = await call(
-      () => claims.payhooksClaim(...keys, token, lease, field, gen),
-      'claim got no reply from Redis',
-      // A command may still run once Redis answers again: drop the lease it would leave behind (sent after it on the
-      // same connection).
-      () => {
-        commands.payhooksRelease(keyPrefix + eventId, token).catch(noop)
-      },
-    )
+    const reply = await claimPipelined(eventId, token, lease, gen)
     if (typeof reply !== 'number') return reply
     keepHint(token, gen, reply)
     return 'claimed'

@@ -1,0 +1,183 @@
+import type { Cluster, Redis } from 'ioredis'
+import type { ConnectionDeadline } from './connection.js'
+import { type MarkerLayout, READS } from './layout.js'
+
+// An unordered event's claim without a script (issue 49): one pipeline of `SET <event> <token> NX PX <lease>`, a `GET`
+// of the marker hashes' counts (`<base>n`) and the `HGET`s of the hashes that this process's copy of those counts names
+// (a script cost Redis about 45k instructions more than the `SET` alone). Safe because a completion deletes the event's
+// key in the same script that writes its done marker: a `SET NX` that succeeds runs after any completion of the
+// event, so the reads after it see that marker wherever the counts then said it could be. When the counts the `GET`
+// read name a hash the pipeline did not read (the copy was stale: a generation started or grew a level), those are
+// read in a second round trip. A marker found after a `SET NX` that succeeded is a copy: its claim is given back. A
+// `SET NX` that failed with no marker found (a claim in progress, a layout-1 `done`) is answered by the claim script,
+// atomically, as before.
+
+/**
+ * A claim script's answer: claimed (the generation's count value, a hint for the completion), a done marker (layout 2
+ * or 1), or a live claim's lease left and digest.
+ */
+export type ClaimReply = number | ['d', string] | string | [number, string | null]
+
+type Arg = string | number | Buffer
+type Replies = [Error | null, unknown][]
+
+/** Copies of the counts kept, at most (one per Cluster slot tag, 16,384, when the prefix has no hash tag). */
+const KEPT = 20_000
+const noop = () => {}
+
+/** The hashes that may hold the marker of id-hash bits `h`, read newest first as MARKERS_LUA's findMarker reads them. */
+export function markerHashes(counts: Buffer | null, base: string, h: number, gen: number): string[] {
+  const hashes: string[] = []
+  if (counts === null) return hashes
+  for (let pos = 0; pos + 8 <= counts.length; pos += 8) {
+    const g = counts.readUInt32BE(pos)
+    if (g > gen + 1 || g <= gen + 1 - READS) continue
+    const v = counts.readUInt32BE(pos + 4)
+    const levels = v % 16
+    let c = (v - levels) / 16
+    for (let level = 0; level <= levels; level++) {
+      hashes.push(`${base}${g}:${c}:${h % c}`)
+      c /= 4
+    }
+  }
+  return hashes
+}
+
+/** Generation `gen`'s count value in `counts` (0: none yet). */
+function countOf(counts: Buffer | null, gen: number): number {
+  if (counts === null) return 0
+  for (let pos = 0; pos + 8 <= counts.length; pos += 8) {
+    if (counts.readUInt32BE(pos) === gen) return counts.readUInt32BE(pos + 4)
+  }
+  return 0
+}
+
+/**
+ * The hashes a claim reads from a copy of the counts: those it names, and, when it names none of generation `gen`,
+ * the hash `gen`'s first marker most likely went to since (MARKERS_LUA's markerHash: the previous generation's top
+ * bucket count, `min` with none), so that a new generation's first markers, or a Cluster slot's, cost no second read.
+ */
+function claimReads(counts: Buffer | null, base: string, h: number, gen: number, min: number): string[] {
+  const hashes = markerHashes(counts, base, h, gen)
+  if (countOf(counts, gen) > 0) return hashes
+  const previous = countOf(counts, gen - 1)
+  const c = previous > 0 ? (previous - (previous % 16)) / 16 : min
+  hashes.push(`${base}${gen}:${c}:${h % c}`)
+  return hashes
+}
+
+/** The hash a marker of generation `gen` goes to when its count value is `v` (> 0): the top level's. */
+export function topHash(base: string, h: number, gen: number, v: number): string {
+  const c = (v - (v % 16)) / 16
+  return `${base}${gen}:${c}:${h % c}`
+}
+
+/** The first marker among the replies from `from` on, as hex (a layout-2 marker's value is digest bytes). */
+function markerIn(replies: Replies, from: number): string | undefined {
+  for (let i = from; i < replies.length; i++) {
+    const value = (replies[i] as [Error | null, unknown])[1]
+    if (value !== null && value !== undefined) return (value as Buffer).toString('hex')
+  }
+  return undefined
+}
+
+/**
+ * The replies of a pipeline, or its first error as a rejection (seen by the deadline's call: a full Redis's refusal
+ * is noted for health), after giving back the claim its `SET NX` took, if any.
+ */
+function replies(
+  exec: Promise<Replies | null>,
+  giveBack: () => void,
+  accept: (all: Replies) => boolean = () => false,
+): Promise<Replies> {
+  return exec.then((all) => {
+    if (all === null) throw new Error('redisStore: a claim pipeline was aborted')
+    const failed = all.find(([error]) => error !== null)
+    if (failed === undefined || accept(all)) return all
+    if (all[0]?.[1] === 'OK') giveBack()
+    throw failed[0]
+  })
+}
+
+/** A `SET NX` refused (a full Redis) whose reads found the event's marker: a copy of a handled event, answered done. */
+const refusedCopy = (all: Replies) =>
+  all[0]?.[0] !== null && all.slice(1).every(([error]) => error === null) && markerIn(all, 2) !== undefined
+
+export interface EventClaims {
+  client: Redis | Cluster
+  layout: MarkerLayout
+  keyPrefix: string
+  call: ConnectionDeadline['call']
+  /** The claim script (CLAIM_SCRIPT): KEYS the event's key and the markers' base; ARGV token, lease, field, gen. */
+  script(...args: Arg[]): Promise<ClaimReply>
+  /** Drops the claim if `token` still holds it. */
+  release(key: string, token: string): Promise<unknown>
+}
+
+/** The claim of an unordered event (and, on a Cluster, an ordered event's own): a pipeline, the script when needed. */
+export function eventClaims({ client, layout, keyPrefix, call, script, release }: EventClaims) {
+  /** This process's copy of each base's counts; absent when it has none or saw none. */
+  const known = new Map<string, Buffer>()
+
+  /** The first marker in `hashes` (a claim's second read, with the counts its first read found). */
+  const readAgain = async (hashes: string[], field: Buffer) => {
+    const found = await call(() => {
+      const pipe = client.pipeline()
+      for (const hash of hashes) pipe.hgetBuffer(hash, field)
+      return replies(pipe.exec(), noop)
+    }, 'claim got no reply from Redis')
+    return markerIn(found, 0)
+  }
+
+  /** Claims `eventId` reading the generations around `gen`; the count value it answers when claimed is `gen`'s. */
+  return async function claimEvent(eventId: string, token: string, lease: number, gen: number): Promise<ClaimReply> {
+    const { field, base, h, min } = layout.marker(eventId)
+    const key = keyPrefix + eventId
+    const before = known.get(base) ?? null
+    const hashes = claimReads(before, base, h, gen, min)
+    // The pipeline may still run once Redis answers again: drop the lease it would leave (sent after it).
+    const giveBack = () => {
+      release(key, token).catch(noop)
+    }
+    const first = await call(
+      () => {
+        const pipe = client.pipeline().set(key, token, 'PX', lease, 'NX').getBuffer(`${base}n`)
+        for (const hash of hashes) pipe.hgetBuffer(hash, field)
+        return replies(pipe.exec(), giveBack, refusedCopy)
+      },
+      'claim got no reply from Redis',
+      giveBack,
+    )
+    const taken = first[0]?.[1] === 'OK'
+    const counts = (first[1] as [null, Buffer | null])[1]
+    if (counts === null) known.delete(base)
+    else if (before === null || !counts.equals(before)) {
+      if (known.size >= KEPT) known.clear()
+      known.set(base, counts)
+    }
+    // Any marker found is the event's. None found is an answer when the reads cover each hash that the counts, read
+    // after the SET NX, name: those hold every marker written before it.
+    let marker = markerIn(first, 2)
+    if (taken) {
+      const read = new Set(hashes)
+      const named = markerHashes(counts, base, h, gen)
+      if (marker === undefined && !named.every((hash) => read.has(hash))) {
+        try {
+          marker = await readAgain(
+            named.filter((hash) => !read.has(hash)),
+            field,
+          )
+        } catch (error) {
+          giveBack()
+          throw error
+        }
+      }
+      if (marker === undefined) return countOf(counts, gen)
+      // A copy of a handled event: its claim goes (a failed release only leaves it to its lease, the marker found).
+      await release(key, token).catch(noop)
+      return ['d', marker]
+    }
+    if (marker !== undefined) return ['d', marker]
+    return call(() => script(key, base, token, lease, field, gen), 'claim got no reply from Redis', giveBack)
+  }
+}
