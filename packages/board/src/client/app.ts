@@ -10,8 +10,15 @@ import { setZone, zone, zoneName } from './time.js'
 
 const view = document.getElementById('view') as HTMLElement
 let session: Session
+/** The route begun last: a view still loading when another began is never shown over it. */
+let latest = 0
 
 async function route(): Promise<void> {
+  const mine = ++latest
+  // Each route renders into a node of its own, shown once ready: a list still loading after a delete (hash '#/') no
+  // longer replaces the letter opened meanwhile.
+  const target = document.createElement('div')
+  target.style.display = 'contents'
   const hash = location.hash.slice(1) || '/'
   const name = hash.match(/^\/(overview|secrets|keys|events?)\b/)?.[1]?.replace(/^event$/, 'events') ?? 'letters'
   for (const link of document.querySelectorAll<HTMLAnchorElement>('nav a')) {
@@ -20,16 +27,18 @@ async function route(): Promise<void> {
     else link.removeAttribute('aria-current')
   }
   try {
-    if (hash.startsWith('/letter/')) await showLetter(view, session, decodeURIComponent(hash.slice(8)))
-    else if (hash.startsWith('/event/')) await showEvent(view, session, decodeURIComponent(hash.slice(7)))
-    else if (name === 'events') await showEvents(view, new URLSearchParams(hash.split('?')[1] ?? ''))
-    else if (name === 'overview') await showOverview(view, session)
-    else if (name === 'secrets') await showSecrets(view)
-    else if (name === 'keys') await showKeys(view)
-    else await showLetters(view, session, new URLSearchParams(hash.split('?')[1] ?? ''))
+    if (hash.startsWith('/letter/')) await showLetter(target, session, decodeURIComponent(hash.slice(8)))
+    else if (hash.startsWith('/event/')) await showEvent(target, session, decodeURIComponent(hash.slice(7)))
+    else if (name === 'events') await showEvents(target, new URLSearchParams(hash.split('?')[1] ?? ''))
+    else if (name === 'overview') await showOverview(target, session)
+    else if (name === 'secrets') await showSecrets(target)
+    else if (name === 'keys') await showKeys(target)
+    else await showLetters(target, session, new URLSearchParams(hash.split('?')[1] ?? ''))
   } catch (error) {
+    if (mine !== latest) return
     notice(error instanceof ApiError ? `The board answered ${error.status}: ${error.message}` : String(error), 'error')
   }
+  if (mine === latest) view.replaceChildren(target)
 }
 
 async function start(): Promise<void> {
