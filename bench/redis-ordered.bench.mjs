@@ -1,7 +1,7 @@
 // What an ordered event costs on Redis (issue 40, item 3; issue 49's layout against the previous one, unordered too): claim + complete of events with an ordering position (a key
 // of their own each), 16 in flight, the kit's redisStore against today's (BENCH_BASELINE: the built index.js of
 // @payhooks/redis at an earlier commit; see bench/README.md), on standalone Redis and on a three-primary Cluster; an
-// unordered event for scale. Per event: round trips (commands sent, a pipeline as one, counted on the client), Redis CPU (used_cpu_user +
+// unordered event for scale. Per event: round trips (commands sent, a pipeline or a corked batch as one, counted on the client), Redis CPU (used_cpu_user +
 // sys of every server, from INFO), client CPU (process.cpuUsage) and wall time. Rounds in rotating order, medians.
 // Starts its own redis-server and Cluster unless REDIS_URL / REDIS_CLUSTER_NODES name them.
 // Run: pnpm bench redis-ordered     (BENCH_ROUNDS, default 5; BENCH_EVENTS per round, default 2000)
@@ -36,20 +36,34 @@ const targets = {
 
 /**
  * Round trips through `client`: commands sent alone, and pipelines (one write, one batch of replies: ioredis hands
- * their commands to `sendCommand` with the pipeline's stream), counted where ioredis sends them (a Cluster's go through
- * its nodes' clients).
+ * their commands to `sendCommand` with the pipeline's stream), and batches written at once while the socket is corked
+ * (one a cork), counted where ioredis sends them (a Cluster's go through its nodes' clients).
  */
 function counting(client) {
   const counter = { sent: 0 }
   const pipelines = new WeakSet()
+  const corks = new WeakSet()
+  const countCorks = (stream) => {
+    if (!stream || corks.has(stream)) return
+    corks.add(stream)
+    const cork = stream.cork.bind(stream)
+    stream.cork = () => {
+      counter.sent++
+      cork()
+    }
+  }
   const wrap = (target) => {
+    countCorks(target.stream)
+    target.on('connect', () => countCorks(target.stream))
     const send = target.sendCommand.bind(target)
     target.sendCommand = (command, stream, ...rest) => {
-      if (stream?.isPipeline !== true) counter.sent++
-      else if (!pipelines.has(stream)) {
-        pipelines.add(stream)
-        counter.sent++
-      }
+      if (stream?.isPipeline === true) {
+        if (!pipelines.has(stream)) {
+          pipelines.add(stream)
+          counter.sent++
+        }
+        // alone, unless the socket is corked: then in its batch's write (the store's inOneWrite), counted by the cork
+      } else if ((target.stream?.writableCorked ?? 0) === 0) counter.sent++
       return send(command, stream, ...rest)
     }
   }
@@ -72,7 +86,8 @@ async function serverCpu(admins) {
 const runId = Date.now().toString(36)
 async function round(target, module, label, ordered, admins) {
   const client = targets[target].connect()
-  const store = module.redisStore(client, { keyPrefix: `bench-ordered:${runId}:${label}:` })
+  // a long commandTimeoutMs: the bench measures costs, and a loaded machine must not end it
+  const store = module.redisStore(client, { keyPrefix: `bench-ordered:${runId}:${label}:`, commandTimeoutMs: 60_000 })
   const run = async (from, count) => {
     let next = from
     await Promise.all(

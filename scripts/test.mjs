@@ -233,7 +233,15 @@ async function runMatrixAfter() {
  */
 async function runInParts() {
   const slotCount = Math.max(1, Number(process.env.PAYHOOKS_TEST_SLOTS) || 3)
-  const all = listTestFiles()
+  const listed = listTestFiles()
+  // PAYHOOKS_TYPES_CHECKED=1 (.ci/run, after `pnpm typecheck`, whose `tsc -p tsconfig.test.json` checks the type tests,
+  // an `expectTypeOf` that does not hold being a type error): vitest does not check them a second time.
+  const typesChecked = process.env.PAYHOOKS_TYPES_CHECKED === '1'
+  const all = typesChecked ? listed.filter((file) => !file.endsWith('.test-d.ts')) : listed
+  if (typesChecked) {
+    const types = listed.length - all.length
+    console.log(`${types} type test files (*.test-d.ts) left to pnpm typecheck, which checked them (PAYHOOKS_TYPES_CHECKED)`)
+  }
   const passes = [
     { label: mainLabel(), node: process.execPath, parts: splitFiles(all, 8) },
     ...matrixPasses().map((pass) => ({

@@ -5,6 +5,7 @@ import { signedDelivery } from '@payhooks/testing'
 import { Redis, type RedisOptions } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { settledBody } from '../../packages/core/src/test-helpers/index.js'
+import { inOneWrite } from '../../packages/redis/src/batch.js'
 import { type OwnRedis, ownRedis } from '../fixtures/own-redis.js'
 import { countRoundTrips } from '../fixtures/redis-round-trips.js'
 
@@ -160,6 +161,18 @@ describe('redisStore on a real Redis', () => {
     for (let i = 0; i < 10; i++) await handle(`evt_unordered_${i}`)
     const unordered = trips.take()
     console.info(`[round trips, standalone] ordered: ${ordered / 10}, unordered: ${unordered / 10} per event`)
+    // Its one write is a corked batch, not an ioredis Pipeline (whose constructor copies every script defined on the
+    // client: it doubled a claim's client CPU).
+    const pipeline = client.pipeline.bind(client)
+    let pipelines = 0
+    client.pipeline = ((...args: Parameters<typeof pipeline>) => {
+      pipelines++
+      return pipeline(...args)
+    }) as typeof client.pipeline
+    await handle('evt_unordered_batch')
+    expect(trips.take()).toBe(2)
+    expect(pipelines).toBe(0)
+    client.pipeline = pipeline
     expect(ordered).toBe(2 * 10)
     expect(unordered).toBe(2 * 10)
     // The fence was taken and freed: a second event of a key claims it at once, and the mark moved.
@@ -169,6 +182,36 @@ describe('redisStore on a real Redis', () => {
       eventType: 'transaction_returned',
     })
     expect(again).toMatchObject({ status: 'claimed', newest: { eventId: 'evt_ordered_3' } })
+  })
+})
+
+describe('inOneWrite, the claim batch (issue 49)', () => {
+  it('answers each command its reply or error in order, on a ready client and on one still connecting', async () => {
+    const admin = connect()
+    const ready = connect()
+    await ready.ping()
+    const connecting = connect(REDIS_URL!, { lazyConnect: true })
+    for (const client of [ready, connecting]) {
+      const key = `${uniquePrefix()}batch`
+      await admin.hset(`${key}:hash`, 'f', 'v')
+      const trips = countRoundTrips(client)
+      expect(client.status).toBe(client === ready ? 'ready' : 'wait')
+      const replies = await inOneWrite(client, [
+        ['set', key, 'token', 'PX', 60_000, 'NX'],
+        ['hgetBuffer', key, 'f'],
+        ['getBuffer', key],
+        ['hgetBuffer', `${key}:hash`, 'f'],
+      ])
+      // (the one still connecting also sends its handshake first: INFO, CLIENT SETINFO)
+      if (client === ready) expect(trips.take()).toBe(1)
+      expect(replies?.map(([error]) => error?.message.split(' ')[0] ?? null)).toEqual([null, 'WRONGTYPE', null, null])
+      expect(replies?.map(([, value]) => (Buffer.isBuffer(value) ? value.toString() : value))).toEqual([
+        'OK',
+        undefined,
+        'token',
+        'v',
+      ])
+    }
   })
 })
 

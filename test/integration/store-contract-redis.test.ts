@@ -23,7 +23,9 @@ storeContract(
   (namespace) => {
     const client = new Redis(REDIS_URL)
     clients.push(client)
-    return redisStore(client, { keyPrefix: `${KEY_PREFIX}${namespace}:` })
+    // commandTimeoutMs past the 1 s default, which a new connection's first call can take on a loaded machine: the
+    // contract is what the store answers; its deadlines have tests of their own.
+    return redisStore(client, { keyPrefix: `${KEY_PREFIX}${namespace}:`, commandTimeoutMs: 10_000 })
   },
   { heldKeys: true, shortLeaseMs: SHORT_LEASE_MS },
 )

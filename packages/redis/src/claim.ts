@@ -1,13 +1,14 @@
 import type { Cluster, Redis } from 'ioredis'
+import { type BatchCommand, type BatchReplies, inOneWrite } from './batch.js'
 import type { ConnectionDeadline } from './connection.js'
 import { type MarkerLayout, READS } from './layout.js'
 
-// An unordered event's claim without a script (issue 49): one pipeline of `SET <event> <token> NX PX <lease>`, a `GET`
+// An unordered event's claim without a script (issue 49): one write (batch.ts) of `SET <event> <token> NX PX <lease>`, a `GET`
 // of the marker hashes' counts (`<base>n`) and the `HGET`s of the hashes that this process's copy of those counts names
 // (a script cost Redis about 45k instructions more than the `SET` alone). Safe because a completion deletes the event's
 // key in the same script that writes its done marker: a `SET NX` that succeeds runs after any completion of the
 // event, so the reads after it see that marker wherever the counts then said it could be. When the counts the `GET`
-// read name a hash the pipeline did not read (the copy was stale: a generation started or grew a level), those are
+// read name a hash the batch did not read (the copy was stale: a generation started or grew a level), those are
 // read in a second round trip. A marker found after a `SET NX` that succeeded is a copy: its claim is given back. A
 // `SET NX` that failed with no marker found (a claim in progress, a layout-1 `done`) is answered by the claim script,
 // atomically, as before.
@@ -19,7 +20,7 @@ import { type MarkerLayout, READS } from './layout.js'
 export type ClaimReply = number | ['d', string] | string | [number, string | null]
 
 type Arg = string | number | Buffer
-type Replies = [Error | null, unknown][]
+type Replies = BatchReplies
 
 /** Copies of the counts kept, at most (one per Cluster slot tag, 16,384, when the prefix has no hash tag). */
 const KEPT = 20_000
@@ -114,18 +115,24 @@ export interface EventClaims {
   release(key: string, token: string): Promise<unknown>
 }
 
-/** The claim of an unordered event (and, on a Cluster, an ordered event's own): a pipeline, the script when needed. */
+/** The claim of an unordered event (and, on a Cluster, an ordered event's own): one batch, the script when needed. */
 export function eventClaims({ client, layout, keyPrefix, call, script, release }: EventClaims) {
   /** This process's copy of each base's counts; absent when it has none or saw none. */
   const known = new Map<string, Buffer>()
 
   /** The first marker in `hashes` (a claim's second read, with the counts its first read found). */
   const readAgain = async (hashes: string[], field: Buffer) => {
-    const found = await call(() => {
-      const pipe = client.pipeline()
-      for (const hash of hashes) pipe.hgetBuffer(hash, field)
-      return replies(pipe.exec(), noop)
-    }, 'claim got no reply from Redis')
+    const found = await call(
+      () =>
+        replies(
+          inOneWrite(
+            client,
+            hashes.map((hash): BatchCommand => ['hgetBuffer', hash, field]),
+          ),
+          noop,
+        ),
+      'claim got no reply from Redis',
+    )
     return markerIn(found, 0)
   }
 
@@ -135,15 +142,18 @@ export function eventClaims({ client, layout, keyPrefix, call, script, release }
     const key = keyPrefix + eventId
     const before = known.get(base) ?? null
     const hashes = claimReads(before, base, h, gen, min)
-    // The pipeline may still run once Redis answers again: drop the lease it would leave (sent after it).
+    // The batch may still run once Redis answers again: drop the lease it would leave (sent after it).
     const giveBack = () => {
       release(key, token).catch(noop)
     }
     const first = await call(
       () => {
-        const pipe = client.pipeline().set(key, token, 'PX', lease, 'NX').getBuffer(`${base}n`)
-        for (const hash of hashes) pipe.hgetBuffer(hash, field)
-        return replies(pipe.exec(), giveBack, refusedCopy)
+        const commands: BatchCommand[] = [
+          ['set', key, token, 'PX', lease, 'NX'],
+          ['getBuffer', `${base}n`],
+        ]
+        for (const hash of hashes) commands.push(['hgetBuffer', hash, field])
+        return replies(inOneWrite(client, commands), giveBack, refusedCopy)
       },
       'claim got no reply from Redis',
       giveBack,
