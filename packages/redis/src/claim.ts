@@ -3,9 +3,9 @@ import { type BatchCommand, type BatchReplies, inOneWrite } from './batch.js'
 import type { ConnectionDeadline } from './connection.js'
 import { type MarkerLayout, READS } from './layout.js'
 
-// An unordered event's claim without a script (issue 49): one write (batch.ts) of `SET <event> <token> NX PX <lease>`, a `GET`
-// of the marker hashes' counts (`<base>n`) and the `HGET`s of the hashes that this process's copy of those counts names
-// (a script cost Redis about 45k instructions more than the `SET` alone). Safe because a completion deletes the event's
+// An unordered event's claim without a script (issue 49): one write (batch.ts) of `SET <event> <token> NX PX <lease>`,
+// a `GET` of the marker hashes' counts (`<base>n`) and the `HGET`s of the hashes that this process's copy of those
+// counts names (a script cost Redis about 45k instructions more than the `SET` alone). Safe because a completion deletes the event's
 // key in the same script that writes its done marker: a `SET NX` that succeeds runs after any completion of the
 // event, so the reads after it see that marker wherever the counts then said it could be. When the counts the `GET`
 // read name a hash the batch did not read (the copy was stale: a generation started or grew a level), those are
