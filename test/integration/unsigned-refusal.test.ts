@@ -108,6 +108,7 @@ describe('refusals of unsigned and wrongly signed requests', () => {
     const unsigned = { 'content-type': 'application/json' }
     const post = (h: Record<string, string>, b = body) =>
       fetch(`${served.url}/webhooks`, { method: 'POST', body: b, headers: h })
+    const started = performance.now()
     const answers = await Promise.all([
       ...Array.from({ length: 40 }, () => post(unsigned)),
       ...Array.from({ length: 20 }, () => post(wrong)),
@@ -124,27 +125,35 @@ describe('refusals of unsigned and wrongly signed requests', () => {
     )
     expect(signed).toEqual(Array(5).fill(200))
 
-    // One line per reason now, then one line per reason telling how many more were held back.
-    const now = lines.filter(
-      (line) => line.fields.code === 'missing_signature' || line.fields.code === 'invalid_signature',
-    )
-    expect(now.map((line) => [line.level, line.fields.code]).sort()).toEqual([
-      ['warn', 'invalid_signature'],
-      ['warn', 'missing_signature'],
-    ])
+    // Past each window's last refusal its closing line comes within 1 s.
     await new Promise((resolve) => setTimeout(resolve, 1100))
+    const elapsed = (performance.now() - started) / 1000
     const all = lines.filter(
       (line) => line.fields.code === 'missing_signature' || line.fields.code === 'invalid_signature',
     )
     expect(all.every((line) => line.level === 'warn')).toBe(true)
-    const told = Object.fromEntries(
-      all.filter((line) => line.fields.suppressed !== undefined).map((line) => [line.fields.code, line]),
-    )
-    expect(told.missing_signature?.fields.suppressed).toBe(39)
-    expect(told.missing_signature?.message).toMatch(/and 39 more like it from 127\.0\.0\.1 in the last 1 s/)
-    expect(told.missing_signature?.fields.source).toBe('127.0.0.1')
-    expect(told.invalid_signature?.fields.suppressed).toBe(19)
-    expect(all).toHaveLength(4)
+    // A window's first refusal is written at once, the rest counted and told in one line at its end. How many windows
+    // the burst spans depends on the machine (one quiet, two or three with two whole test runs beside: 3 lines, not
+    // 2, by the time the signed deliveries were answered), so what is checked is what the lines tell.
+    for (const [code, refused] of [
+      ['missing_signature', 40],
+      ['invalid_signature', 20],
+    ] as const) {
+      const own = all.filter((line) => line.fields.code === code)
+      const told = own.filter((line) => line.fields.suppressed !== undefined)
+      // Every refusal is in a line: written itself, or counted in its window's closing line.
+      const counted = told.reduce((sum, line) => sum + Number(line.fields.suppressed), 0)
+      expect(own.length - told.length + counted).toBe(refused)
+      expect(told.length).toBeGreaterThan(0)
+      // At most two lines a second (a window's first and its count), not one a refusal.
+      expect(own.length).toBeLessThanOrEqual(2 * Math.ceil(elapsed))
+      for (const line of told) {
+        expect(line.fields.source).toBe('127.0.0.1')
+        expect(line.message).toMatch(
+          new RegExp(`and ${line.fields.suppressed} more like it from 127\\.0\\.0\\.1 in the last 1 s`),
+        )
+      }
+    }
 
     const stats = logged.stats()
     expect(stats.refused).toEqual({ count: 60, missingSignature: 40, invalidSignature: 20 })
