@@ -240,7 +240,9 @@ async function runInParts() {
   const all = typesChecked ? listed.filter((file) => !file.endsWith('.test-d.ts')) : listed
   if (typesChecked) {
     const types = listed.length - all.length
-    console.log(`${types} type test files (*.test-d.ts) left to pnpm typecheck, which checked them (PAYHOOKS_TYPES_CHECKED)`)
+    console.log(
+      `${types} type test files (*.test-d.ts) left to pnpm typecheck, which checked them (PAYHOOKS_TYPES_CHECKED)`,
+    )
   }
   const passes = [
     { label: mainLabel(), node: process.execPath, parts: splitFiles(all, 8) },
