@@ -60,8 +60,11 @@ if (files[0] === '--') files.shift()
 // The documentation site's test opens the built site: built by scripts/docs-build.mjs (API reference from the
 // sources, then VitePress; 1-2 min), which fails on any warning of that build. It needs neither the packages' build
 // nor the services, so it runs alongside them (its output is printed once it is done) and vitest waits for it.
+// PAYHOOKS_DOCS_BUILT=1 (.ci/run, which runs `pnpm docs:build` beside the lint and the typecheck): built already.
+const docsBuilt = process.env.PAYHOOKS_DOCS_BUILT === '1'
+if (docsBuilt) console.log('docs: site built by pnpm docs:build before this run (PAYHOOKS_DOCS_BUILT)')
 const docsBuild =
-  !files.length || files.some((f) => f.includes('docs-site'))
+  !docsBuilt && (!files.length || files.some((f) => f.includes('docs-site')))
     ? new Promise((resolve) => {
         const child = spawn(process.execPath, [join(import.meta.dirname, 'docs-build.mjs')], {
           stdio: ['ignore', 'pipe', 'pipe'],
