@@ -10,6 +10,7 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import * as kit from '@payhooks/redis'
 import { Cluster, Redis } from 'ioredis'
+import { countRoundTrips } from '../test/fixtures/redis-round-trips.mjs'
 import { startCluster, startRedis } from './redis-server.mjs'
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
@@ -32,46 +33,6 @@ const targets = {
     servers: [{ host: standaloneUrl.hostname, port: Number(standaloneUrl.port) }],
   },
   cluster: { connect: () => new Cluster(cluster.nodes), servers: cluster.nodes },
-}
-
-/**
- * Round trips through `client`: commands sent alone, and pipelines (one write, one batch of replies: ioredis hands
- * their commands to `sendCommand` with the pipeline's stream), and batches written at once while the socket is corked
- * (one a cork), counted where ioredis sends them (a Cluster's go through its nodes' clients).
- */
-function counting(client) {
-  const counter = { sent: 0 }
-  const pipelines = new WeakSet()
-  const corks = new WeakSet()
-  const countCorks = (stream) => {
-    if (!stream || corks.has(stream)) return
-    corks.add(stream)
-    const cork = stream.cork.bind(stream)
-    stream.cork = () => {
-      counter.sent++
-      cork()
-    }
-  }
-  const wrap = (target) => {
-    countCorks(target.stream)
-    target.on('connect', () => countCorks(target.stream))
-    const send = target.sendCommand.bind(target)
-    target.sendCommand = (command, stream, ...rest) => {
-      if (stream?.isPipeline === true) {
-        if (!pipelines.has(stream)) {
-          pipelines.add(stream)
-          counter.sent++
-        }
-        // alone, unless the socket is corked: then in its batch's write (the store's inOneWrite), counted by the cork
-      } else if ((target.stream?.writableCorked ?? 0) === 0) counter.sent++
-      return send(command, stream, ...rest)
-    }
-  }
-  if (client.isCluster) {
-    client.on('+node', wrap)
-    for (const node of client.nodes()) wrap(node)
-  } else wrap(client)
-  return counter
 }
 
 async function serverCpu(admins) {
@@ -105,7 +66,7 @@ async function round(target, module, label, ordered, admins) {
     )
   }
   await run(0, 200) // connects, loads the scripts on every server
-  const counter = counting(client)
+  const trips = countRoundTrips(client)
   const [cpu0, client0, start] = [await serverCpu(admins), process.cpuUsage(), performance.now()]
   await run(1000, EVENTS)
   const wall = performance.now() - start
@@ -113,7 +74,7 @@ async function round(target, module, label, ordered, admins) {
   const redisCpu = (await serverCpu(admins)) - cpu0
   client.disconnect()
   return {
-    trips: counter.sent / EVENTS,
+    trips: trips.take() / EVENTS,
     redisCpu: redisCpu / EVENTS,
     clientCpu: (clientCpu.user + clientCpu.system) / EVENTS,
     wall: (wall * 1000) / EVENTS,

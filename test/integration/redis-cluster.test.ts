@@ -9,7 +9,7 @@ import { storeContract } from '@payhooks/testing/store-contract'
 import { Cluster } from 'ioredis'
 import { afterAll, describe, expect, it } from 'vitest'
 import { bullmqSubject } from '../fixtures/bullmq-dead-letters.js'
-import { countRoundTrips } from '../fixtures/redis-round-trips.js'
+import { countRoundTrips } from '../fixtures/redis-round-trips.mjs'
 
 const NODES = process.env.REDIS_CLUSTER_NODES
 if (!NODES) {

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { settledBody } from '../../packages/core/src/test-helpers/index.js'
 import { inOneWrite } from '../../packages/redis/src/batch.js'
 import { type OwnRedis, ownRedis } from '../fixtures/own-redis.js'
-import { countRoundTrips } from '../fixtures/redis-round-trips.js'
+import { countRoundTrips } from '../fixtures/redis-round-trips.mjs'
 
 const REDIS_URL = process.env.REDIS_URL
 const HOUR = 60 * 60 * 1000
@@ -169,10 +169,13 @@ describe('redisStore on a real Redis', () => {
       pipelines++
       return pipeline(...args)
     }) as typeof client.pipeline
-    await handle('evt_unordered_batch')
+    try {
+      await handle('evt_unordered_batch')
+    } finally {
+      client.pipeline = pipeline
+    }
     expect(trips.take()).toBe(2)
     expect(pipelines).toBe(0)
-    client.pipeline = pipeline
     expect(ordered).toBe(2 * 10)
     expect(unordered).toBe(2 * 10)
     // The fence was taken and freed: a second event of a key claims it at once, and the mark moved.

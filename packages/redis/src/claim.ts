@@ -20,7 +20,6 @@ import { type MarkerLayout, READS } from './layout.js'
 export type ClaimReply = number | ['d', string] | string | [number, string | null]
 
 type Arg = string | number | Buffer
-type Replies = BatchReplies
 
 /** Copies of the counts kept, at most (one per Cluster slot tag, 16,384, when the prefix has no hash tag). */
 const KEPT = 20_000
@@ -74,7 +73,7 @@ export function topHash(base: string, h: number, gen: number, v: number): string
 }
 
 /** The first marker among the replies from `from` on, as hex (a layout-2 marker's value is digest bytes). */
-function markerIn(replies: Replies, from: number): string | undefined {
+function markerIn(replies: BatchReplies, from: number): string | undefined {
   for (let i = from; i < replies.length; i++) {
     const value = (replies[i] as [Error | null, unknown])[1]
     if (value !== null && value !== undefined) return (value as Buffer).toString('hex')
@@ -87,10 +86,10 @@ function markerIn(replies: Replies, from: number): string | undefined {
  * is noted for health), after giving back the claim its `SET NX` took, if any.
  */
 function replies(
-  exec: Promise<Replies | null>,
+  exec: Promise<BatchReplies | null>,
   giveBack: () => void,
-  accept: (all: Replies) => boolean = () => false,
-): Promise<Replies> {
+  accept: (all: BatchReplies) => boolean = () => false,
+): Promise<BatchReplies> {
   return exec.then((all) => {
     if (all === null) throw new Error('redisStore: a claim pipeline was aborted')
     const failed = all.find(([error]) => error !== null)
@@ -101,7 +100,7 @@ function replies(
 }
 
 /** A `SET NX` refused (a full Redis) whose reads found the event's marker: a copy of a handled event, answered done. */
-const refusedCopy = (all: Replies) =>
+const refusedCopy = (all: BatchReplies) =>
   all[0]?.[0] !== null && all.slice(1).every(([error]) => error === null) && markerIn(all, 2) !== undefined
 
 export interface EventClaims {
