@@ -75,7 +75,8 @@ function setup({ receiverTelemetry = true, workerTelemetry = true, attempts = 8 
   const names = { name: `otel-${id}`, prefix: `payhooks-otel-bull-${id}` }
   const redis = new Redis(REDIS_URL as string, { maxRetriesPerRequest: null })
   redis.on('error', () => {})
-  const store = redisStore(redis, { keyPrefix: `payhooks-otel-store:${id}:` })
+  // A fresh store's first calls (its scripts loaded) can take past the 1 s default: seen under two whole test runs.
+  const store = redisStore(redis, { keyPrefix: `payhooks-otel-store:${id}:`, commandTimeoutMs: 10_000 })
   const queue = bullmqQueue({ connection: REDIS_URL as string, ...names, attempts, backoffMs: 10 })
   const errors: WebhookError[] = []
   const receiver = createWebhooks({

@@ -61,7 +61,8 @@ describe('schema refusals carry no value of the body', () => {
     // Logged (no onError listener) and parked...
     const webhooks = createWebhooks({
       secret: SECRET,
-      store: redisStore(redis, { keyPrefix: `${prefix}store:` }),
+      // A fresh store's first calls (its scripts loaded) can take past the 1 s default: seen under two whole test runs.
+      store: redisStore(redis, { keyPrefix: `${prefix}store:`, commandTimeoutMs: 10_000 }),
       deadLetters,
       schemas: { card_checked: cardSchema },
       logger: { error: record, warn: record, info: record },
