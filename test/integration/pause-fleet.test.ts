@@ -76,12 +76,14 @@ const redisLike = (name: string, connect: () => Redis | Cluster): Backend => ({
     const id = randomUUID()
     return (withDeadLetters) => {
       const client = connect()
+      // Under two whole test runs side by side a Cluster's completion took past the 1 s default commandTimeoutMs.
+      const commandTimeoutMs = 10_000
       return {
-        store: redisStore(client, { keyPrefix: `payhooks-pause-fleet:${id}:` }),
+        store: redisStore(client, { keyPrefix: `payhooks-pause-fleet:${id}:`, commandTimeoutMs }),
         deadLetters: withDeadLetters
-          ? redisDeadLetterStore(client, { keyPrefix: `{payhooks-pause-fleet-letters-${id}}:` })
+          ? redisDeadLetterStore(client, { keyPrefix: `{payhooks-pause-fleet-letters-${id}}:`, commandTimeoutMs })
           : undefined,
-        pauses: redisPauseStore(client, { keyPrefix: `payhooks-pause-fleet:${id}:` }),
+        pauses: redisPauseStore(client, { keyPrefix: `payhooks-pause-fleet:${id}:`, commandTimeoutMs }),
       }
     }
   },
