@@ -9,7 +9,7 @@ import { createApp } from '../../examples/express/server.js'
 import { adapterApps, listen, SECRET, testWebhooks } from '../fixtures/apps.js'
 import { assertBuilt, runCli } from '../fixtures/cli-run.js'
 import { lambdaEvent } from '../fixtures/lambda-events.js'
-import { unusedPort } from '../fixtures/sandbox-receivers.js'
+import { REFUSING_PORT } from '../fixtures/sandbox-receivers.js'
 
 interface Report {
   run: string
@@ -292,7 +292,7 @@ describe('payhooks prove', () => {
         2,
         "payhooks prove: --url must be an http(s) URL; see 'payhooks prove --help'\n",
       ])
-      const port = await unusedPort()
+      const port = REFUSING_PORT
       const down = await runHere(['prove', '--url', `http://127.0.0.1:${port}/webhooks`, '--secret', SECRET])
       expect(down.code).toBe(2)
       expect(down.stderr).toBe(`payhooks prove: could not reach http://127.0.0.1:${port}/webhooks: ECONNREFUSED\n`)

@@ -18,7 +18,7 @@ import {
   subscription,
   useSandbox,
 } from '../fixtures/sandbox-api.js'
-import { call, startReceiver, unusedPort } from '../fixtures/sandbox-receivers.js'
+import { call, REFUSING_PORT, startReceiver } from '../fixtures/sandbox-receivers.js'
 
 useSandbox()
 
@@ -129,7 +129,7 @@ describe('send test webhook', () => {
   })
 
   it('answers 502 with a fixed message when the url does not answer, never the network error', async () => {
-    const port = await unusedPort()
+    const port = REFUSING_PORT
     const response = await test(RESELLER, { url: `http://127.0.0.1:${port}/x`, event_type: 'transaction_settled' })
     expect(response.status).toBe(502)
     expect(response.json).toEqual({ error: { message: 'test webhook: the target did not answer' } })

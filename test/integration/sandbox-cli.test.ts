@@ -8,7 +8,7 @@ import { createManualClock, createSandbox } from '@payhooks/sandbox'
 import { describe, expect, it } from 'vitest'
 import { exited, runCli } from '../fixtures/cli-run.js'
 import { HOUR, receiver, startSandbox, useReceiver } from '../fixtures/sandbox-cli.js'
-import { call, startReceiver, unusedPort } from '../fixtures/sandbox-receivers.js'
+import { call, REFUSING_PORT, startReceiver } from '../fixtures/sandbox-receivers.js'
 
 useReceiver()
 
@@ -230,7 +230,7 @@ describe('payhooks sandbox --manual-clock and sandbox advance', () => {
   })
 
   it('exits 1 when no sandbox answers', async () => {
-    const result = await runCli(['sandbox', 'advance', '1h', '--base-url', `http://127.0.0.1:${await unusedPort()}`])
+    const result = await runCli(['sandbox', 'advance', '1h', '--base-url', `http://127.0.0.1:${REFUSING_PORT}`])
     expect(result.code).toBe(1)
     expect(result.stderr).toMatch(/^payhooks sandbox advance: cannot reach the sandbox at http:\/\/127\.0\.0\.1:\d+/)
   })

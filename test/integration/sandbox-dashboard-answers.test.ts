@@ -5,7 +5,7 @@
 import { createManualClock, createSandbox } from '@payhooks/sandbox'
 import { describe, expect, it } from 'vitest'
 import { card, open, SLOW, START, useBrowser, WAIT } from '../fixtures/sandbox-dashboard.js'
-import { startReceiver, unusedPort } from '../fixtures/sandbox-receivers.js'
+import { REFUSING_PORT, startReceiver } from '../fixtures/sandbox-receivers.js'
 
 useBrowser()
 
@@ -44,7 +44,7 @@ describe('sandbox dashboard', () => {
         eventTypes: ['transaction_settled', 'payment_created', 'transaction_returned'],
       })
       answers.subscribe({
-        url: `http://127.0.0.1:${await unusedPort()}/webhooks`,
+        url: `http://127.0.0.1:${REFUSING_PORT}/webhooks`,
         eventTypes: ['transaction_returned'],
       })
       const settled = await answers.emit('transaction_settled')

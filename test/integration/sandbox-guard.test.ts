@@ -4,7 +4,7 @@ import { createServer, request as httpRequest } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { createSandbox, type Sandbox } from '@payhooks/sandbox'
 import { afterEach, describe, expect, it } from 'vitest'
-import { call, startReceiver, unusedPort } from '../fixtures/sandbox-receivers.js'
+import { call, REFUSING_PORT, startReceiver } from '../fixtures/sandbox-receivers.js'
 
 const RESELLER = 'reseller 1001|sandbox-reseller-key'
 const cleanup: (() => Promise<void>)[] = []
@@ -211,7 +211,7 @@ describe('test webhook failures', () => {
         auth: RESELLER,
         body: { url, event_type: 'transaction_settled' },
       })
-    const closed = await test(`http://127.0.0.1:${await unusedPort()}/hook`)
+    const closed = await test(`http://127.0.0.1:${REFUSING_PORT}/hook`)
     const timedOut = await test(`http://127.0.0.1:${(silent.address() as AddressInfo).port}/hook`)
     const expected = { error: { message: 'test webhook: the target did not answer' } }
     expect([closed.status, closed.json]).toEqual([502, expected])

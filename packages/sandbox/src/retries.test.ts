@@ -1,6 +1,6 @@
 import { createWebhooks, SIGNATURE_HEADER } from '@payhooks/core'
 import { afterEach, describe, expect, it } from 'vitest'
-import type { Receiver } from './test-receivers.js'
+import { REFUSING_PORT, type Receiver } from './test-receivers.js'
 import { cleanup, closeAll, HOUR, only, receiverOf, START, sandboxOf, scheduledHours } from './test-sandbox.js'
 import type { SandboxDelivery } from './types.js'
 
@@ -113,10 +113,7 @@ describe('sandbox retry schedule (manual clock)', () => {
 
   it('counts a refused connection and a redirect as failures', async () => {
     const sandbox = sandboxOf()
-    // Port 2: a privileged port nothing listens on (and not one fetch refuses to try, as it does 1). A port found free
-    // (unusedPort) was taken by another server before the send, under two whole test runs side by side, and the
-    // "refused" target answered.
-    const port = 2
+    const port = REFUSING_PORT
     const redirecting = await receiverOf(() => 302)
     sandbox.subscribe({ url: `http://127.0.0.1:${port}/hooks`, eventTypes: ['transaction_settled'] })
     sandbox.subscribe({ url: redirecting.url, eventTypes: ['transaction_settled'] })

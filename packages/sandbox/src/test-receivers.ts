@@ -78,7 +78,14 @@ export async function startReceiver(
   return { url: `${await listen(server)}/webhooks`, requests, close: closer(server) }
 }
 
-/** A free loopback port with nothing listening on it. */
+/**
+ * A loopback port that refuses every connection, for a target that does not answer: 2, a privileged port nothing
+ * listens on (fetch will not try 1). A port found free ({@link unusedPort}) can be taken by another server before the
+ * send: under two whole test runs side by side, one was.
+ */
+export const REFUSING_PORT = 2
+
+/** A free loopback port with nothing listening on it (for a server to listen on: see {@link REFUSING_PORT}). */
 export async function unusedPort(): Promise<number> {
   const server = createServer()
   await listen(server)
