@@ -12,6 +12,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest'
 import { listen } from '../fixtures/apps.js'
 import { boardReceiver, parkSigned } from '../fixtures/board.js'
 import { launchChromium } from '../fixtures/chromium.js'
+import { UNHURRIED } from '../fixtures/redis-timeouts.js'
 
 const REDIS_URL = process.env.REDIS_URL
 if (!REDIS_URL) throw new Error('REDIS_URL is not set: run these tests through `pnpm test`')
@@ -56,7 +57,7 @@ it('two consoles replay all at once while a third deletes: each letter tried onc
     if (keys.length > 0) await redis.del(...keys)
     redis.disconnect()
   })
-  const store = redisDeadLetterStore(redis, { keyPrefix: prefix, commandTimeoutMs: 10_000 })
+  const store = redisDeadLetterStore(redis, { keyPrefix: prefix, ...UNHURRIED })
   await store.init?.()
   const { webhooks, runs } = boardReceiver(store)
   const failing = new Set(Array.from({ length: LETTERS / 10 }, (_, i) => id(i * 10 + 7)))

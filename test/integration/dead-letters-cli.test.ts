@@ -11,6 +11,7 @@ import { sampleEvent, signedDelivery } from '@payhooks/testing'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { assertBuilt, runCli } from '../fixtures/cli-run.js'
+import { UNHURRIED } from '../fixtures/redis-timeouts.js'
 
 const REDIS_URL = process.env.REDIS_URL
 if (!REDIS_URL) {
@@ -47,8 +48,7 @@ async function parkedLetters() {
   const deadLetters = redisDeadLetterStore(redis, { keyPrefix: `${prefix}{dead-letters}:` })
   const webhooks = createWebhooks({
     secret: SECRET,
-    // A fresh store's first calls (its scripts loaded) can take past the 1 s default: seen under two whole test runs.
-    store: redisStore(redis, { keyPrefix: `${prefix}store:`, commandTimeoutMs: 10_000 }),
+    store: redisStore(redis, { keyPrefix: `${prefix}store:`, ...UNHURRIED }),
     deadLetters,
     logger: { error() {} },
   })

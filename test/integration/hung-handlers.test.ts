@@ -10,6 +10,7 @@ import { Cluster, Redis } from 'ioredis'
 import { afterAll, describe, expect, it, vi } from 'vitest'
 import { gate } from '../../packages/core/src/test-helpers/index.js'
 import { postgresHarness } from '../fixtures/postgres-harness.js'
+import { UNHURRIED } from '../fixtures/redis-timeouts.js'
 
 const secret = 'whsec_hung_handlers'
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -40,7 +41,7 @@ function cluster(): Cluster {
 // A renewal that Redis answers late still holds the lease (the watchdog gives it half a lease); one the store gives up
 // on at its 1 s default commandTimeoutMs loses the claim at once, with a third of a 3 s lease left. Under two whole
 // test runs side by side the Cluster's hung event once ran a second time after its run was over: its claim lost so.
-const redisOptions = () => ({ keyPrefix: `payhooks-hung:${randomUUID()}:`, commandTimeoutMs: 10_000 })
+const redisOptions = () => ({ keyPrefix: `payhooks-hung:${randomUUID()}:`, ...UNHURRIED })
 
 const stores: [string, () => Promise<WebhookStore<object>>][] = [
   ['memoryStore', async () => memoryStore()],

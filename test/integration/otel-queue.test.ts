@@ -22,6 +22,7 @@ import { sampleEvent, signedDelivery } from '@payhooks/testing'
 import { Queue } from 'bullmq'
 import { Redis } from 'ioredis'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { UNHURRIED } from '../fixtures/redis-timeouts.js'
 
 const REDIS_URL = process.env.REDIS_URL
 if (!REDIS_URL) {
@@ -75,8 +76,7 @@ function setup({ receiverTelemetry = true, workerTelemetry = true, attempts = 8 
   const names = { name: `otel-${id}`, prefix: `payhooks-otel-bull-${id}` }
   const redis = new Redis(REDIS_URL as string, { maxRetriesPerRequest: null })
   redis.on('error', () => {})
-  // A fresh store's first calls (its scripts loaded) can take past the 1 s default: seen under two whole test runs.
-  const store = redisStore(redis, { keyPrefix: `payhooks-otel-store:${id}:`, commandTimeoutMs: 10_000 })
+  const store = redisStore(redis, { keyPrefix: `payhooks-otel-store:${id}:`, ...UNHURRIED })
   const queue = bullmqQueue({ connection: REDIS_URL as string, ...names, attempts, backoffMs: 10 })
   const errors: WebhookError[] = []
   const receiver = createWebhooks({

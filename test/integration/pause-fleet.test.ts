@@ -21,6 +21,7 @@ import pg from 'pg'
 import { afterAll, describe, expect, it, vi } from 'vitest'
 import { mysqlUrl } from '../fixtures/mysql.js'
 import { databaseUrl } from '../fixtures/postgres.js'
+import { UNHURRIED } from '../fixtures/redis-timeouts.js'
 
 const secret = 'whsec_pause_fleet'
 const PAUSED = 'transaction_settled'
@@ -76,14 +77,12 @@ const redisLike = (name: string, connect: () => Redis | Cluster): Backend => ({
     const id = randomUUID()
     return (withDeadLetters) => {
       const client = connect()
-      // Under two whole test runs side by side a Cluster's completion took past the 1 s default commandTimeoutMs.
-      const commandTimeoutMs = 10_000
       return {
-        store: redisStore(client, { keyPrefix: `payhooks-pause-fleet:${id}:`, commandTimeoutMs }),
+        store: redisStore(client, { keyPrefix: `payhooks-pause-fleet:${id}:`, ...UNHURRIED }),
         deadLetters: withDeadLetters
-          ? redisDeadLetterStore(client, { keyPrefix: `{payhooks-pause-fleet-letters-${id}}:`, commandTimeoutMs })
+          ? redisDeadLetterStore(client, { keyPrefix: `{payhooks-pause-fleet-letters-${id}}:`, ...UNHURRIED })
           : undefined,
-        pauses: redisPauseStore(client, { keyPrefix: `payhooks-pause-fleet:${id}:`, commandTimeoutMs }),
+        pauses: redisPauseStore(client, { keyPrefix: `payhooks-pause-fleet:${id}:`, ...UNHURRIED }),
       }
     }
   },

@@ -10,6 +10,7 @@ import { Cluster } from 'ioredis'
 import { afterAll, describe, expect, it } from 'vitest'
 import { bullmqSubject } from '../fixtures/bullmq-dead-letters.js'
 import { countRoundTrips } from '../fixtures/redis-round-trips.mjs'
+import { UNHURRIED } from '../fixtures/redis-timeouts.js'
 
 const NODES = process.env.REDIS_CLUSTER_NODES
 if (!NODES) {
@@ -40,9 +41,7 @@ afterAll(async () => {
 
 storeContract(
   'redisStore on a Redis Cluster',
-  // commandTimeoutMs past the 1 s default: a new client's first call waits for the Cluster's three nodes to connect,
-  // over 1 s on a loaded machine. The contract is what the store answers; its deadlines have tests of their own.
-  (namespace) => redisStore(cluster(), { keyPrefix: `payhooks-cluster-store:${namespace}:`, commandTimeoutMs: 10_000 }),
+  (namespace) => redisStore(cluster(), { keyPrefix: `payhooks-cluster-store:${namespace}:`, ...UNHURRIED }),
   // A short lease that two round trips on a loaded machine renew in time (as in store-contract.test.ts).
   { heldKeys: true, shortLeaseMs: 1500 },
 )
@@ -50,7 +49,7 @@ storeContract(
 deadLetterContract('redisDeadLetterStore on a Redis Cluster', (namespace) =>
   redisDeadLetterStore(cluster(), {
     keyPrefix: `{payhooks-cluster-dead-letters-${namespace}}:`,
-    commandTimeoutMs: 10_000,
+    ...UNHURRIED,
   }),
 )
 

@@ -11,6 +11,7 @@ import { Redis } from 'ioredis'
 import * as v from 'valibot'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { assertBuilt, runCli } from '../fixtures/cli-run.js'
+import { UNHURRIED } from '../fixtures/redis-timeouts.js'
 
 const REDIS_URL = process.env.REDIS_URL
 if (!REDIS_URL) throw new Error('REDIS_URL is not set: run these tests through `pnpm test` (node scripts/test.mjs)')
@@ -61,8 +62,7 @@ describe('schema refusals carry no value of the body', () => {
     // Logged (no onError listener) and parked...
     const webhooks = createWebhooks({
       secret: SECRET,
-      // A fresh store's first calls (its scripts loaded) can take past the 1 s default: seen under two whole test runs.
-      store: redisStore(redis, { keyPrefix: `${prefix}store:`, commandTimeoutMs: 10_000 }),
+      store: redisStore(redis, { keyPrefix: `${prefix}store:`, ...UNHURRIED }),
       deadLetters,
       schemas: { card_checked: cardSchema },
       logger: { error: record, warn: record, info: record },

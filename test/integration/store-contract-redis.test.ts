@@ -3,6 +3,7 @@ import { redisStore } from '@payhooks/redis'
 import { storeContract } from '@payhooks/testing/store-contract'
 import { Redis } from 'ioredis'
 import { afterAll } from 'vitest'
+import { UNHURRIED } from '../fixtures/redis-timeouts.js'
 
 const REDIS_URL = process.env.REDIS_URL
 if (!REDIS_URL) {
@@ -23,9 +24,7 @@ storeContract(
   (namespace) => {
     const client = new Redis(REDIS_URL)
     clients.push(client)
-    // commandTimeoutMs past the 1 s default, which a new connection's first call can take on a loaded machine: the
-    // contract is what the store answers; its deadlines have tests of their own.
-    return redisStore(client, { keyPrefix: `${KEY_PREFIX}${namespace}:`, commandTimeoutMs: 10_000 })
+    return redisStore(client, { keyPrefix: `${KEY_PREFIX}${namespace}:`, ...UNHURRIED })
   },
   { heldKeys: true, shortLeaseMs: SHORT_LEASE_MS },
 )
