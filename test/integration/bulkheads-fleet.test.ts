@@ -11,6 +11,7 @@ import { redisStore } from '@payhooks/redis'
 import { sampleEvent, signedDelivery } from '@payhooks/testing'
 import { Redis } from 'ioredis'
 import { afterAll, expect, it, vi } from 'vitest'
+import { UNHURRIED } from '../fixtures/redis-timeouts.js'
 
 const secret = 'whsec_bulkheads_fleet'
 const POISON = 'transaction_returned'
@@ -60,7 +61,7 @@ it('keeps the other types flowing on three receivers while one type hangs, and t
     clients.push(client)
     const webhooks = createWebhooks({
       secret,
-      store: redisStore(client, { keyPrefix }),
+      store: redisStore(client, { keyPrefix, ...UNHURRIED }),
       maxConcurrentEvents: SLOTS,
       deadlineMs: DEADLINE_MS,
       leaseMs: 4 * DEADLINE_MS,

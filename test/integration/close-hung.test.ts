@@ -8,6 +8,7 @@ import { sampleEvent, signedDelivery } from '@payhooks/testing'
 import { Redis } from 'ioredis'
 import { afterAll, describe, expect, it, vi } from 'vitest'
 import { gate } from '../../packages/core/src/test-helpers/index.js'
+import { UNHURRIED } from '../fixtures/redis-timeouts.js'
 
 const secret = 'whsec_close_hung'
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -41,7 +42,7 @@ describe('close() while a handler ignores its signal, two receivers on one Redis
     const receiver = () => {
       const webhooks = createWebhooks({
         secret,
-        store: redisStore(redis(), { keyPrefix }),
+        store: redisStore(redis(), { keyPrefix, ...UNHURRIED }),
         deadlineMs: 2000,
         leaseMs,
         checkAtStart: false,

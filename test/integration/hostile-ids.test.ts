@@ -9,6 +9,7 @@ import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
 import { signedWithRawId } from '../fixtures/hostile.js'
 import { databaseUrl } from '../fixtures/postgres.js'
+import { UNHURRIED } from '../fixtures/redis-timeouts.js'
 
 const REDIS_URL = process.env.REDIS_URL
 if (!REDIS_URL) throw new Error('REDIS_URL is not set: run these tests with `node scripts/test.mjs hostile-ids`')
@@ -28,7 +29,7 @@ afterAll(async () => {
 
 const stores: [string, () => WebhookStore][] = [
   ['memoryStore', () => memoryStore()],
-  ['redisStore', () => redisStore(redis, { keyPrefix: `${keyPrefix}${randomUUID()}:` })],
+  ['redisStore', () => redisStore(redis, { keyPrefix: `${keyPrefix}${randomUUID()}:`, ...UNHURRIED })],
   ['postgresStore', () => postgresStore(pool, { table })],
 ]
 

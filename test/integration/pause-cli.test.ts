@@ -8,6 +8,7 @@ import { sampleEvent, signedDelivery } from '@payhooks/testing'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, expect, it, vi } from 'vitest'
 import { assertBuilt, runCli } from '../fixtures/cli-run.js'
+import { UNHURRIED } from '../fixtures/redis-timeouts.js'
 
 const REDIS_URL = process.env.REDIS_URL
 if (!REDIS_URL) throw new Error('REDIS_URL is not set: run these tests through `pnpm test` (node scripts/test.mjs)')
@@ -29,9 +30,9 @@ it('pauses a type on the live receiver, lists it, and resumes it, replaying what
   const env = { REDIS_URL: REDIS_URL as string, SECRET, KEY_PREFIX: prefix, COUNTS_KEY: countsKey }
   const live = createWebhooks({
     secret: SECRET,
-    store: redisStore(redis, { keyPrefix: `${prefix}store:` }),
-    deadLetters: redisDeadLetterStore(redis, { keyPrefix: `${prefix}{dead-letters}:` }),
-    pauses: redisPauseStore(redis, { keyPrefix: prefix }),
+    store: redisStore(redis, { keyPrefix: `${prefix}store:`, ...UNHURRIED }),
+    deadLetters: redisDeadLetterStore(redis, { keyPrefix: `${prefix}{dead-letters}:`, ...UNHURRIED }),
+    pauses: redisPauseStore(redis, { keyPrefix: prefix, ...UNHURRIED }),
     checkAtStart: false,
   })
   live.onAny(async (event) => void (await redis.hincrby(countsKey, event.event_id, 1)))

@@ -13,6 +13,7 @@ import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { listen, SECRET } from '../fixtures/apps.js'
 import { assertBuilt, runCli } from '../fixtures/cli-run.js'
+import { UNHURRIED } from '../fixtures/redis-timeouts.js'
 
 const REDIS_URL = process.env.REDIS_URL
 if (!REDIS_URL) throw new Error('REDIS_URL is not set: run these tests through `pnpm test` (node scripts/test.mjs)')
@@ -40,10 +41,10 @@ afterAll(async () => {
 /** A kit receiver on Redis with a durable dead-letter store, its handler runs counted and served as the ledger. */
 async function receiver() {
   const prefix = `${ROOT_PREFIX}${randomUUID()}:`
-  const deadLetters = redisDeadLetterStore(redis, { keyPrefix: `${prefix}{dead-letters}:` })
+  const deadLetters = redisDeadLetterStore(redis, { keyPrefix: `${prefix}{dead-letters}:`, ...UNHURRIED })
   const webhooks = createWebhooks({
     secret: SECRET,
-    store: redisStore(redis, { keyPrefix: `${prefix}store:` }),
+    store: redisStore(redis, { keyPrefix: `${prefix}store:`, ...UNHURRIED }),
     deadLetters,
     checkAtStart: false,
     logger: { error() {} },

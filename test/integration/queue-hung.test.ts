@@ -10,6 +10,7 @@ import { Queue } from 'bullmq'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { gate } from '../../packages/core/src/test-helpers/index.js'
 import { connect, deliver, onCleanup, redisUrl, runCleanups, SECRET, sleep } from '../fixtures/queue-mode.js'
+import { UNHURRIED } from '../fixtures/redis-timeouts.js'
 
 afterEach(runCleanups)
 
@@ -33,7 +34,7 @@ describe('queue mode and a hung handler', () => {
     const workers = [0, 1].map(() => {
       const webhooks = createWebhooks({
         secret: SECRET,
-        store: redisStore(redis, { keyPrefix: `payhooks-test-store:${id}:` }),
+        store: redisStore(redis, { keyPrefix: `payhooks-test-store:${id}:`, ...UNHURRIED }),
         queue,
         // The delivery's enqueue gets 2 s (at 100 ms, a loaded machine's Redis answered it 503 deadline_exceeded).
         deadlineMs: 2000,

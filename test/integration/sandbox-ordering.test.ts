@@ -11,6 +11,7 @@ import { Redis } from 'ioredis'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
 import { databaseUrl } from '../fixtures/postgres.js'
+import { UNHURRIED } from '../fixtures/redis-timeouts.js'
 import { serveLater, webhooksListener } from '../fixtures/sandbox-receivers.js'
 
 const HOUR = 3_600_000
@@ -137,7 +138,7 @@ describe('ordering fences under sandbox chaos', () => {
       () => {
         const client = new Redis(REDIS_URL)
         closers.push(async () => void client.disconnect())
-        return redisStore(client, { keyPrefix: `ordering-chaos:${randomUUID()}:` })
+        return redisStore(client, { keyPrefix: `ordering-chaos:${randomUUID()}:`, ...UNHURRIED })
       },
     ],
     [
