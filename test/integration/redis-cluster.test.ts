@@ -135,6 +135,34 @@ describe('payhooks on a Redis Cluster', () => {
     expect(await store.heldKeys?.({ limit: 100 })).toEqual([])
   })
 
+  it("loads the store's library of functions on every primary at init, and runs its steps by FCALL there (issue 49)", async () => {
+    const client = cluster()
+    const store = redisStore(client, { keyPrefix: 'payhooks-cluster-functions:', ...UNHURRIED })
+    await store.init?.()
+    const masters = client.nodes('master')
+    const libraries = await Promise.all(masters.map((node) => node.call('FUNCTION', 'LIST') as Promise<unknown[][]>))
+    const names = libraries.map((list) =>
+      list.map((library) => String(library[1])).filter((n) => n.startsWith('payhooks_')),
+    )
+    expect(names.every((found) => found.length === 1 && found[0] === names[0]?.[0])).toBe(true)
+    await Promise.all(masters.map((node) => node.config('RESETSTAT')))
+    for (let i = 0; i < 20; i++) {
+      const position = { key: `txn_fn_${i}`, at: 1_764_000_000_000, eventType: 'transaction_settled' }
+      const claim = await store.claim(`evt_fn_${i}`, 60_000, undefined, position)
+      if (claim.status !== 'claimed') throw new Error(`evt_fn_${i} was ${claim.status}`)
+      expect(await store.complete(`evt_fn_${i}`, claim.token)).toBe(true)
+    }
+    const stats = await Promise.all(masters.map((node) => node.info('commandstats')))
+    const count = (name: string) =>
+      stats.reduce(
+        (sum, text) => sum + Number(new RegExp(`^cmdstat_${name}:calls=(\\d+)`, 'm').exec(text)?.[1] ?? 0),
+        0,
+      )
+    // Each event: the fence's take and leave, and the done marker's complete.
+    expect(count('fcall')).toBe(60)
+    expect(count('evalsha')).toBe(0)
+  })
+
   it('spreads the done markers and marks of thousands of events evenly over the three primaries (issue 49 item 5)', async () => {
     const client = cluster()
     const keyPrefix = 'payhooks-cluster-even:'

@@ -93,32 +93,42 @@ local function newestOf(a, y, i, m)
   return new
 end
 
-local function format(at) return type(at) == 'number' and string.format('%.17g', at) or at end
+local function format(at)
+  if type(at) ~= 'number' then return at end
+  if at == math.floor(at) and math.abs(at) < 2 ^ 53 then return string.format('%d', at) end
+  return string.format('%.17g', at)
+end
 
 -- Takes the key for the claim unless another holds it: {'t', fencing token, mark or false}, else {'b', the holder's
 -- remaining lease, since when it holds the key or false}.
-local function take(claim, lease, okey, etype, eid)
+local function take(claim, leaseText, okey, etype, eid)
+  readClock()
+  local lease = tonumber(leaseText)
   local f = redis.call('HMGET', fence, 'l', 'e', 't', 'a', 'y', 'i')
   if f[1] and tonumber(f[2]) > now then
     return {'b', tonumber(f[2]) - now, redis.call('ZSCORE', since, okey) or false}
   end
   local m = readMark()
   local n = math.max(math.max(tonumber(f[3]) or 0, m and m[1] or 0) + 1, micros)
-  local fencing = string.format('%.0f', n)
-  redis.call('HSET', fence, 'l', claim, 'e', now + lease, 't', fencing)
-  if redis.call('PTTL', fence) < lease then redis.call('PEXPIRE', fence, lease) end
-  indexTake(okey, claim, fencing, etype, eid, now + lease)
+  local fencing, ends = string.format('%d', n), string.format('%d', now + lease)
+  redis.call('HSET', fence, 'l', claim, 'e', ends, 't', fencing)
+  -- A fence read with no field at all is new: nothing may have given it a longer life (a layout-1 mark, upgrade.ts).
+  if not (f[1] or f[3] or f[4]) or redis.call('PTTL', fence) < lease then redis.call('PEXPIRE', fence, leaseText) end
+  indexTake(okey, claim, fencing, etype, eid, ends)
   local mark = newestOf(f[4], f[5], f[6], m)
   return {'t', n, mark and (format(mark[1]) .. '|' .. mark[2] .. '|' .. mark[3]) or false}
 end
 
 -- Renews the claim's hold on the key while it holds it: 1, else 0.
-local function renew(claim, lease, okey)
+local function renew(claim, leaseText, okey)
+  readClock()
+  local lease = tonumber(leaseText)
   local f = redis.call('HMGET', fence, 'l', 'e')
   if f[1] ~= claim or tonumber(f[2]) <= now then return 0 end
-  redis.call('HSET', fence, 'e', now + lease)
-  if redis.call('PTTL', fence) < lease then redis.call('PEXPIRE', fence, lease) end
-  indexRenew(okey, now + lease)
+  local ends = string.format('%d', now + lease)
+  redis.call('HSET', fence, 'e', ends)
+  if redis.call('PTTL', fence) < lease then redis.call('PEXPIRE', fence, leaseText) end
+  indexRenew(okey, ends)
   return 1
 end
 
@@ -139,9 +149,9 @@ local function leave(claim, okey, at, etype, eid, markAt, bridge)
       redis.call('PEXPIREAT', mwrite, markAt)
       markLive(mbase, gen, markAt)
       if where and where ~= mwrite then redis.call('HDEL', where, mfield) end
-      if bridge > 0 then
+      if bridge ~= '0' then
         redis.call('HSET', fence, 'a', at, 'y', etype, 'i', eid)
-        if redis.call('PTTL', fence) < bridge then redis.call('PEXPIRE', fence, bridge) end
+        if redis.call('PTTL', fence) < tonumber(bridge) then redis.call('PEXPIRE', fence, bridge) end
         bridged = true
       end
     end
@@ -151,12 +161,17 @@ local function leave(claim, okey, at, etype, eid, markAt, bridge)
 end
 `
 
-/** The locals FENCE_LUA needs, from KEYS[first] on: the fence hash, its bucket's since, until and info, the marks. */
-export const fenceLocals = (first: number) =>
-  `local fence, since, until_, info = KEYS[${first}], KEYS[${first + 1}], KEYS[${first + 2}], KEYS[${first + 3}]
-local mbase, mfield, gen = KEYS[${first + 4}], ARGV[7], tonumber(ARGV[8])
-local mwrite = mbase .. 'g' .. gen
-${CLOCK_LUA}`
+/** The names FENCE_LUA reads besides the clock's, which fenceSetup assigns. */
+export const FENCE_NAMES = 'fence, since, until_, info, mbase, mfield, gen, mwrite'
+
+/** Assigns FENCE_NAMES from KEYS[first] on (the fence hash, its bucket's since, until and info, the marks) and ARGV. */
+export const fenceSetup = (first: number) =>
+  `fence, since, until_, info = KEYS[${first}], KEYS[${first + 1}], KEYS[${first + 2}], KEYS[${first + 3}]
+mbase, mfield, gen = KEYS[${first + 4}], ARGV[7], tonumber(ARGV[8])
+mwrite = mbase .. 'g' .. ARGV[8]`
+
+/** The locals FENCE_LUA needs in a script of its own. */
+export const fenceLocals = (first: number) => `local ${FENCE_NAMES}\n${fenceSetup(first)}\n${CLOCK_LUA}`
 
 /** Keys of a fence script: the fence hash, its bucket's since, until and info, then the marks' hash (no generation). */
 export const FENCE_KEYS = 5
@@ -228,18 +243,31 @@ export const fenceArgs = (
 
 export type FenceArgs = ReturnType<typeof fenceArgs>
 
-/** The calls of FENCE_LUA on fenceArgs. */
-export const TAKE_CALL = 'take(ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5])'
-export const LEAVE_CALL = 'leave(ARGV[1], ARGV[3], ARGV[6], ARGV[4], ARGV[5], ARGV[9], tonumber(ARGV[10]))'
-export const RENEW_CALL = 'renew(ARGV[1], tonumber(ARGV[2]), ARGV[3])'
+/** The fenceArgs a take reads (the first ones), all a claim's script is given of them; the claim's adds the marker's field. */
+export const TAKE_ARGS = 8
 
-/** On a Cluster, the fence's own steps (KEYS: the fence's keys): the take, refused by a full Redis... */
-export const CLUSTER_CLAIM_SCRIPTS = {
-  payhooksFenceTake: shake(`${fenceLocals(1)}${GENERATIONS_LUA}${FENCE_LUA}\nreturn ${TAKE_CALL}`),
+/** The calls of FENCE_LUA on fenceArgs. */
+export const TAKE_CALL = 'take(ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5])'
+export const LEAVE_CALL = 'leave(ARGV[1], ARGV[3], ARGV[6], ARGV[4], ARGV[5], ARGV[9], ARGV[10])'
+export const RENEW_CALL = 'renew(ARGV[1], ARGV[2], ARGV[3])'
+
+/** On a Cluster, the fence's own steps (KEYS: the fence's keys) as setup and body: the take, refused by a full Redis... */
+export const CLUSTER_CLAIM_STEPS = {
+  payhooksFenceTake: { setup: fenceSetup(1), body: `return ${TAKE_CALL}` },
 }
 
 /** ...and the steps of a fence taken, which a full Redis still runs (allow-oom.ts). */
+export const CLUSTER_HOLDER_STEPS = {
+  payhooksFenceLeave: { setup: fenceSetup(1), body: `${LEAVE_CALL}\nreturn 0` },
+  payhooksFenceRenew: { setup: fenceSetup(1), body: `return ${RENEW_CALL}` },
+}
+
+const fenceScript = ({ setup, body }: { setup: string; body: string }) =>
+  shake(`local ${FENCE_NAMES}\n${setup}\n${CLOCK_LUA}${GENERATIONS_LUA}${FENCE_LUA}\n${body}`)
+
+/** The Cluster's fence steps as scripts. */
+export const CLUSTER_CLAIM_SCRIPTS = { payhooksFenceTake: fenceScript(CLUSTER_CLAIM_STEPS.payhooksFenceTake) }
 export const CLUSTER_HOLDER_SCRIPTS = {
-  payhooksFenceLeave: shake(`${fenceLocals(1)}${GENERATIONS_LUA}${FENCE_LUA}\n${LEAVE_CALL}\nreturn 0`),
-  payhooksFenceRenew: shake(`${fenceLocals(1)}${GENERATIONS_LUA}${FENCE_LUA}\nreturn ${RENEW_CALL}`),
+  payhooksFenceLeave: fenceScript(CLUSTER_HOLDER_STEPS.payhooksFenceLeave),
+  payhooksFenceRenew: fenceScript(CLUSTER_HOLDER_STEPS.payhooksFenceRenew),
 }

@@ -74,7 +74,7 @@ local function readGenerations(base, gen, field)
   for pos = 1, #s, 4 do
     local g = struct.unpack('>I4', s, pos)
     if g <= gen + 1 and g > gen + 1 - ${READS} then
-      local key = base .. 'g' .. g
+      local key = string.format('%sg%d', base, g)
       local v = redis.call('HGET', key, field)
       if v then return v, key end
     end
@@ -144,6 +144,7 @@ local function setCount(counts, s, gen, v, countsAt)
 end
 
 local function markerHash(base, h, gen, min, countsAt)
+  min = tonumber(min)
   local counts = base .. 'n'
   local s = redis.call('GET', counts) or ''
   local v, p

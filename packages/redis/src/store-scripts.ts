@@ -1,4 +1,17 @@
-import { FENCE_KEYS, FENCE_LUA, fenceLocals, LEAVE_CALL, RENEW_CALL, TAKE_CALL } from './fences.js'
+import {
+  CLUSTER_CLAIM_STEPS,
+  CLUSTER_HOLDER_STEPS,
+  FENCE_KEYS,
+  FENCE_LUA,
+  FENCE_NAMES,
+  fenceSetup,
+  LEAVE_CALL,
+  RENEW_CALL,
+  TAKE_ARGS,
+  TAKE_CALL,
+} from './fences.js'
+import type { Library, LibraryFunction } from './functions.js'
+import { CLOCK_LUA } from './held-keys.js'
 import { GENERATIONS_LUA, GROW_AT, MARKERS_LUA } from './layout.js'
 import { shake } from './lua.js'
 
@@ -44,7 +57,7 @@ local function completeEvent(token, field, value, h, gen, expireAt, countsAt, mi
   if redis.call('GET', event) ~= token then return 0 end
   local dwrite, n, c = markerTarget(dbase, h, gen, min, countsAt, hint)
   if redis.call('HSET', dwrite, field, value) == 1 then grown(dbase, dwrite, n, gen, c, countsAt, expireAt) end
-  if bridge > 0 then
+  if bridge ~= '0' then
     redis.call('SET', event, 'done' .. (string.match(token, ':.*$') or ''), 'PX', bridge)
   else
     redis.call('DEL', event)
@@ -54,24 +67,37 @@ end
 
 `
 
-/** The event's key, then its markers' hash without the generation. */
-const eventLocals = (first: number) => `local event, dbase = KEYS[${first}], KEYS[${first + 1}]`
+/** The event's key, then its markers' hash without the generation, from KEYS[first]. */
+const eventSetup = (first: number) => `event, dbase = KEYS[${first}], KEYS[${first + 1}]`
 
 /** Keys of an event's scripts: its own key, then its markers' hash without the generation. */
 export const EVENT_KEYS = 2
+
+/**
+ * One step of the store in Lua: `setup` assigns the shared locals its helpers read (`event`, `dbase` and FENCE_NAMES)
+ * from KEYS and ARGV, `body` runs. A step runs as a script of its own (`EVAL`: the helpers it calls, shaken, are
+ * compiled into it) or as a function of the store's library (functions.ts: the helpers defined once when loaded).
+ */
+export interface Step {
+  readonly setup: string
+  readonly body: string
+}
 
 // ARGV of the claim: claim token, lease, marker field (its first 32 bits pick the bucket), generation; its answer once
 // claimed is the generation's count value (0: none yet), which the complete takes back as a hint (markerTarget,
 // layout.ts; FAST_COMPLETE_SCRIPT). Of complete: claim token, marker field and value, the 32 bits, generation, its
 // expiry, the counts' expiry, the first bucket count, the bridge (upgrade.ts), the hint.
-const EVENT_LUA = `${eventLocals(1)}${MARKERS_LUA}${DONE_LUA}`
-export const CLAIM_SCRIPT = shake(`${EVENT_LUA}
-local state, hint = claimEvent(ARGV[1], ARGV[2], ARGV[3], struct.unpack('>I4', ARGV[3]), tonumber(ARGV[4]))
-return state or hint`)
-export const EVENT_HOLDER_SCRIPTS = {
-  payhooksComplete: shake(`${EVENT_LUA}
-return completeEvent(ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6], ARGV[7], tonumber(ARGV[8]),
-  tonumber(ARGV[9]), tonumber(ARGV[10]))`),
+const CLAIM_STEP: Step = {
+  setup: eventSetup(1),
+  body: `local state, hint = claimEvent(ARGV[1], ARGV[2], ARGV[3], struct.unpack('>I4', ARGV[3]), tonumber(ARGV[4]))
+return state or hint`,
+}
+const EVENT_HOLDER_STEPS = {
+  payhooksComplete: {
+    setup: eventSetup(1),
+    body: `return completeEvent(ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6], ARGV[7], ARGV[8],
+  ARGV[9], tonumber(ARGV[10]))`,
+  },
 }
 
 /**
@@ -91,40 +117,79 @@ redis.call('DEL', event)
 return 1`
 
 /** Extend and release: KEYS the event's key alone; ARGV the claim token, then the lease. */
-export const HOLD_SCRIPTS = {
-  payhooksExtend: `local event = KEYS[1]${HOLD_LUA}
-return extendEvent(ARGV[1], ARGV[2])`,
-  payhooksRelease: `local event = KEYS[1]${HOLD_LUA}
-return releaseEvent(ARGV[1])`,
+const HOLD_STEPS = {
+  payhooksExtend: { setup: 'event = KEYS[1]', body: 'return extendEvent(ARGV[1], ARGV[2])' },
+  payhooksRelease: { setup: 'event = KEYS[1]', body: 'return releaseEvent(ARGV[1])' },
 }
 
 // On standalone Redis an ordered event's fence goes with its claim, in one script per step (KEYS: the event's, then
 // the fence's): the claim takes the fence (or gives the claim back when another holds it), complete moves the mark,
 // frees the fence and writes the done marker, release frees both. Two round trips per event, as an unordered one; on
-// a Cluster, four (fences.ts). ARGV: fenceArgs (fences.ts), then for the claim the marker's field, for complete the
-// marker's field and value, the id hash's 32 bits, the counts' expiry, the first bucket count (the marker's generation
-// and expiry are the mark's) and the hint (the claim's answer when taken carries it fourth); release and extend take
-// fenceArgs alone (each argument costs a script about 1,000 instructions).
-const ORDERED_LUA = `${eventLocals(1)}
-${fenceLocals(1 + EVENT_KEYS)}${GENERATIONS_LUA}${MARKERS_LUA}${DONE_LUA}${FENCE_LUA}`
+// a Cluster, four (fences.ts). ARGV: for the claim the first TAKE_ARGS of fenceArgs (fences.ts) and the marker's
+// field; for complete fenceArgs, the marker's field and value (the id hash's 32 bits are the field's first four
+// bytes), the counts' expiry, the first bucket count (the marker's generation and expiry are the mark's) and the hint
+// (the claim's answer when taken carries it fourth); release and extend take fenceArgs alone. Each argument costs a
+// script about 1,000 instructions and each `tonumber` 2,000, so numbers used only on a rare path (the first bucket
+// count, the bridge) stay text until then.
+const orderedSetup = `${eventSetup(1)}\n${fenceSetup(1 + EVENT_KEYS)}`
 export const ORDERED_KEYS = EVENT_KEYS + FENCE_KEYS
-export const ORDERED_CLAIM_SCRIPT = shake(`${ORDERED_LUA}
-local state, hint = claimEvent(ARGV[1], ARGV[2], ARGV[11], struct.unpack('>I4', ARGV[11]), gen)
+const ORDERED_CLAIM_STEP: Step = {
+  setup: orderedSetup,
+  body: `local state, hint = claimEvent(ARGV[1], ARGV[2], ARGV[${TAKE_ARGS + 1}], struct.unpack('>I4', ARGV[${TAKE_ARGS + 1}]), gen)
 if state then return state end
 local taken = ${TAKE_CALL}
 if taken[1] == 'b' then redis.call('DEL', event) else taken[4] = hint end
-return taken`)
+return taken`,
+}
 
 /** The steps of a claim already taken, which a full Redis still runs (allow-oom.ts); a claim's own are refused. */
-export const ORDERED_HOLDER_SCRIPTS = {
-  payhooksOrderedComplete: shake(`${ORDERED_LUA}
-${LEAVE_CALL}
-return completeEvent(ARGV[1], ARGV[11], ARGV[12], tonumber(ARGV[13]), gen, ARGV[9], ARGV[14], tonumber(ARGV[15]),
-  tonumber(ARGV[10]), tonumber(ARGV[16]))`),
-  payhooksOrderedRelease: shake(`${ORDERED_LUA}
-${LEAVE_CALL}
-return releaseEvent(ARGV[1])`),
-  payhooksOrderedExtend: shake(`${ORDERED_LUA}
-${RENEW_CALL}
-return extendEvent(ARGV[1], ARGV[2])`),
+const ORDERED_HOLDER_STEPS = {
+  payhooksOrderedComplete: {
+    setup: orderedSetup,
+    body: `${LEAVE_CALL}
+return completeEvent(ARGV[1], ARGV[11], ARGV[12], struct.unpack('>I4', ARGV[11]), gen, ARGV[9], ARGV[13], ARGV[14],
+  ARGV[10], tonumber(ARGV[15]))`,
+  },
+  payhooksOrderedRelease: { setup: orderedSetup, body: `${LEAVE_CALL}\nreturn releaseEvent(ARGV[1])` },
+  payhooksOrderedExtend: { setup: orderedSetup, body: `${RENEW_CALL}\nreturn extendEvent(ARGV[1], ARGV[2])` },
+}
+
+/** Every helper of the store's steps, in the order they refer to each other, after the shared locals. */
+const HELPERS = `${CLOCK_LUA}${GENERATIONS_LUA}${MARKERS_LUA}${DONE_LUA}${FENCE_LUA}`
+const DECLARE = `local event, dbase, ${FENCE_NAMES}\n`
+
+const script = ({ setup, body }: Step) => shake(`${DECLARE}${setup}\n${HELPERS}\n${body}`)
+const scripts = <K extends string>(steps: Record<K, Step>) =>
+  Object.fromEntries(Object.entries<Step>(steps).map(([name, step]) => [name, script(step)])) as Record<K, string>
+
+export const CLAIM_SCRIPT = script(CLAIM_STEP)
+export const EVENT_HOLDER_SCRIPTS = scripts(EVENT_HOLDER_STEPS)
+export const HOLD_SCRIPTS = scripts(HOLD_STEPS)
+export const ORDERED_CLAIM_SCRIPT = script(ORDERED_CLAIM_STEP)
+export const ORDERED_HOLDER_SCRIPTS = scripts(ORDERED_HOLDER_STEPS)
+
+/**
+ * The store's library of Redis 7 Functions (functions.ts): each step that runs on every event or renewal, the helpers
+ * defined once, when the library is loaded, instead of on every call of a script (a `local function` costs a script
+ * about 700 instructions a call: an ordered claim defined 16 and its complete 19). `live`, the marks' generations a
+ * step read (GENERATIONS_LUA), is forgotten at each call. Holder steps run on a full Redis too (allow-oom.ts).
+ */
+export const STORE_LIBRARY: Library = {
+  shared: `${DECLARE}${HELPERS}`,
+  reset: 'live = nil',
+  functions: {
+    payhooksCompleteFast: { setup: '', body: FAST_COMPLETE_SCRIPT, numberOfKeys: 2, allowOom: true },
+    ...holders(EVENT_HOLDER_STEPS, EVENT_KEYS),
+    ...holders(HOLD_STEPS, 1),
+    payhooksOrderedClaim: { ...ORDERED_CLAIM_STEP, numberOfKeys: ORDERED_KEYS, allowOom: false },
+    ...holders(ORDERED_HOLDER_STEPS, ORDERED_KEYS),
+    payhooksFenceTake: { ...CLUSTER_CLAIM_STEPS.payhooksFenceTake, numberOfKeys: FENCE_KEYS, allowOom: false },
+    ...holders(CLUSTER_HOLDER_STEPS, FENCE_KEYS),
+  },
+}
+
+function holders(steps: Record<string, Step>, numberOfKeys: number): Record<string, LibraryFunction> {
+  return Object.fromEntries(
+    Object.entries(steps).map(([name, step]) => [name, { ...step, numberOfKeys, allowOom: true }]),
+  )
 }

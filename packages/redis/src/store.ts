@@ -12,8 +12,10 @@ import {
   fenceArgs,
   fenceEntry,
   fenceOf,
+  TAKE_ARGS,
   type TakeReply,
 } from './fences.js'
+import { functionCommands } from './functions.js'
 import { redisHealth } from './health.js'
 import { heldKeyList } from './held-keys.js'
 import { markerLayout, markerValue } from './layout.js'
@@ -26,6 +28,7 @@ import {
   ORDERED_CLAIM_SCRIPT,
   ORDERED_HOLDER_SCRIPTS,
   ORDERED_KEYS,
+  STORE_LIBRARY,
 } from './store-scripts.js'
 import type { RedisStoreOptions } from './types.js'
 import { rollout } from './upgrade.js'
@@ -112,8 +115,15 @@ export function redisStore(
     ? [CLUSTER_HOLDER_SCRIPTS, FENCE_KEYS]
     : [ORDERED_HOLDER_SCRIPTS, ORDERED_KEYS]
   for (const [name, lua] of Object.entries(fenceScripts)) holderScripts[name] = { numberOfKeys: fenceKeys, lua }
-  const claims = client as unknown as ClaimCommands
-  const commands = allowOomCommands<HolderCommands>(client, holderScripts)
+  const defined = client as unknown as ClaimCommands
+  const scripts = allowOomCommands<HolderCommands>(client, holderScripts)
+  const steps = functionCommands<HolderCommands & ClaimCommands>(client, STORE_LIBRARY, {
+    ...(scripts as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>),
+    payhooksOrderedClaim: (...args) => defined.payhooksOrderedClaim(...(args as Arg[])),
+    payhooksFenceTake: (...args) => defined.payhooksFenceTake(...(args as Arg[])),
+  })
+  const commands: HolderCommands = { ...scripts, ...steps }
+  const claims: ClaimCommands = { ...steps, payhooksClaim: (...args) => defined.payhooksClaim(...args) }
 
   const deadline = connectionDeadline(client, { timeoutMs: commandTimeoutMs, caller: 'redisStore' })
   const { call } = deadline
@@ -206,12 +216,11 @@ export function redisStore(
     const take = fenceArgs(fence, token, lease, false, 0, generation)
     if (!cluster) {
       const { keys, field } = markerArgs(eventId, token)
-      const all = [...keys, ...fence.keys, ...take, field]
       const answer = await call(
-        () => claims.payhooksOrderedClaim(...all),
+        () => claims.payhooksOrderedClaim(...keys, ...fence.keys, ...take.slice(0, TAKE_ARGS), field),
         'claim got no reply from Redis',
         () => {
-          commands.payhooksOrderedRelease(...all).catch(noop)
+          commands.payhooksOrderedRelease(...keys, ...fence.keys, ...take).catch(noop)
         },
       )
       if (!isTake(answer)) return eventState(answer, digest)
@@ -222,7 +231,7 @@ export function redisStore(
       if (state !== 'claimed') return eventState(state, digest)
       try {
         reply = await call(
-          () => claims.payhooksFenceTake(...fence.keys, ...take),
+          () => claims.payhooksFenceTake(...fence.keys, ...take.slice(0, TAKE_ARGS)),
           'fence got no reply from Redis',
           () => {
             leaveFence(fence, token, false).catch(noop)
@@ -250,7 +259,7 @@ export function redisStore(
 
   /** complete or release of an ordered claim on standalone Redis: one script. */
   const orderedStep = (eventId: string, token: string, fence: Fence, applied: boolean) => {
-    const { keys, field, value, h, min } = markerArgs(eventId, token)
+    const { keys, field, value, min } = markerArgs(eventId, token)
     const generation = layout.generation()
     const args = fenceArgs(fence, token, 0, applied, upgrade.bridgeMs(), generation)
     if (!applied) return commands.payhooksOrderedRelease(...keys, ...fence.keys, ...args)
@@ -261,7 +270,6 @@ export function redisStore(
       ...args,
       field,
       value,
-      h,
       generation.countsAt,
       min,
       hint,
@@ -271,7 +279,7 @@ export function redisStore(
   return {
     retentionMs,
     ordering: true,
-    init: () => upgrade.ready(),
+    init: () => Promise.all([upgrade.ready(), steps.ready()]).then(noop),
     async claim(eventId, leaseMs, digest, position): Promise<ClaimResult> {
       const lease = Math.ceil(checkLeaseMs(leaseMs))
       await upgrade.ready()
