@@ -37,6 +37,7 @@ const REDIS_QUEUE_HONO = [
   'test/integration/redis-store.test.ts',
   'test/integration/redis-cluster.test.ts',
   'test/integration/redis-full.test.ts',
+  'test/integration/redis-functions.test.ts',
   'test/integration/queue',
   'test/integration/lease-renewal.test.ts',
   // The Redis store's contract only: the memory, PostgreSQL and MySQL ones use none of these peers.
