@@ -20,7 +20,8 @@ const EVENT_TYPE_CODES = [
 // counting. Fencing tokens are Redis's clock in microseconds unless a kept token is greater, so they still grow
 // when a hold's hash goes. Ties on time compare bytes, as JavaScript does for ASCII, not Redis's collation.
 //
-// The scripts that use this Lua declare fenceLocals (fence hash, bucket, marks) and start with CLOCK_LUA. On
+// The steps that use this Lua declare FENCE_NAMES (fence hash, bucket, marks) and CLOCK_LUA before it, and assign
+// them with fenceSetup (as scripts, or as functions of the store's library: store-scripts.ts, functions.ts). On
 // standalone Redis the claim script takes the fence in the claim's own step, and complete and release free it in
 // theirs (store.ts); on a Cluster the fence's slot is its bucket's, not the event's, so it is a step of its own: taken
 // right after the claim (a crash between leaves two leases that run out), and moved on complete before the done
@@ -169,9 +170,6 @@ export const fenceSetup = (first: number) =>
   `fence, since, until_, info = KEYS[${first}], KEYS[${first + 1}], KEYS[${first + 2}], KEYS[${first + 3}]
 mbase, mfield, gen = KEYS[${first + 4}], ARGV[7], tonumber(ARGV[8])
 mwrite = mbase .. 'g' .. ARGV[8]`
-
-/** The locals FENCE_LUA needs in a script of its own. */
-export const fenceLocals = (first: number) => `local ${FENCE_NAMES}\n${fenceSetup(first)}\n${CLOCK_LUA}`
 
 /** Keys of a fence script: the fence hash, its bucket's since, until and info, then the marks' hash (no generation). */
 export const FENCE_KEYS = 5
