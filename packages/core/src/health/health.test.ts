@@ -184,8 +184,10 @@ describe('the start-up check', () => {
   it('logs each failed check once with its fix, without delaying the first delivery', async () => {
     const { logger, calls } = recorder()
     let answered = false
+    // The check answers when the test says, not after a time a loaded machine may outrun (it failed so at 50 ms).
+    const checked = gate()
     const store = storeWith(async () => {
-      await new Promise((resolve) => setTimeout(resolve, 50))
+      await checked.promise
       return [
         { name: 'postgres_migration_002', ok: false, detail: 'table x is missing', fix: 'apply sql/002.sql' },
         { name: 'redis_persistence', ok: false, severity: 'warning', detail: 'none', fix: 'appendonly yes' },
@@ -199,7 +201,8 @@ describe('the start-up check', () => {
     expect((await deliverSettled(webhooks, 'evt_first', secret)).status).toBe(200)
     expect(answered).toBe(true)
     expect(calls).toEqual([]) // the check has not answered yet: the delivery did not wait for it
-    await new Promise((resolve) => setTimeout(resolve, 150))
+    checked.open()
+    await vi.waitFor(() => expect(calls.length).toBeGreaterThanOrEqual(2), { timeout: 10_000, interval: 20 })
     expect(calls).toEqual([
       {
         level: 'error',
