@@ -59,7 +59,9 @@ export function functionCommands<T>(
   fallback: Readonly<Record<string, Command>>,
 ): T & { ready(): Promise<void> } {
   const { code, names } = libraryCode(library)
-  let off = false
+  // An ioredis whose command list predates FCALL has no method for it: scripts only.
+  const fcallOf = (client as unknown as { fcall?: Command }).fcall
+  let off = typeof fcallOf !== 'function'
   let loading: Promise<boolean> | undefined
   const load = () =>
     (loading ??= loadEverywhere(client, code)
@@ -73,7 +75,7 @@ export function functionCommands<T>(
       .finally(() => {
         loading = undefined
       }))
-  const fcall = (client as unknown as { fcall: Command }).fcall.bind(client)
+  const fcall: Command = (...args) => (fcallOf as Command).apply(client, args)
   const commands: Record<string, Command> = {}
   for (const [name, fn] of Object.entries(library.functions)) {
     const script = fallback[name]
