@@ -1,7 +1,6 @@
 import type { OrderingMark, OrderingPosition } from '@payhooks/core'
-import { bucketKeys, bucketTag, CLOCK_LUA, INDEX_LUA } from './held-keys.js'
-import { GENERATIONS_LUA, type Generation, type MarkerLayout } from './layout.js'
-import { shake } from './lua.js'
+import { bucketKeys, bucketTag, INDEX_LUA } from './held-keys.js'
+import type { Generation, MarkerLayout } from './layout.js'
 
 /** Event types kept as a one-byte code in a mark (fixed: a code, once written, keeps its meaning). */
 const EVENT_TYPE_CODES = [
@@ -254,18 +253,8 @@ export const CLUSTER_CLAIM_STEPS = {
   payhooksFenceTake: { setup: fenceSetup(1), body: `return ${TAKE_CALL}` },
 }
 
-/** ...and the steps of a fence taken, which a full Redis still runs (allow-oom.ts). */
+/** ...and the steps of a fence taken, which a full Redis still runs (allow-oom.ts); as scripts in store-scripts.ts. */
 export const CLUSTER_HOLDER_STEPS = {
   payhooksFenceLeave: { setup: fenceSetup(1), body: `${LEAVE_CALL}\nreturn 0` },
   payhooksFenceRenew: { setup: fenceSetup(1), body: `return ${RENEW_CALL}` },
-}
-
-const fenceScript = ({ setup, body }: { setup: string; body: string }) =>
-  shake(`local ${FENCE_NAMES}\n${setup}\n${CLOCK_LUA}${GENERATIONS_LUA}${FENCE_LUA}\n${body}`)
-
-/** The Cluster's fence steps as scripts. */
-export const CLUSTER_CLAIM_SCRIPTS = { payhooksFenceTake: fenceScript(CLUSTER_CLAIM_STEPS.payhooksFenceTake) }
-export const CLUSTER_HOLDER_SCRIPTS = {
-  payhooksFenceLeave: fenceScript(CLUSTER_HOLDER_STEPS.payhooksFenceLeave),
-  payhooksFenceRenew: fenceScript(CLUSTER_HOLDER_STEPS.payhooksFenceRenew),
 }

@@ -86,21 +86,18 @@ export function functionCommands<T>(
       if (NO_FUNCTIONS.test(message)) off = true
       return off || (OOM.test(message) && !fn.allowOom)
     }
+    // One FCALL, and one more after loading the library when the server did not have it; else the script.
     commands[name] = async (...args) => {
-      if (off) return script(...args)
-      try {
-        return await call(args)
-      } catch (error) {
-        if (refused(error)) return script(...args)
-        if (!(error instanceof Error) || !NOT_LOADED.test(error.message)) throw error
+      for (let loaded = false; !off; loaded = true) {
+        try {
+          return await call(args)
+        } catch (error) {
+          if (refused(error)) break
+          if (!(error instanceof Error) || !NOT_LOADED.test(error.message)) throw error
+          if (loaded || !(await load())) break
+        }
       }
-      if (!(await load())) return script(...args)
-      try {
-        return await call(args)
-      } catch (error) {
-        if (refused(error) || (error instanceof Error && NOT_LOADED.test(error.message))) return script(...args)
-        throw error
-      }
+      return script(...args)
     }
   }
   const ready = async () => {

@@ -167,6 +167,8 @@ export const EVENT_HOLDER_SCRIPTS = scripts(EVENT_HOLDER_STEPS)
 export const HOLD_SCRIPTS = scripts(HOLD_STEPS)
 export const ORDERED_CLAIM_SCRIPT = script(ORDERED_CLAIM_STEP)
 export const ORDERED_HOLDER_SCRIPTS = scripts(ORDERED_HOLDER_STEPS)
+export const CLUSTER_CLAIM_SCRIPTS = scripts(CLUSTER_CLAIM_STEPS)
+export const CLUSTER_HOLDER_SCRIPTS = scripts(CLUSTER_HOLDER_STEPS)
 
 /**
  * The store's library of Redis 7 Functions (functions.ts): each step that runs on every event or renewal, the helpers

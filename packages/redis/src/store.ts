@@ -4,23 +4,15 @@ import type { Cluster, Redis } from 'ioredis'
 import { allowOomCommands, type ScriptDefinition } from './allow-oom.js'
 import { type ClaimReply, eventClaims, topHash } from './claim.js'
 import { connectionDeadline } from './connection.js'
-import {
-  CLUSTER_CLAIM_SCRIPTS,
-  CLUSTER_HOLDER_SCRIPTS,
-  FENCE_KEYS,
-  type Fence,
-  fenceArgs,
-  fenceEntry,
-  fenceOf,
-  TAKE_ARGS,
-  type TakeReply,
-} from './fences.js'
+import { FENCE_KEYS, type Fence, fenceArgs, fenceEntry, fenceOf, TAKE_ARGS, type TakeReply } from './fences.js'
 import { functionCommands } from './functions.js'
 import { redisHealth } from './health.js'
 import { heldKeyList } from './held-keys.js'
 import { markerLayout, markerValue } from './layout.js'
 import {
   CLAIM_SCRIPT,
+  CLUSTER_CLAIM_SCRIPTS,
+  CLUSTER_HOLDER_SCRIPTS,
   EVENT_HOLDER_SCRIPTS,
   EVENT_KEYS,
   FAST_COMPLETE_SCRIPT,
@@ -122,7 +114,7 @@ export function redisStore(
     payhooksOrderedClaim: (...args) => defined.payhooksOrderedClaim(...(args as Arg[])),
     payhooksFenceTake: (...args) => defined.payhooksFenceTake(...(args as Arg[])),
   })
-  const commands: HolderCommands = { ...scripts, ...steps }
+  const commands: HolderCommands = steps
   const claims: ClaimCommands = { ...steps, payhooksClaim: (...args) => defined.payhooksClaim(...args) }
 
   const deadline = connectionDeadline(client, { timeoutMs: commandTimeoutMs, caller: 'redisStore' })
