@@ -9,6 +9,7 @@ import { storeContract } from '@payhooks/testing/store-contract'
 import { Cluster } from 'ioredis'
 import { afterAll, describe, expect, it } from 'vitest'
 import { bullmqSubject } from '../fixtures/bullmq-dead-letters.js'
+import { commandCalls } from '../fixtures/redis-commandstats.js'
 import { countRoundTrips } from '../fixtures/redis-round-trips.mjs'
 import { UNHURRIED } from '../fixtures/redis-timeouts.js'
 
@@ -152,15 +153,10 @@ describe('payhooks on a Redis Cluster', () => {
       if (claim.status !== 'claimed') throw new Error(`evt_fn_${i} was ${claim.status}`)
       expect(await store.complete(`evt_fn_${i}`, claim.token)).toBe(true)
     }
-    const stats = await Promise.all(masters.map((node) => node.info('commandstats')))
-    const count = (name: string) =>
-      stats.reduce(
-        (sum, text) => sum + Number(new RegExp(`^cmdstat_${name}:calls=(\\d+)`, 'm').exec(text)?.[1] ?? 0),
-        0,
-      )
+    const calls = await commandCalls(...masters)
     // Each event: the fence's take and leave, and the done marker's complete.
-    expect(count('fcall')).toBe(60)
-    expect(count('evalsha')).toBe(0)
+    expect(calls.fcall).toBe(60)
+    expect(calls.evalsha ?? 0).toBe(0)
   })
 
   it('spreads the done markers and marks of thousands of events evenly over the three primaries (issue 49 item 5)', async () => {

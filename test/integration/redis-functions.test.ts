@@ -6,7 +6,11 @@ import type { OrderingPosition } from '@payhooks/core'
 import { redisStore } from '@payhooks/redis'
 import { Redis } from 'ioredis'
 import { afterAll, afterEach, expect, it } from 'vitest'
+import { FENCE_KEYS, fenceArgs, fenceOf, TAKE_ARGS } from '../../packages/redis/src/fences.js'
+import { markerLayout } from '../../packages/redis/src/layout.js'
+import { CLUSTER_CLAIM_SCRIPTS, CLUSTER_HOLDER_SCRIPTS } from '../../packages/redis/src/store-scripts.js'
 import { type OwnRedis, ownRedis } from '../fixtures/own-redis.js'
+import { commandCalls } from '../fixtures/redis-commandstats.js'
 import { UNHURRIED } from '../fixtures/redis-timeouts.js'
 
 const DIGEST = 'ab'.repeat(16)
@@ -28,14 +32,6 @@ afterEach(() => {
 afterAll(async () => {
   await Promise.all(servers.map((own) => own.dispose()))
 })
-
-/** Calls of each command since the last CONFIG RESETSTAT. */
-async function calls(client: Redis): Promise<Record<string, number>> {
-  const stats: Record<string, number> = {}
-  for (const match of (await client.info('commandstats')).matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm))
-    stats[match[1] as string] = Number(match[2])
-  return stats
-}
 
 const position = (i: number): OrderingPosition => ({
   key: `txn_${i}`,
@@ -66,7 +62,7 @@ it('after init, the steps run as functions of one library: FCALL, no script', as
   expect(String(libraries[0]?.[1])).toMatch(/^payhooks_[0-9a-f]{16}$/)
   await client.config('RESETSTAT')
   await handleEvents(store, 'a', 5)
-  const stats = await calls(client)
+  const stats = await commandCalls(client)
   // Each ordered event: claim, complete, the copy's claim; each unordered one: its complete, and the copy's release of
   // the key its SET NX took before its reads found the marker (claim.ts).
   expect(stats.fcall).toBe(25)
@@ -85,7 +81,7 @@ it('loads the library again on the first call that finds it gone (FUNCTION FLUSH
   expect(await store.complete('held', claim.token)).toBe(true)
   expect((await store.claim('held', 30_000, DIGEST, position(1))).status).toBe('done')
   await handleEvents(store, 'b', 3)
-  const stats = await calls(client)
+  const stats = await commandCalls(client)
   expect(stats['function|load']).toBe(1)
   expect(stats.evalsha ?? 0).toBe(0)
 })
@@ -96,7 +92,7 @@ it('runs the same steps as scripts on a server without Functions (FCALL and FUNC
   await store.init?.()
   await client.config('RESETSTAT')
   await handleEvents(store, 'c', 5)
-  const stats = await calls(client)
+  const stats = await commandCalls(client)
   // The first FCALL is refused as unknown; from then on, scripts only.
   expect(stats.fcall ?? 0).toBe(0)
   expect(stats.evalsha).toBeGreaterThanOrEqual(20)
@@ -120,4 +116,31 @@ it('on a full Redis, completes a claim taken and answers a copy of a handled ord
     await client.config('SET', 'maxmemory', '0')
   }
   expect((await store.claim('held', 30_000, DIGEST, position(2))).status).toBe('done')
+})
+
+it("runs a Cluster's fence steps as scripts too (its fallback): take, renew, then leave moves the mark and frees the key", async () => {
+  // A standalone server runs them as well: their keys share one slot on a Cluster, and here there is one.
+  const client = await server()
+  const layout = markerLayout(client, 'fn:', 60_000)
+  const fence = fenceOf(layout, 'fn:', 'evt_fence', position(7))
+  const args = (lease: number, applied: boolean) => fenceArgs(fence, 'token.1', lease, applied, 0, layout.generation())
+  const run = (lua: string, argv: readonly unknown[]) =>
+    client.eval(lua, FENCE_KEYS, ...fence.keys, ...(argv as (string | number | Buffer)[]))
+  const taken = (await run(
+    CLUSTER_CLAIM_SCRIPTS.payhooksFenceTake,
+    args(30_000, false).slice(0, TAKE_ARGS),
+  )) as unknown[]
+  expect(taken[0]).toBe('t')
+  expect(await run(CLUSTER_CLAIM_SCRIPTS.payhooksFenceTake, args(30_000, false).slice(0, TAKE_ARGS))).toEqual(
+    expect.arrayContaining(['b']),
+  )
+  expect(await run(CLUSTER_HOLDER_SCRIPTS.payhooksFenceRenew, args(30_000, false))).toBe(1)
+  await run(CLUSTER_HOLDER_SCRIPTS.payhooksFenceLeave, args(0, true))
+  expect(await client.exists(fence.keys[0] as string)).toBe(0)
+  const again = (await run(
+    CLUSTER_CLAIM_SCRIPTS.payhooksFenceTake,
+    args(30_000, false).slice(0, TAKE_ARGS),
+  )) as unknown[]
+  expect(again[0]).toBe('t')
+  expect(again[2]).toBe(`${position(7).at}|transaction_settled|evt_fence`)
 })
