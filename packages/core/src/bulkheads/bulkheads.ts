@@ -163,7 +163,8 @@ export class Bulkheads implements RunWatcher {
   /** A run's handlers were still running `deadlineMs` after its claim. */
   #overran(run: Run): void {
     const now = Date.now()
-    this.#overrunning.set(run, now)
+    // Its due, not now: a timer may fire a millisecond before Date.now() reaches it, or late on a busy loop.
+    this.#overrunning.set(run, run.due)
     const lane = this.lane(run.eventType)
     if (lane === undefined) return
     lane.overrunning++

@@ -112,9 +112,9 @@ export class Claims {
     this.watcher?.dropped(run)
   }
 
-  /** The run's handlers overran `maxRunMs` and still run: hung until {@link Claims.drop}. */
-  hang(run: Run): void {
-    this.#hung.set(run, Date.now())
+  /** The run's handlers overran `maxRunMs` at `since` and still run: hung until {@link Claims.drop}. */
+  hang(run: Run, since: number): void {
+    this.#hung.set(run, since)
   }
 
   /**

@@ -58,7 +58,8 @@ export function holdLease(
         if (ended) return
         const error = new HandlerTimeoutError(maxRunMs, eventId, eventType, attempt.answered)
         attempt.hung = true
-        state.claims.hang(run)
+        // When it overran, not now: a timer may fire a millisecond before Date.now() reaches its time.
+        state.claims.hang(run, claimedAt + maxRunMs)
         controller.abort(error)
         report(eventHandler, error)
       },
