@@ -17,7 +17,7 @@ describe('the overview: alerts', () => {
     })
     const board = createBoard({ webhooks, authorize: () => true })
     try {
-      await vi.waitFor(() => expect(webhooks.alerts()).toHaveLength(1), { timeout: 5000, interval: 20 })
+      await vi.waitFor(() => expect(webhooks.alerts()).toHaveLength(1), { timeout: 10_000, interval: 20 })
       // One gathering a second is shared between loads: wait it out.
       await new Promise((resolve) => setTimeout(resolve, 1100))
       const overview = json(await board.handle(request({ path: '/api/overview' })))

@@ -87,13 +87,13 @@ describe('the board and stats()', () => {
     webhooks.on('transaction_settled', () => stuck) // ignores its signal
     const board = createBoard({ webhooks, authorize: () => true })
     expect((await deliver(webhooks, 'evt_overrun')).status).toBe(503)
-    await vi.waitFor(() => expect(webhooks.stats().quarantined).toHaveLength(1), { timeout: 5000 })
+    await vi.waitFor(() => expect(webhooks.stats().quarantined).toHaveLength(1), { timeout: 10_000 })
     expect((await get(board, '/api/overview')).json.instance).toMatchObject({
       overrunning: { count: 1, oldest: { eventId: 'evt_overrun', eventType: 'transaction_settled' } },
       quarantined: [{ eventType: 'transaction_settled', overrunning: 1, slots: 1 }],
     })
     settle()
-    await vi.waitFor(() => expect(webhooks.stats().quarantined).toEqual([]), { timeout: 5000 })
+    await vi.waitFor(() => expect(webhooks.stats().quarantined).toEqual([]), { timeout: 10_000 })
     await webhooks.close()
   })
 

@@ -1,5 +1,5 @@
 import { sampleEvent, signedDelivery } from '@payhooks/testing'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { change, json, request, SECRET, setUp } from './test-helpers.js'
 
 async function deliver(webhooks: Awaited<ReturnType<typeof setUp>>['webhooks'], eventId: string) {
@@ -36,10 +36,13 @@ describe('pauses on the board', () => {
     expect(await webhooks.paused()).toEqual([])
     expect((await deliver(webhooks, 'evt_board_after')).status).toBe(200)
     expect(runs.get('evt_board_after')).toBe(1)
-    for (let i = 0; i < 50 && !audits.some((audit) => audit.action === 'resume'); i++) {
-      await new Promise((resolve) => setTimeout(resolve, 10))
-    }
-    expect(audits.at(-1)).toMatchObject({ action: 'resume', eventType: 'transaction_settled' })
+    await vi.waitFor(
+      () => expect(audits.at(-1)).toMatchObject({ action: 'resume', eventType: 'transaction_settled' }),
+      {
+        timeout: 10_000,
+        interval: 10,
+      },
+    )
   })
 
   it('refuses a pause from a read-only board and a bad type', async () => {

@@ -15,7 +15,7 @@ import {
   type WebhooksOptions,
 } from '@payhooks/core'
 import { sampleEvent, signedDelivery } from '@payhooks/testing'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { openTelemetry } from './index.js'
 import { collectPoints } from './test-helpers.js'
 
@@ -26,6 +26,8 @@ const ordering = {
     at: (e: { data: { settlement_date: string } }) => e.data.settlement_date,
   },
 }
+/** Waits, 10 s at most, for what a delivery or the receiver's timers (deadlineMs, maxRunMs) bring about. */
+const until = { timeout: 10_000, interval: 10 }
 const providers: MeterProvider[] = []
 afterEach(async () => {
   await Promise.all(providers.splice(0).map((provider) => provider.shutdown()))
@@ -75,9 +77,7 @@ describe('payhooks.ordering.keys_held', () => {
     )
     expect(await gauge('payhooks.ordering.keys_held')).toBe(0)
     const answered = deliverSettled(webhooks, 'txn_gauge')
-    for (let i = 0; i < 100 && ((await webhooks.heldKeys()) ?? []).length === 0; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 5))
-    }
+    await vi.waitFor(async () => expect(await webhooks.heldKeys()).toHaveLength(1), until)
     expect(await gauge('payhooks.ordering.keys_held')).toBe(1)
     finish()
     await answered
@@ -139,17 +139,13 @@ describe('payhooks.handlers.hung and payhooks.handler.timeouts', () => {
     webhooks.on('transaction_settled', () => stuck) // ignores its signal
     expect(await gauge('payhooks.handlers.hung')).toBe(0)
     await deliverSettled(webhooks, 'txn_hung')
-    for (let i = 0; i < 200 && webhooks.stats().hung.count === 0; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 10))
-    }
+    await vi.waitFor(() => expect(webhooks.stats().hung.count).toBe(1), until)
     expect(await gauge('payhooks.handlers.hung')).toBe(1)
     expect(await gauge('payhooks.deliveries.in_flight')).toBe(1)
     const timeouts = await counterPoints('payhooks.handler.timeouts')
     expect(timeouts).toEqual([{ attributes: { 'payhooks.event.type': 'transaction_settled' }, value: 1 }])
     settle()
-    for (let i = 0; i < 200 && webhooks.stats().hung.count > 0; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 10))
-    }
+    await vi.waitFor(() => expect(webhooks.stats().hung.count).toBe(0), until)
     expect(await gauge('payhooks.handlers.hung')).toBe(0)
     await webhooks.close()
 
@@ -176,16 +172,12 @@ describe('payhooks.handlers.overrunning and payhooks.event_types.quarantined', (
     expect(await gauge('payhooks.handlers.overrunning')).toBe(0)
     expect(await gauge('payhooks.event_types.quarantined')).toBe(0)
     await deliverSettled(webhooks, 'txn_overrun') // its type's one slot of two, past the deadline
-    for (let i = 0; i < 200 && webhooks.stats().quarantined.length === 0; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 10))
-    }
+    await vi.waitFor(() => expect(webhooks.stats().quarantined).toHaveLength(1), until)
     expect(await gauge('payhooks.handlers.overrunning')).toBe(1)
     expect(await gauge('payhooks.event_types.quarantined')).toBe(1)
     expect(await gauge('payhooks.handlers.hung')).toBe(0)
     settle()
-    for (let i = 0; i < 200 && webhooks.stats().overrunning.count > 0; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 10))
-    }
+    await vi.waitFor(() => expect(webhooks.stats().overrunning.count).toBe(0), until)
     expect(await gauge('payhooks.handlers.overrunning')).toBe(0)
     expect(await gauge('payhooks.event_types.quarantined')).toBe(0)
     await webhooks.close()

@@ -99,7 +99,8 @@ describe('openTelemetry(): what an operator alerts on', () => {
   })
 
   it('gauges deliveries in flight and waiting for an event slot', async () => {
-    const webhooks = receiver({ maxConcurrentEvents: 1, deadlineMs: 2000 })
+    // The waiter leaves at its deadline: far past the gauges' reads, which a loaded machine may stretch towards 2 s.
+    const webhooks = receiver({ maxConcurrentEvents: 1, deadlineMs: 9000 })
     let open!: () => void
     const held = new Promise<void>((resolve) => {
       open = resolve
@@ -161,13 +162,18 @@ describe('openTelemetry(): alerts', () => {
     for (let i = 0; i < 2; i++) {
       expect((await deliver(webhooks, sampleEvent('transaction_settled'), 'whsec_otel_wrong')).status).toBe(401)
     }
-    await vi.waitFor(async () =>
-      expect(await count('payhooks.alerts', { ...labels, 'payhooks.alert.firing': true })).toBe(raised + 1),
+    // Raised and resolved by the alerts' timer (every 20 ms), each check a metrics collection: 10 s, not 1 s, for both.
+    const until = { timeout: 10_000, interval: 20 }
+    await vi.waitFor(
+      async () => expect(await count('payhooks.alerts', { ...labels, 'payhooks.alert.firing': true })).toBe(raised + 1),
+      until,
     )
     expect(await firing()).toBe(1)
     expect((await deliver(webhooks, sampleEvent('transaction_settled'))).status).toBe(200)
-    await vi.waitFor(async () =>
-      expect(await count('payhooks.alerts', { ...labels, 'payhooks.alert.firing': false })).toBe(resolved + 1),
+    await vi.waitFor(
+      async () =>
+        expect(await count('payhooks.alerts', { ...labels, 'payhooks.alert.firing': false })).toBe(resolved + 1),
+      until,
     )
     expect(await count('payhooks.alerts', { ...labels, 'payhooks.alert.firing': true })).toBe(raised + 1)
     await webhooks.close()

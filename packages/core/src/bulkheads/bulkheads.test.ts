@@ -44,7 +44,7 @@ function hanging(setupOf: ReturnType<typeof setup>, type: string, eventId: strin
   return { answer: deliver(setupOf.webhooks, type, eventId), open: held.open }
 }
 
-const waitFor = (check: () => void) => vi.waitFor(check, { timeout: 5000, interval: 10 })
+const waitFor = (check: () => void) => vi.waitFor(check, { timeout: 10_000, interval: 10 })
 
 describe('bulkheads: a share of the slots per event type', () => {
   it('keeps a type within half the slots: its next delivery waits for its own, while another type runs', async () => {

@@ -27,7 +27,10 @@ const queued = (eventId: string) => sampleEvent('transaction_settled', { eventId
 
 describe('maxConcurrentEvents', () => {
   it('lets a delivery beyond it wait, claiming nothing, and run once a slot frees', async () => {
-    const { webhooks, store, errors } = setup({ maxConcurrentEvents: 1, deadlineMs: 2000 })
+    // The first run's time (about 50 ms, longer on a loaded machine) becomes the expected run, and the waiter is
+    // refused busy instead of run if its deadline then leaves less than 1.5 times that: a 0.8 s run with a 2 s
+    // deadline, 3.6 s with 9 s.
+    const { webhooks, store, errors } = setup({ maxConcurrentEvents: 1, deadlineMs: 9000 })
     const held = gate()
     const started: string[] = []
     webhooks.onAny(async (event) => {

@@ -1,10 +1,12 @@
 import { sampleEvent, signedDelivery } from '@payhooks/testing'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { createWebhooks, memoryStore, type WebhookError, type WebhookStore } from '../index.js'
+import { driveClock, settleOnClock } from '../test-helpers/clock.js'
 
 const secret = 'whsec_done_marker_test'
-// Retries renew the claim every third of the lease (DONE_MARKER_RETRY_DELAYS_MS, capped): 1.5 s leaves a renewal
-// 1 s to be late on a loaded machine before the claim lapses; at 600 ms, 400 ms stalls lost it in whole runs.
+// Retries renew the claim every third of the lease (DONE_MARKER_RETRY_DELAYS_MS, capped). On a clock the tests drive
+// (the retries' timers and the memory store's leases alike): on a real one, a try a loaded machine made late by two
+// thirds of the lease lost the claim (400 ms of 600; the 1.5 s lease only moved the bar to 1 s).
 const LEASE_MS = 1500
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -55,8 +57,11 @@ async function setup() {
     await sleep(10)
   })
   const { body, headers } = await signedDelivery(sampleEvent('transaction_settled', { eventId: 'evt_marker' }), secret)
+  // On the driven clock: its handler's 10 ms pass as the clock is moved.
   const deliver = async () => {
-    const answer = await webhooks.receive({ body, getHeader: (name) => headers[name as never] })
+    const { value: answer } = await settleOnClock(
+      webhooks.receive({ body, getHeader: (name) => headers[name as never] }),
+    )
     const { status, error } = JSON.parse(answer.body) as { status?: string; error?: string }
     return { http: answer.status, outcome: status ?? error }
   }
@@ -67,11 +72,12 @@ const messages = (errors: WebhookError[]) => errors.map((error) => error.message
 
 describe('a done marker refused after the handlers succeeded', () => {
   it('is retried until written, its claim renewed meanwhile: copies past the lease are answered 409, never run', async () => {
+    driveClock()
     const { state, errors, warnings, deliver, runs } = await setup()
     expect(await deliver()).toEqual({ http: 200, outcome: 'processed' })
     // Three leases later, the claim still holds the event: each copy is in progress, and the handler ran once.
     for (let i = 0; i < 3; i++) {
-      await sleep(LEASE_MS)
+      await vi.advanceTimersByTimeAsync(LEASE_MS)
       expect(await deliver()).toEqual({ http: 409, outcome: 'in_progress' })
     }
     expect(runs()).toBe(1)
@@ -84,37 +90,38 @@ describe('a done marker refused after the handlers succeeded', () => {
     expect(state.completes).toBeGreaterThan(4)
 
     state.refusing = false
-    await expect.poll(() => warnings.find((line) => line.fields.code === 'done_marker_retried')).toBeDefined()
+    // The next try, a third of the lease at most away, writes it.
+    await vi.advanceTimersByTimeAsync(LEASE_MS / 3)
+    expect(warnings.find((line) => line.fields.code === 'done_marker_retried')).toBeDefined()
     expect(await deliver()).toEqual({ http: 200, outcome: 'duplicate' })
     expect(runs()).toBe(1)
     expect(errors).toHaveLength(2)
   })
 
   it('stops and says so when the claim is found lost, or when close() ends the tries', async () => {
+    driveClock()
     const lost = await setup()
     expect((await lost.deliver()).http).toBe(200)
     // The claim goes (as a lease running out while the store could not renew it): the next failed try finds it lost.
     lost.inner.release('evt_marker', lost.state.tokens.get('evt_marker') as string)
-    await expect
-      .poll(() => messages(lost.errors).at(-1), { timeout: 5000 })
-      .toBe(
-        'store complete failed for evt_marker: claim lost before the done marker was written (its lease ended); a retry of the service may run the handlers again',
-      )
+    await vi.advanceTimersByTimeAsync(LEASE_MS / 3)
+    expect(messages(lost.errors).at(-1)).toBe(
+      'store complete failed for evt_marker: claim lost before the done marker was written (its lease ended); a retry of the service may run the handlers again',
+    )
     const tries = lost.state.completes
-    await sleep(LEASE_MS)
+    await vi.advanceTimersByTimeAsync(LEASE_MS)
     expect(lost.state.completes).toBe(tries)
 
     const closed = await setup()
     expect((await closed.deliver()).http).toBe(200)
     // close() waits this long for the retries before it ends them (10 s by default).
-    await closed.webhooks.close({ timeoutMs: 1000 })
-    await expect
-      .poll(() => messages(closed.errors).at(-1), { timeout: 5000 })
-      .toBe(
-        'store complete failed for evt_marker: the receiver closed before the done marker was written; a retry of the service may run the handlers again',
-      )
+    await settleOnClock(closed.webhooks.close({ timeoutMs: 1000 }))
+    await vi.advanceTimersByTimeAsync(LEASE_MS / 3)
+    expect(messages(closed.errors).at(-1)).toBe(
+      'store complete failed for evt_marker: the receiver closed before the done marker was written; a retry of the service may run the handlers again',
+    )
     const closedTries = closed.state.completes
-    await sleep(LEASE_MS)
+    await vi.advanceTimersByTimeAsync(LEASE_MS)
     expect(closed.state.completes).toBe(closedTries)
   })
 })

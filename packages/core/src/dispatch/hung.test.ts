@@ -27,7 +27,7 @@ describe('hung runs in stats() and health()', () => {
     try {
       const before = Date.now()
       expect((await deliverSettled(webhooks, 'evt_hung_1', secret)).status).toBe(503)
-      await vi.waitFor(() => expect(webhooks.stats().hung.count).toBe(1), { timeout: 2000, interval: 10 })
+      await vi.waitFor(() => expect(webhooks.stats().hung.count).toBe(1), { timeout: 10_000, interval: 10 })
       const { hung, inFlight } = webhooks.stats()
       expect(inFlight).toBe(1)
       expect(hung.oldest).toMatchObject({ eventId: 'evt_hung_1', eventType: 'transaction_settled' })
@@ -46,7 +46,7 @@ describe('hung runs in stats() and health()', () => {
       )
 
       expect((await deliverSettled(webhooks, 'evt_hung_2', secret)).status).toBe(503)
-      await vi.waitFor(() => expect(webhooks.stats().hung.count).toBe(2), { timeout: 2000, interval: 10 })
+      await vi.waitFor(() => expect(webhooks.stats().hung.count).toBe(2), { timeout: 10_000, interval: 10 })
       expect(webhooks.stats()).toMatchObject({ inFlight: 2, hung: { count: 2, oldest: { eventId: 'evt_hung_1' } } })
       const full = await webhooks.health()
       expect(full.ready).toBe(false)
@@ -104,7 +104,7 @@ describe("a hung run on the service's last tries", () => {
     const createdAt = ago(71.5)
     try {
       expect((await deliverSettled(webhooks, 'evt_last_hung', secret, createdAt)).status).toBe(503)
-      await vi.waitFor(() => expect(webhooks.stats().hung.count).toBe(1), { timeout: 2000, interval: 10 })
+      await vi.waitFor(() => expect(webhooks.stats().hung.count).toBe(1), { timeout: 10_000, interval: 10 })
       const copy = await deliverSettled(webhooks, 'evt_last_hung', secret, createdAt)
       expect(copy.status).toBe(200)
       expect(JSON.parse(copy.body)).toMatchObject({ status: 'parked' })
@@ -118,7 +118,7 @@ describe("a hung run on the service's last tries", () => {
     } finally {
       stuck.open()
     }
-    await vi.waitFor(() => expect(webhooks.stats().inFlight).toBe(0), { timeout: 2000, interval: 10 })
+    await vi.waitFor(() => expect(webhooks.stats().inFlight).toBe(0), { timeout: 10_000, interval: 10 })
     // The run succeeded: its done marker makes the replay a duplicate, and the letter reads replayed.
     expect(await webhooks.deadLetters.replay('evt_last_hung')).toMatchObject({ status: 'duplicate' })
     expect(await deadLetters.get('evt_last_hung')).toMatchObject({ status: 'replayed' })
@@ -157,13 +157,13 @@ describe("a hung run on the service's last tries", () => {
     // Signed 72.5 hours ago: past the service's last retry, nothing comes after this delivery.
     const createdAt = ago(72.5)
     expect((await deliverSettled(webhooks, 'evt_after_window', secret, createdAt)).status).toBe(503)
-    await vi.waitFor(() => expect(webhooks.stats().hung.count).toBe(1), { timeout: 2000, interval: 10 })
+    await vi.waitFor(() => expect(webhooks.stats().hung.count).toBe(1), { timeout: 10_000, interval: 10 })
     expect(await deadLetters.get('evt_after_window')).toBeUndefined()
     stuck.open()
     await vi.waitFor(
       async () => expect(await deadLetters.get('evt_after_window')).toMatchObject({ status: 'parked' }),
       {
-        timeout: 2000,
+        timeout: 10_000,
         interval: 10,
       },
     )
@@ -189,7 +189,7 @@ describe("a hung run on the service's last tries", () => {
     expect((await deliverSettled(webhooks, 'evt_parked_then_failed', secret, createdAt)).status).toBe(503)
     expect((await deliverSettled(webhooks, 'evt_parked_then_failed', secret, createdAt)).status).toBe(200)
     stuck.open()
-    await vi.waitFor(() => expect(webhooks.stats().inFlight).toBe(0), { timeout: 2000, interval: 10 })
+    await vi.waitFor(() => expect(webhooks.stats().inFlight).toBe(0), { timeout: 10_000, interval: 10 })
     expect(await deadLetters.get('evt_parked_then_failed')).toMatchObject({ status: 'parked' })
     failing = false
     expect(await webhooks.deadLetters.replay('evt_parked_then_failed')).toMatchObject({ status: 'processed' })
@@ -228,11 +228,11 @@ describe("a hung run on the service's last tries", () => {
       throw new Error('ledger down')
     })
     expect((await deliverSettled(webhooks, 'evt_closed_hung', secret, ago(72.5))).status).toBe(503)
-    await vi.waitFor(() => expect(webhooks.stats().hung.count).toBe(1), { timeout: 2000, interval: 10 })
+    await vi.waitFor(() => expect(webhooks.stats().hung.count).toBe(1), { timeout: 10_000, interval: 10 })
     await webhooks.close({ timeoutMs: 20 })
     expect(shut).toBe(false)
     stuck.open()
-    await vi.waitFor(() => expect(shut).toBe(true), { timeout: 2000, interval: 10 })
+    await vi.waitFor(() => expect(shut).toBe(true), { timeout: 10_000, interval: 10 })
     expect(memory.get('evt_closed_hung')).toMatchObject({ status: 'parked', code: 'handler_failed' })
   })
 })

@@ -260,7 +260,7 @@ describe('a run whose lease lapsed while its handlers still run', () => {
         await stuck.promise // ignores its signal
       })
       expect((await deliver(webhooks, 'evt_lapsed')).status).toBe(503) // deadline_exceeded; still running
-      await vi.waitFor(() => expect(signal?.aborted).toBe(true), { timeout: 2000, interval: 5 })
+      await vi.waitFor(() => expect(signal?.aborted).toBe(true), { timeout: 10_000, interval: 5 })
       expect(signal?.reason).toBeInstanceOf(StoreError)
       // Past the lease the store would grant the event again; this process still runs it.
       await sleep(120)
@@ -281,7 +281,7 @@ describe('a run whose lease lapsed while its handlers still run', () => {
       // Once the handlers settled, the event is the store's again: the lost claim could not mark it done (with a
       // transaction, the writes were rolled back), so a retry runs it, after the first run and not beside it.
       await vi.waitFor(async () => expect((await deliver(webhooks, 'evt_lapsed')).status).toBe(200), {
-        timeout: 2000,
+        timeout: 10_000,
       })
       expect(runs).toBe(2)
     })

@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
+import { driveClock } from '../test-helpers/clock.js'
 import { Deadlines, type Pending } from './deadline.js'
 
 interface Item extends Pending {
@@ -6,7 +7,6 @@ interface Item extends Pending {
 }
 
 const item = (name: string, due: number): Item => ({ name, due, prev: undefined, next: undefined, linked: false })
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** A deadline list that records the names of the items it expires, in order. */
 function watching() {
@@ -14,26 +14,29 @@ function watching() {
   return { expired, deadlines: new Deadlines<Item>((i) => expired.push(i.name)) }
 }
 
+// The timer and the due times (Date.now) on one clock the test drives: a stall of a loaded machine between two checks
+// cannot make an item due early (`second` below was 900 ms from it on a real clock).
 describe('Deadlines', () => {
-  it('expires each watched item once its due time passed, oldest first, and only those', async () => {
+  it('expires each watched item once its due time passed, oldest first, and only those', () => {
+    driveClock()
     const { expired, deadlines } = watching()
     const start = Date.now()
     const a = item('a', start + 20)
     const b = item('b', start + 40)
-    // Far enough that a stalled machine cannot make it due by the first check.
     const c = item('c', start + 5000)
     deadlines.add(a)
     deadlines.add(b)
     deadlines.add(c)
-    await sleep(120)
+    vi.advanceTimersByTime(120)
     expect(expired).toEqual(['a', 'b'])
     expect([a.linked, b.linked, c.linked]).toEqual([false, false, true])
     deadlines.remove(c)
-    await sleep(100)
+    vi.advanceTimersByTime(100)
     expect(expired).toEqual(['a', 'b'])
   })
 
-  it('never expires an item removed before its deadline, even the one the timer was set for', async () => {
+  it('never expires an item removed before its deadline, even the one the timer was set for', () => {
+    driveClock()
     const { expired, deadlines } = watching()
     const start = Date.now()
     const first = item('first', start + 30)
@@ -41,15 +44,16 @@ describe('Deadlines', () => {
     deadlines.add(first)
     deadlines.add(second)
     deadlines.remove(first)
-    await sleep(100)
+    vi.advanceTimersByTime(100)
     // The timer set for `first` fired: `second` is not due yet and stays watched.
     expect(expired).toEqual([])
     expect(second.linked).toBe(true)
-    await sleep(1100 - (Date.now() - start))
+    vi.advanceTimersByTime(1000)
     expect(expired).toEqual(['second'])
   })
 
-  it('removes from the middle and the ends of the list', async () => {
+  it('removes from the middle and the ends of the list', () => {
+    driveClock()
     const { expired, deadlines } = watching()
     const due = Date.now() + 30
     const items = ['a', 'b', 'c', 'd', 'e'].map((name) => item(name, due))
@@ -58,18 +62,19 @@ describe('Deadlines', () => {
     deadlines.remove(items[0] as Item)
     deadlines.remove(items[4] as Item)
     deadlines.remove(items[4] as Item)
-    await sleep(80)
+    vi.advanceTimersByTime(80)
     expect(expired).toEqual(['b', 'd'])
   })
 
-  it('expires an item added again after the list emptied (the idle timer is reused or re-armed)', async () => {
+  it('expires an item added again after the list emptied (the idle timer is reused or re-armed)', () => {
+    driveClock()
     const { expired, deadlines } = watching()
     const early = item('early', Date.now() + 200)
     deadlines.add(early)
     deadlines.remove(early)
     const later = item('later', Date.now() + 20)
     deadlines.add(later)
-    await sleep(300)
+    vi.advanceTimersByTime(300)
     expect(expired).toEqual(['later'])
   })
 

@@ -59,7 +59,7 @@ describe('the journal through an incident', () => {
     await two.events.flush()
     // web-1 tries again on its own (after 1 s), nobody asking.
     await vi.waitFor(async () => expect(await inner.answers(event.event_id as string)).toHaveLength(2), {
-      timeout: 5000,
+      timeout: 10_000,
       interval: 100,
     })
     const timeline = await two.events.get(event.event_id as string)
@@ -212,7 +212,7 @@ describe('a journal that fails to start or never answers', () => {
     await expect(webhooks.events.get(events[0]?.event_id as string)).rejects.toThrow('ECONNREFUSED')
     down = false
     await vi.waitFor(async () => expect(await inner.list({ limit: 10 })).toHaveLength(6), {
-      timeout: 5000,
+      timeout: 10_000,
       interval: 100,
     })
     expect((await webhooks.events.get(events[5]?.event_id as string))?.handledAt).toBeInstanceOf(Date)

@@ -1,7 +1,7 @@
 // webhooks.heldKeys(): the ordering keys held now, from the store; undefined from a store that cannot list them;
 // bounded in time.
 import { sampleEvent, signedDelivery } from '@payhooks/testing'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { StoreError } from '../errors/index.js'
 import { memoryStore } from '../memory/store.js'
 import { createWebhooks } from '../receiver/create.js'
@@ -23,9 +23,9 @@ async function deliverSettled(webhooks: { receive: (d: never) => Promise<unknown
   return event
 }
 
-const until = async (ok: () => Promise<boolean>) => {
-  for (let i = 0; i < 200 && !(await ok()); i++) await new Promise((resolve) => setTimeout(resolve, 5))
-}
+/** Waits, 10 s at most, until `count` keys are held. */
+const heldCount = (webhooks: { heldKeys(): Promise<unknown[] | undefined> }, count: number) =>
+  vi.waitFor(async () => expect(await webhooks.heldKeys()).toHaveLength(count), { timeout: 10_000, interval: 5 })
 
 describe('webhooks.heldKeys()', () => {
   it('lists the key a running handler holds, with its event, then nothing once it is done', async () => {
@@ -41,7 +41,7 @@ describe('webhooks.heldKeys()', () => {
     expect(await webhooks.heldKeys()).toEqual([])
     const before = Date.now()
     const event = await deliverSettled(webhooks, 'txn_held')
-    await until(async () => ((await webhooks.heldKeys()) ?? []).length > 0)
+    await heldCount(webhooks, 1)
     const [held, ...rest] = (await webhooks.heldKeys({ limit: 10 })) ?? []
     expect(rest).toEqual([])
     expect(held).toMatchObject({ key: 'txn_held', eventId: event.event_id, eventType: 'transaction_settled' })
@@ -49,7 +49,7 @@ describe('webhooks.heldKeys()', () => {
     expect(held?.expiresAt.getTime()).toBeGreaterThan(Date.now())
     expect(held?.token).toBeGreaterThan(0)
     finish()
-    await until(async () => ((await webhooks.heldKeys()) ?? []).length === 0)
+    await heldCount(webhooks, 0)
     expect(await webhooks.heldKeys()).toEqual([])
     await webhooks.close()
   })

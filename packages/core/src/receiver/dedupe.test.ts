@@ -173,7 +173,10 @@ describe('createWebhooks: dedupe and acknowledgement', () => {
     })
     const event = sampleEvent('transaction_settled')
     expect((await deliver(webhooks, event)).status).toBe(503)
-    await vi.waitFor(() => expect(errors.some((e) => e instanceof HandlerError)).toBe(true))
+    await vi.waitFor(() => expect(errors.some((e) => e instanceof HandlerError)).toBe(true), {
+      timeout: 10_000,
+      interval: 10,
+    })
     expect((errors.find((e) => e instanceof HandlerError) as HandlerError).afterResponse).toBe(true)
     expect((await deliver(webhooks, event)).status).toBe(200)
     expect(calls).toBe(2)
