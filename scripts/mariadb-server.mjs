@@ -59,6 +59,17 @@ function createDatabase(port, database) {
  */
 export async function startMariadb(bin = mariadbBin()) {
   if (!bin) throw new Error('MariaDB not found: apt-get install mariadb-server, or set MARIADBD_BIN or MYSQL_URL')
+  // The free port may be taken between freePort() and the server's bind (other servers start beside it): a new port.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(bin)
+    } catch (error) {
+      if (attempt >= 3 || !String(error?.message).includes('Address already in use')) throw error
+    }
+  }
+}
+
+async function startOnce(bin) {
   const dir = mkdtempSync(join(tmpdir(), 'payhooks-mariadb-'))
   const data = join(dir, 'data')
   mkdirSync(data)

@@ -52,6 +52,17 @@ function serverUser() {
 export async function startPostgres(binDir = postgresBinDir(), extraSettings = {}) {
   if (!binDir)
     throw new Error('PostgreSQL not found: apt-get install postgresql, or set POSTGRES_BIN_DIR or DATABASE_URL')
+  // The free port may be taken between freePort() and the server's bind (other servers start beside it): a new port.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(binDir, extraSettings)
+    } catch (error) {
+      if (attempt >= 3 || !String(error?.message).includes('Address already in use')) throw error
+    }
+  }
+}
+
+async function startOnce(binDir, extraSettings) {
   const user = serverUser()
   const dir = mkdtempSync(join(tmpdir(), 'payhooks-postgres-'))
   if (user.uid !== undefined) chownSync(dir, user.uid, user.gid)

@@ -52,7 +52,7 @@ const until = async (ok) => {
 }
 
 /** A redis-server on a free port: resolves once it answers PING, with its `url` and a synchronous `stop()`. */
-export async function startRedisServer(bin = which('redis-server'), cli = which('redis-cli')) {
+export async function startRedisServer(bin = which('redis-server'), cli = which('redis-cli'), attempt = 1) {
   const port = await freePort()
   const dir = mkdtempSync(join(tmpdir(), 'payhooks-redis-'))
   const server = spawn(
@@ -66,8 +66,14 @@ export async function startRedisServer(bin = which('redis-server'), cli = which(
     server.kill()
     rmSync(dir, { recursive: true, force: true })
   }
-  await until(() => ask(cli, port, 'ping').trim() === 'PONG')
-  return { url: `redis://127.0.0.1:${port}`, stop }
+  // Exited at once: the free port was taken before its bind (other servers start beside it); again on a new port.
+  if (await until(() => server.exitCode !== null || ask(cli, port, 'ping').trim() === 'PONG')) {
+    if (server.exitCode === null) return { url: `redis://127.0.0.1:${port}`, stop }
+    stop()
+    if (attempt < 3) return startRedisServer(bin, cli, attempt + 1)
+  }
+  stop()
+  throw new Error(`redis-server did not start on port ${port}`)
 }
 
 /**
