@@ -2,7 +2,10 @@
 // redis-ordered cannot settle (issue 49): claims of N new events, their completes, then claims of them again
 // (duplicates), each counted alone with callgrind_control; a PING for scale. Deterministic whatever the machine's load.
 // Not run by `pnpm bench`; needs valgrind. Run: node bench/redis-instructions.mjs [dist/index.js of @payhooks/redis...]
-// (default: this checkout's, then BENCH_BASELINE's when set; ORDERED=1 for ordered events; N, default 500)
+// (default: this checkout's, then BENCH_BASELINE's when set; ORDERED=1 for ordered events; N, default 500).
+// LIVE=k: the claims meet k generations of done markers, as after days of traffic (5 at the default retention, each
+// of which a claim reads), W events handled in each (default 20), this process's clock (Date.now) moved a generation
+// at a time; the measured events are in the newest.
 import { execFileSync, spawn } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -12,6 +15,14 @@ import { Redis } from 'ioredis'
 import { freePort } from './redis-server.mjs'
 
 const N = Number(process.env.N ?? 500)
+const LIVE = Number(process.env.LIVE ?? 1)
+const W = Number(process.env.W ?? 20)
+const RETENTION_MS = 73 * 3_600_000
+/** A generation of markers: a quarter of the retention (packages/redis/src/layout.ts). */
+const GENERATION_MS = Math.ceil(RETENTION_MS / 4)
+const realNow = Date.now
+let shift = 0
+Date.now = () => realNow() + shift
 const ordered = process.env.ORDERED === '1'
 const paths = process.argv.slice(2)
 if (paths.length === 0) {
@@ -86,12 +97,15 @@ async function par(fn) {
 for (const [k, p] of paths.entries()) {
   const mod = await import(pathToFileURL(p).href)
   const client = new Redis(url)
-  const store = mod.redisStore(client, { keyPrefix: `cg:${k}:`, commandTimeoutMs: 120000 })
+  const store = mod.redisStore(client, { keyPrefix: `cg:${k}:`, commandTimeoutMs: 120000, retentionMs: RETENTION_MS })
   const pos = (i) =>
     ordered ? { key: `txn_${i}`, at: 1_764_000_000_000 + i, eventType: 'transaction_settled' } : undefined
-  for (let i = 0; i < 20; i++) {
-    const c = await store.claim(`w${i}`, 60000, 'ab'.repeat(16), pos(1e6 + i))
-    await store.complete(`w${i}`, c.token)
+  for (let g = 0; g < LIVE; g++) {
+    shift = g * GENERATION_MS
+    for (let i = 0; i < W; i++) {
+      const c = await store.claim(`w${g}_${i}`, 60000, 'ab'.repeat(16), pos(1e6 + g * W + i))
+      await store.complete(`w${g}_${i}`, c.token)
+    }
   }
   const tokens = []
   const claim = await measure(() =>
@@ -113,9 +127,10 @@ for (const [k, p] of paths.entries()) {
   )
   const ping = await measure(() => par(() => client.ping()))
   console.log(
-    `${p.split('/').slice(-3).join('/')} ${ordered ? 'ordered' : 'unordered'}: instructions per event claim ${Math.round(claim)} complete ${Math.round(complete)} (sum ${Math.round(claim + complete)}) dup ${Math.round(dup)}; ping ${Math.round(ping)}`,
+    `${p.split('/').slice(-3).join('/')} ${ordered ? 'ordered' : 'unordered'}, ${LIVE} live generation${LIVE === 1 ? '' : 's'}: instructions per event claim ${Math.round(claim)} complete ${Math.round(complete)} (sum ${Math.round(claim + complete)}) dup ${Math.round(dup)}; ping ${Math.round(ping)}`,
   )
   client.disconnect()
+  shift = 0
 }
 proc.kill('SIGKILL')
 if (!process.env.KEEP) rmSync(dir, { recursive: true, force: true })
