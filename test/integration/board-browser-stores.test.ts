@@ -2,7 +2,6 @@
 // replay selected, delete, pages); Express with memory stores: this instance's stats() on the overview, the secrets
 // page, the held ordering keys, replay all in batches.
 import { randomUUID } from 'node:crypto'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { getRequestListener } from '@hono/node-server'
 import { createBoard } from '@payhooks/board'
 import { expressBoard } from '@payhooks/board/express'
@@ -129,6 +128,11 @@ describe('board on Express with memory stores: this instance, secrets, ordering 
   let deadLetters: DeadLetterStore
   let release = () => {}
   let held: Promise<{ status: string }> | undefined
+  // The replay's second batch waits for the test to have clicked stop: the click lands midway, whatever the load.
+  let resumeBatches = () => {}
+  const batchesHeld = new Promise<void>((resolve) => {
+    resumeBatches = resolve
+  })
 
   beforeAll(async () => {
     deadLetters = memoryDeadLetterStore()
@@ -155,8 +159,7 @@ describe('board on Express with memory stores: this instance, secrets, ordering 
       runs.set(event.event_id, (runs.get(event.event_id) ?? 0) + 1)
       if (event.event_id.startsWith('evt_fail')) throw new Error('ledger down')
       if (event.event_id === 'evt_hold') await gate
-      // Replays run 4 at a time: slow enough that the stop button lands midway.
-      if (event.event_id.startsWith('evt_batch')) await sleep(160)
+      if (event.event_id === 'evt_batch_025') await batchesHeld
     })
     const authorize = (req: express.Request) => req.get('x-ops') === 'yes'
     const quiet = { warn() {}, info() {} }
@@ -169,6 +172,7 @@ describe('board on Express with memory stores: this instance, secrets, ordering 
     closers.push(served.close)
     closers.push(async () => {
       release()
+      resumeBatches()
       await held
     })
     url = `${served.url}/admin/payhooks/`
@@ -284,6 +288,7 @@ describe('board on Express with memory stores: this instance, secrets, ordering 
     )
     await shot(page, 'board-replay-progress.png', false)
     await page.locator('#replay-stop').click()
+    resumeBatches()
     await page.locator('#notice[data-kind="error"]').waitFor(WAIT)
     const stopped = (await page.locator('#notice').textContent()) ?? ''
     const done = Number(/^Stopped after (\d+) of 120\. Replay: \1 processed$/.exec(stopped)?.[1])

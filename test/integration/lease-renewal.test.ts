@@ -9,6 +9,7 @@ import { sampleEvent, signedDelivery } from '@payhooks/testing'
 import { Redis } from 'ioredis'
 import pg from 'pg'
 import { afterAll, describe, expect, it, vi } from 'vitest'
+import { UNHURRIED } from '../fixtures/redis-timeouts.js'
 
 const { REDIS_URL, DATABASE_URL } = process.env
 if (!REDIS_URL || !DATABASE_URL) {
@@ -34,7 +35,8 @@ const stores: Record<string, () => WebhookStore<object>> = {
   redisStore: () => {
     const client = new Redis(REDIS_URL)
     redisClients.push(client)
-    return redisStore(client, { keyPrefix: `lease-renewal:${id}:` })
+    // A renewal the store gave up on at its 1 s default commandTimeoutMs would lose the claim with 1 s of it left.
+    return redisStore(client, { keyPrefix: `lease-renewal:${id}:`, ...UNHURRIED })
   },
   postgresStore: () => {
     const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 3 })

@@ -34,7 +34,7 @@ async function startCheckLines(store: Parameters<typeof createWebhooks>[0]['stor
     info: () => {},
   }
   const webhooks = createWebhooks({ secret: 'whsec_input', store, logger })
-  await vi.waitFor(() => expect(lines.length).toBeGreaterThan(0), { timeout: 5000 })
+  await vi.waitFor(() => expect(lines.length).toBeGreaterThan(0), { timeout: 10_000, interval: 20 })
   await webhooks.close()
   return lines.join('\n')
 }

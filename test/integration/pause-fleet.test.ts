@@ -244,8 +244,9 @@ describe.each(backends)('pause across two receivers on $name', (backend) => {
         expect(resumed.replay).toMatchObject({ tried: during.length, processed: during.length, failed: 0 })
       } else {
         expect(resumed.replay).toBeUndefined()
-        // The service retries each refused delivery, to either instance (an hour later; here once b saw the resume).
-        await sleep(SEEN_WITHIN_MS)
+        // The service retries each refused delivery, to either instance (an hour later; here once b saw the resume,
+        // which it reads every second: waited for, as a loaded machine's read may take longer than a fixed wait).
+        await vi.waitFor(() => expect(b.stats().paused).toEqual([]), { timeout: 10_000, interval: 20 })
         for (const [i, answer] of during.entries()) {
           expect((await send(i % 2 ? a : b, PAUSED, answer.eventId)).status).toBe(200)
         }

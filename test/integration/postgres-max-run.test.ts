@@ -65,14 +65,14 @@ describe('postgresStore and maxRunMs', () => {
       expect(await deliver(webhooks, next)).toBe(409) // the key is held
       await vi.waitFor(
         () => expect(errors.find((error) => error.code === 'handler_timeout')).toBeInstanceOf(HandlerTimeoutError),
-        { timeout: 5000, interval: 50 },
+        { timeout: 10_000, interval: 50 },
       )
       expect(await deliver(webhooks, next)).toBe(409) // still held past maxRunMs
       expect(await deliver(webhooks, hung)).toBe(409)
     } finally {
       stuck.open()
     }
-    await vi.waitFor(async () => expect(await deliver(webhooks, next)).toBe(200), { timeout: 5000, interval: 50 })
+    await vi.waitFor(async () => expect(await deliver(webhooks, next)).toBe(200), { timeout: 10_000, interval: 50 })
     expect(await deliver(webhooks, hung)).toBe(200) // a duplicate: done with its writes
     const { rows } = await admin.query(`SELECT event_id FROM ${ledger} ORDER BY id`)
     expect(rows).toEqual([{ event_id: hung.event_id }, { event_id: next.event_id }])

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto'
 import { createWebhooks, type Ordering, type WebhookError } from '@payhooks/core'
 import { postgresStore } from '@payhooks/postgres'
 import { sampleEvent, signedDelivery } from '@payhooks/testing'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it, vi } from 'vitest'
 import { runMigration } from '../fixtures/postgres.js'
 import { postgresHarness } from '../fixtures/postgres-harness.js'
 
@@ -170,12 +170,13 @@ describe('postgresStore ordering fences', () => {
     )
     const settled = event('transaction_settled', 'txn_h7', '2026-11-04T08:00:00Z')
     const answered = deliver(after, settled)
-    let held = await after.heldKeys()
-    for (let i = 0; i < 200 && held?.length === 0; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 10))
-      held = await after.heldKeys()
-    }
-    expect(held).toMatchObject([{ key: 'txn_h7', eventId: settled.event_id, eventType: 'transaction_settled' }])
+    await vi.waitFor(
+      async () =>
+        expect(await after.heldKeys()).toMatchObject([
+          { key: 'txn_h7', eventId: settled.event_id, eventType: 'transaction_settled' },
+        ]),
+      { timeout: 10_000, interval: 10 },
+    )
     finish()
     expect(await answered).toBe(200)
     expect(await after.heldKeys()).toEqual([])

@@ -16,8 +16,11 @@ describe('postgresStore on a pool shared with the handlers', () => {
     const pool = newPool(3)
     const store = postgresStore(pool, { table })
     const errors: WebhookError[] = []
-    // One event type on both slots (the pool's max - 1): no bulkhead between types.
-    const webhooks = createWebhooks({ secret, store, bulkheads: false }).onError((error) => errors.push(error))
+    // One event type on both slots (the pool's max - 1): no bulkhead between types. The last of the 12 waits for a slot
+    // through five runs before it: the deadline leaves them a loaded machine's seconds (the 5 s default, ~1 s each).
+    const webhooks = createWebhooks({ secret, store, bulkheads: false, deadlineMs: 9000 }).onError((error) =>
+      errors.push(error),
+    )
     let running = 0
     let most = 0
     webhooks.on('transaction_settled', async (event) => {

@@ -83,7 +83,8 @@ describe('queue mode and a hung handler', () => {
     }
     // Settled: the job completes, the event ran once.
     await vi.waitFor(async () => expect((await inspect.getJobCounts('completed')).completed).toBe(1), {
-      timeout: 5000,
+      timeout: 10_000,
+      interval: 20,
     })
     expect(runs).toBe(1)
   })

@@ -242,7 +242,7 @@ describe('the Hono README', () => {
       const { body, headers } = await signedDelivery(event, secret)
       const answer = await fetch(`http://127.0.0.1:${port}/webhooks`, { method: 'POST', body, headers })
       expect(answer.status).toBe(200)
-      await expect.poll(() => output).toContain(String(event.event_id))
+      await expect.poll(() => output, { timeout: 10_000, interval: 20 }).toContain(String(event.event_id))
     } finally {
       child.kill()
       await exited

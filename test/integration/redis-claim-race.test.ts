@@ -9,6 +9,7 @@ import type { WebhookStore } from '@payhooks/core'
 import { redisStore } from '@payhooks/redis'
 import { Redis } from 'ioredis'
 import { afterAll, describe, expect, it } from 'vitest'
+import { UNHURRIED } from '../fixtures/redis-timeouts.js'
 
 const REDIS_URL = process.env.REDIS_URL
 if (!REDIS_URL) {
@@ -157,8 +158,10 @@ async function fleet(options: Record<string, unknown> = {}) {
   const proxy = await steppingProxy()
   proxies.push(proxy)
   const keyPrefix = `claim-race:${randomUUID()}:`
-  const first = redisStore(connect(), { keyPrefix, ...options })
-  const second = redisStore(connect(proxy.port), { keyPrefix, ...options })
+  // The copy's claim waits in the proxy while the other instance completes: past the 1 s default commandTimeoutMs
+  // on a loaded machine it would be given up on, which is not what these tests are about.
+  const first = redisStore(connect(), { keyPrefix, ...UNHURRIED, ...options })
+  const second = redisStore(connect(proxy.port), { keyPrefix, ...UNHURRIED, ...options })
   // Markers exist, and `second` has read their counts (its copy is current).
   await first.complete('evt_warm', await claimed(first, 'evt_warm'))
   await second.complete('evt_warm_2', await claimed(second, 'evt_warm_2'))

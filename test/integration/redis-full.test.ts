@@ -11,10 +11,16 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { allowOomCommands } from '../../packages/redis/src/allow-oom.js'
 import { startRedisCluster } from '../../scripts/test-services.mjs'
 import { type OwnRedis, ownRedis } from '../fixtures/own-redis.js'
+import { UNHURRIED } from '../fixtures/redis-timeouts.js'
 
 const SECRET = 'whsec_redis_full'
 /** Renewed every third of it: a renewal has 2 s of room, 5x a loaded machine's round trip and more. */
 const LEASE_MS = 3000
+/**
+ * The receivers' deadline: room for a claim, a 20 ms handler and a done marker on a loaded machine, 5x and more (at
+ * 1.2 s an event resent once Redis had room again could be answered 503 deadline_exceeded); under LEASE_MS.
+ */
+const DEADLINE_MS = 2500
 /** The lease of the claims a test takes by hand before filling Redis. */
 const HELD_MS = 60_000
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -103,7 +109,7 @@ function receiver(
     secret: SECRET,
     store,
     leaseMs: options.leaseMs ?? LEASE_MS,
-    deadlineMs: options.deadlineMs ?? 1200,
+    deadlineMs: options.deadlineMs ?? DEADLINE_MS,
     checkAtStart: false,
     logger: { error: record, warn: record, info: () => {} },
     // Half the events ordered: their fence is renewed, moved and freed by scripts of their own.
@@ -136,7 +142,7 @@ describe.each(subjects)('redisStore on %s filled to maxmemory (noeviction)', (_n
   it('refuses new claims while full, yet renews, completes and releases the claims taken', async () => {
     const subject = subjectOf()
     const prefix = `full-steps:${Math.random()}:`
-    const store = redisStore(subject.client, { keyPrefix: prefix })
+    const store = redisStore(subject.client, { keyPrefix: prefix, ...UNHURRIED })
     const ordered = (key: string) => ({ key: `${prefix}${key}`, at: 1, eventType: 'transaction_settled' })
     // Claimed for far longer than filling Redis takes on a loaded machine (seconds on a Cluster): this test is about
     // what a full Redis refuses, not about a lease lapsing meanwhile.
@@ -175,7 +181,9 @@ describe.each(subjects)('redisStore on %s filled to maxmemory (noeviction)', (_n
 
   it('filled mid-traffic, then every event resent: no handler runs twice', async () => {
     const subject = subjectOf()
-    const { webhooks, lines } = receiver(redisStore(subject.client, { keyPrefix: `full-traffic:${Math.random()}:` }))
+    const { webhooks, lines } = receiver(
+      redisStore(subject.client, { keyPrefix: `full-traffic:${Math.random()}:`, ...UNHURRIED }),
+    )
     const count = 160
     const ids = Array.from({ length: count }, (_, i) => `evt_full_${i}`)
     const deliveries = await Promise.all(ids.map((id, i) => deliveryOf(id, i)))
@@ -265,15 +273,21 @@ describe.each(subjects)('redisStore on %s filled to maxmemory (noeviction)', (_n
 
   it('refuses to park a dead letter while full: the delivery is answered non-2XX, and parked on its resend', async () => {
     const subject = subjectOf()
-    const deadLetters = redisDeadLetterStore(subject.client, { keyPrefix: `{full-dead-letters-${Math.random()}}:` })
-    // Filling Redis (while the first run's handler holds its claim) can take seconds on a loaded Cluster: past a 1.2 s
-    // deadline the answer would be the deadline's, the handler still filling when the test made room again. The
-    // deadline leaves the fill 9 s, so the answer read is the one to the refused park.
-    const { webhooks, lines } = receiver(redisStore(subject.client, { keyPrefix: `full-park:${Math.random()}:` }), {
-      deadLetters,
-      deadlineMs: 9000,
-      leaseMs: 10_000,
+    const deadLetters = redisDeadLetterStore(subject.client, {
+      keyPrefix: `{full-dead-letters-${Math.random()}}:`,
+      ...UNHURRIED,
     })
+    // Filling Redis (while the first run's handler holds its claim) can take seconds on a loaded Cluster: past
+    // DEADLINE_MS the answer would be the deadline's, the handler still filling when the test made room again. The
+    // deadline leaves the fill 9 s, so the answer read is the one to the refused park.
+    const { webhooks, lines } = receiver(
+      redisStore(subject.client, { keyPrefix: `full-park:${Math.random()}:`, ...UNHURRIED }),
+      {
+        deadLetters,
+        deadlineMs: 9000,
+        leaseMs: 10_000,
+      },
+    )
     // Its layout is written on first use: done before Redis fills, as by any earlier park or start-up check.
     await deadLetters.init?.()
     let runs = 0

@@ -11,6 +11,7 @@ import { sampleEvent, signedDelivery } from '@payhooks/testing'
 import { Cluster, Redis } from 'ioredis'
 import { afterAll, describe, expect, it } from 'vitest'
 import { redisStore as previousStore } from '../fixtures/redis-store-ad6f70a/store.js'
+import { UNHURRIED } from '../fixtures/redis-timeouts.js'
 
 const { REDIS_URL, REDIS_CLUSTER_NODES } = process.env
 if (!REDIS_URL || !REDIS_CLUSTER_NODES) {
@@ -26,6 +27,11 @@ const nodes = REDIS_CLUSTER_NODES.split(',').map((node) => {
 const A = '0123456789abcdef0123456789abcdef'
 const B = 'fedcba9876543210fedcba9876543210'
 const LEASE = 60_000
+/**
+ * The rollout window of the test past it: long enough for a fresh store's first claim and completion (its layout
+ * read, its scripts loaded) on a loaded machine, 5x and more; at 500 ms those could come after it.
+ */
+const ROLLOUT_MS = 2000
 const T0 = 1_764_230_400_000
 const HOUR = 3_600_000
 const clients: (Redis | Cluster)[] = []
@@ -68,10 +74,10 @@ describe.each(servers)('a rolling upgrade from the previous release (layout 1) o
   /** A prefix where the previous release ran first (so the new release finds layout 1 and opens its window). */
   async function upgradedFleet() {
     const keyPrefix = `upgrade:${randomUUID()}:`
-    const old = previousStore(connect(), { keyPrefix })
+    const old = previousStore(connect(), { keyPrefix, ...UNHURRIED })
     const warm = await claimed(old, 'evt_warm')
     await old.complete('evt_warm', warm.token)
-    const fresh = redisStore(connect(), { keyPrefix })
+    const fresh = redisStore(connect(), { keyPrefix, ...UNHURRIED })
     await fresh.init?.()
     return { keyPrefix, old, fresh }
   }
@@ -221,15 +227,18 @@ describe.each(servers)('a rolling upgrade from the previous release (layout 1) o
   it('past the window the new release leaves nothing of layout 1, and on a new prefix it opens no window', async () => {
     const keyPrefix = `upgrade:${randomUUID()}:`
     const redis = connect()
-    const old = previousStore(redis, { keyPrefix })
+    const old = previousStore(redis, { keyPrefix, ...UNHURRIED })
     const warm = await claimed(old, 'evt_warm')
     await old.complete('evt_warm', warm.token)
-    const fresh = redisStore(redis, { keyPrefix, rolloutMs: 500 })
+    const fresh = redisStore(redis, { keyPrefix, rolloutMs: ROLLOUT_MS, ...UNHURRIED })
     const during = await claimed(fresh, 'evt_during', A)
     expect(await fresh.complete('evt_during', during.token)).toBe(true)
     expect(await redis.get(`${keyPrefix}evt_during`)).toBe(`done:${A}`)
-    expect(await redis.pttl(`${keyPrefix}evt_during`)).toBeLessThanOrEqual(500)
-    await new Promise((resolve) => setTimeout(resolve, 600))
+    expect(await redis.pttl(`${keyPrefix}evt_during`)).toBeLessThanOrEqual(ROLLOUT_MS)
+    // Until the window is over: it runs from the time the fresh store wrote in the layout key (`2:<ms>`).
+    const since = Number((await redis.get(`${keyPrefix}layout`))?.slice(2))
+    expect(since).toBeGreaterThan(0)
+    await new Promise((resolve) => setTimeout(resolve, since + ROLLOUT_MS + 100 - Date.now()))
     const after = await claimed(fresh, 'evt_after', A)
     expect(await fresh.complete('evt_after', after.token)).toBe(true)
     // One key at a time: on a Cluster the two are in different slots.
@@ -240,7 +249,7 @@ describe.each(servers)('a rolling upgrade from the previous release (layout 1) o
     expect((await fresh.claim('evt_warm', LEASE)).status).toBe('done')
 
     const newPrefix = `upgrade:${randomUUID()}:`
-    const firstOfAll = redisStore(redis, { keyPrefix: newPrefix })
+    const firstOfAll = redisStore(redis, { keyPrefix: newPrefix, ...UNHURRIED })
     const claim = await claimed(firstOfAll, 'evt_first', A)
     expect(await firstOfAll.complete('evt_first', claim.token)).toBe(true)
     expect(await redis.get(`${newPrefix}layout`)).toBe('2:0')

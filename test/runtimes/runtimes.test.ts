@@ -49,6 +49,8 @@ async function post(url: string, body: string, headers: Record<string, string>) 
  * duplicate answers 200 "duplicate" without printing again, a tampered body gets 401, other paths 404.
  */
 async function expectExample(url: string, lines: string[]) {
+  // The example's output comes through a pipe from another process: a loaded machine may take past vi.waitFor's 1 s.
+  const printed = { timeout: 10_000, interval: 20 }
   const settled = sampleEvent('transaction_settled')
   const delivery = await signedDelivery(settled, exampleSecret)
   const handledLines = () => lines.filter((line) => line.includes(`${settled.event_id}`))
@@ -57,7 +59,7 @@ async function expectExample(url: string, lines: string[]) {
     status: 200,
     body: { ok: true, event_id: settled.event_id, status: 'processed' },
   })
-  await vi.waitFor(() => expect(handledLines()).toHaveLength(1))
+  await vi.waitFor(() => expect(handledLines()).toHaveLength(1), printed)
   expect(handledLines()[0]).toMatch(/settled 10\.3/)
 
   expect(await post(url, delivery.body, delivery.headers)).toEqual({
@@ -68,13 +70,13 @@ async function expectExample(url: string, lines: string[]) {
   expect(tampered).not.toBe(delivery.body)
   expect((await post(url, tampered, delivery.headers)).status).toBe(401)
   // Output is ordered: once the rejection is printed, a second run of the handler would have been too.
-  await vi.waitFor(() => expect(lines.join('\n')).toContain('rejected (401 invalid_signature)'))
+  await vi.waitFor(() => expect(lines.join('\n')).toContain('rejected (401 invalid_signature)'), printed)
   expect(handledLines()).toHaveLength(1)
 
   const returned = sampleEvent('transaction_returned')
   const second = await signedDelivery(returned, exampleSecret)
   expect((await post(url, second.body, second.headers)).status).toBe(200)
-  await vi.waitFor(() => expect(lines.join('\n')).toContain(`${returned.event_id}`))
+  await vi.waitFor(() => expect(lines.join('\n')).toContain(`${returned.event_id}`), printed)
 
   expect((await fetch(url.replace('/webhooks', '/elsewhere'))).status).toBe(404)
   expect((await fetch(url)).status).toBe(405)
