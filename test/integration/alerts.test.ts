@@ -10,6 +10,7 @@ import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { postAlert } from '../fixtures/chat-alerts.js'
 import { type OwnRedis, ownRedis } from '../fixtures/own-redis.js'
+import { UNHURRIED } from '../fixtures/redis-timeouts.js'
 import { startReceiver } from '../fixtures/sandbox-receivers.js'
 
 const SECRET = 'whsec_alerts_integration'
@@ -37,7 +38,7 @@ describe('store_memory on a Redis filled to maxmemory', () => {
   it('is raised (critical) while Redis is full, and resolved once it has room', async () => {
     const webhooks = createWebhooks({
       secret: SECRET,
-      store: redisStore(redis, { keyPrefix: 'alerts-memory:' }),
+      store: redisStore(redis, { ...UNHURRIED, keyPrefix: 'alerts-memory:' }),
       checkAtStart: false,
       logger: quiet,
       alerts: { storeMemory: { everyMs: 200 }, checkEveryMs: 100 },

@@ -20,6 +20,7 @@ import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { BOARD_SECRET, parkSigned } from '../fixtures/board.js'
 import { launchChromium } from '../fixtures/chromium.js'
+import { UNHURRIED } from '../fixtures/redis-timeouts.js'
 
 const WAIT = { timeout: 15_000 }
 const SLOW = 60_000
@@ -72,7 +73,7 @@ beforeAll(async () => {
         closers.push(() => client.quit())
         return createWebhooks({
           secret: BOARD_SECRET,
-          store: redisStore(client, { keyPrefix: `${PREFIX}store:` }),
+          store: redisStore(client, { ...UNHURRIED, keyPrefix: `${PREFIX}store:` }),
           deadLetters: redisDeadLetterStore(client, { keyPrefix: `${PREFIX}letters:` }),
           journal: redisJournal(client, { keyPrefix: `${PREFIX}journal:` }),
           instance,

@@ -8,6 +8,7 @@ import { sampleEvent, signedDelivery } from '@payhooks/testing'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { assertBuilt, runCli } from '../fixtures/cli-run.js'
+import { UNHURRIED } from '../fixtures/redis-timeouts.js'
 
 const REDIS_URL = process.env.REDIS_URL
 if (!REDIS_URL) throw new Error('REDIS_URL is not set: run these tests through `pnpm test` (node scripts/test.mjs)')
@@ -57,7 +58,10 @@ async function outage() {
   }
   // Handled by a delivery on the same dedupe store the module's receiver uses, then parked anyway: one in the
   // created window (parked first), one after it (parked last).
-  const receiver = createWebhooks({ secret: SECRET, store: redisStore(redis, { keyPrefix: `${prefix}store:` }) })
+  const receiver = createWebhooks({
+    secret: SECRET,
+    store: redisStore(redis, { ...UNHURRIED, keyPrefix: `${prefix}store:` }),
+  })
   receiver.onAny(() => {})
   for (const [eventId, createdAt, at] of [
     ['evt_win_done', OUTAGE + 100 * 60_000, now - 1000],

@@ -270,7 +270,7 @@ describe('payhooks dead-letters', () => {
     const queue = bullmqQueue({ connection, ...names, attempts: 1 })
     const webhooks = createWebhooks({
       secret: SECRET,
-      store: redisStore(connection, { keyPrefix: `${ROOT_PREFIX}bull-store-${id}:` }),
+      store: redisStore(connection, { ...UNHURRIED, keyPrefix: `${ROOT_PREFIX}bull-store-${id}:` }),
       queue,
       logger: { error() {} },
     })

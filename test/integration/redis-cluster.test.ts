@@ -67,7 +67,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 describe('payhooks on a Redis Cluster', () => {
   it('is a cluster of three primaries, and the dedupe store spreads its keys over all of them', async () => {
     const client = cluster()
-    const store = redisStore(client, { keyPrefix: 'payhooks-cluster-spread:' })
+    const store = redisStore(client, { ...UNHURRIED, keyPrefix: 'payhooks-cluster-spread:' })
     for (let i = 0; i < 30; i++) {
       const claim = await store.claim(`evt_spread_${i}`, 60_000)
       if (claim.status !== 'claimed') throw new Error(`evt_spread_${i} was ${claim.status}`)
@@ -92,7 +92,7 @@ describe('payhooks on a Redis Cluster', () => {
   it('an ordered event costs four round trips, and the marks and held-keys index spread over every shard (issues 40, 49)', async () => {
     const client = cluster()
     const keyPrefix = 'payhooks-cluster-ordered:'
-    const store = redisStore(client, { keyPrefix })
+    const store = redisStore(client, { ...UNHURRIED, keyPrefix })
     const trips = countRoundTrips(client)
     const handle = async (i: number) => {
       const position = { key: `txn_${i}`, at: 1_764_000_000_000, eventType: 'transaction_settled' }
@@ -162,7 +162,7 @@ describe('payhooks on a Redis Cluster', () => {
   it('spreads the done markers and marks of thousands of events evenly over the three primaries (issue 49 item 5)', async () => {
     const client = cluster()
     const keyPrefix = 'payhooks-cluster-even:'
-    const store = redisStore(client, { keyPrefix })
+    const store = redisStore(client, { ...UNHURRIED, keyPrefix })
     const EVENTS = 3000
     const ORDERED = 600
     let next = 0
@@ -255,7 +255,7 @@ describe('payhooks on a Redis Cluster', () => {
       const secret = 'whsec_cluster_queue'
       const webhooks = createWebhooks({
         secret,
-        store: redisStore(client, { keyPrefix: `payhooks-cluster-queue-store-${batch}:` }),
+        store: redisStore(client, { ...UNHURRIED, keyPrefix: `payhooks-cluster-queue-store-${batch}:` }),
         queue,
         leaseMs: 30_000,
       })

@@ -6,6 +6,7 @@ import { DEFAULT_RETENTION_MS } from '@payhooks/core'
 import { redisStore } from '@payhooks/redis'
 import { Redis } from 'ioredis'
 import { afterAll, describe, expect, it } from 'vitest'
+import { UNHURRIED } from '../fixtures/redis-timeouts.js'
 
 const REDIS_URL = process.env.REDIS_URL
 if (!REDIS_URL) throw new Error('REDIS_URL is not set: run these tests through `pnpm test` (node scripts/test.mjs)')
@@ -17,7 +18,7 @@ const hex = (n: number, width: number) => n.toString(16).padStart(width, '0')
 const eventId = (n: number) => `evt_${hex(n, 8)}-7c1e-4c2a-9a8e-${hex(n * 7, 12)}`
 
 async function handle(keyPrefix: string, ordered: boolean) {
-  const store = redisStore(redis, { keyPrefix })
+  const store = redisStore(redis, { keyPrefix, ...UNHURRIED })
   let next = 0
   await Promise.all(
     Array.from({ length: 16 }, async () => {
@@ -105,7 +106,7 @@ describe('redisStore layout 2: bucket counts that follow the traffic', () => {
     const keyPrefix = `grow:${randomUUID()}:`
     const count = 3000
     // A generation's first bucket count of 1 (the tests' option) makes it grow within a few thousand events.
-    const store = redisStore(redis, { keyPrefix, minBuckets: 1 } as Parameters<typeof redisStore>[1])
+    const store = redisStore(redis, { keyPrefix, minBuckets: 1, ...UNHURRIED } as Parameters<typeof redisStore>[1])
     let next = 0
     await Promise.all(
       Array.from({ length: 16 }, async () => {
@@ -154,7 +155,7 @@ describe('redisStore layout 2: bucket counts that follow the traffic', () => {
       [0, 64],
     ] as const) {
       const keyPrefix = `start:${randomUUID()}:`
-      const store = redisStore(redis, { keyPrefix })
+      const store = redisStore(redis, { keyPrefix, ...UNHURRIED })
       const first = await store.claim('evt_first', 60_000)
       if (first.status !== 'claimed') throw new Error(`evt_first was ${first.status}`)
       expect(await store.complete('evt_first', first.token)).toBe(true)

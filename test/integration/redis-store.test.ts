@@ -8,6 +8,7 @@ import { settledBody } from '../../packages/core/src/test-helpers/index.js'
 import { inOneWrite } from '../../packages/redis/src/batch.js'
 import { type OwnRedis, ownRedis } from '../fixtures/own-redis.js'
 import { countRoundTrips } from '../fixtures/redis-round-trips.mjs'
+import { UNHURRIED } from '../fixtures/redis-timeouts.js'
 
 const REDIS_URL = process.env.REDIS_URL
 const HOUR = 60 * 60 * 1000
@@ -55,8 +56,8 @@ describe('redisStore on a real Redis', () => {
   it('claims an event for one owner: others see processing, only the owner token completes', async () => {
     const keyPrefix = uniquePrefix()
     const redis = connect()
-    const instanceA = redisStore(connect(), { keyPrefix })
-    const instanceB = redisStore(connect(), { keyPrefix })
+    const instanceA = redisStore(connect(), { ...UNHURRIED, keyPrefix })
+    const instanceB = redisStore(connect(), { ...UNHURRIED, keyPrefix })
 
     const first = await instanceA.claim('evt_1', 60_000)
     expect(first.status).toBe('claimed')
@@ -84,7 +85,7 @@ describe('redisStore on a real Redis', () => {
   it('release frees the event for the next delivery and retires the old token', async () => {
     const keyPrefix = uniquePrefix()
     const redis = connect()
-    const store = redisStore(connect(), { keyPrefix })
+    const store = redisStore(connect(), { ...UNHURRIED, keyPrefix })
 
     const first = await store.claim('evt_2', 60_000)
     if (first.status !== 'claimed') throw new Error(`expected a claim, got ${first.status}`)
@@ -102,8 +103,8 @@ describe('redisStore on a real Redis', () => {
   it('keeps the done marker for retentionMs (73 hours by default, or the configured value), and up to a quarter more', async () => {
     const keyPrefix = uniquePrefix()
     const redis = connect()
-    const byDefault = redisStore(redis, { keyPrefix })
-    const longer = redisStore(redis, { keyPrefix: `${keyPrefix}long:`, retentionMs: 100 * HOUR })
+    const byDefault = redisStore(redis, { ...UNHURRIED, keyPrefix })
+    const longer = redisStore(redis, { ...UNHURRIED, keyPrefix: `${keyPrefix}long:`, retentionMs: 100 * HOUR })
 
     for (const [store, prefix, retention] of [
       [byDefault, keyPrefix, DEFAULT_RETENTION_MS],
@@ -123,7 +124,7 @@ describe('redisStore on a real Redis', () => {
 
   it('connects a lazyConnect client on first use', async () => {
     const client = connect(REDIS_URL, { lazyConnect: true })
-    const store = redisStore(client, { keyPrefix: uniquePrefix() })
+    const store = redisStore(client, { ...UNHURRIED, keyPrefix: uniquePrefix() })
     expect(client.status).toBe('wait')
     expect((await store.claim('evt_lazy', 60_000)).status).toBe('claimed')
   })
@@ -132,8 +133,8 @@ describe('redisStore on a real Redis', () => {
     const redis = connect()
     const prefixA = uniquePrefix()
     const prefixB = uniquePrefix()
-    const storeA = redisStore(redis, { keyPrefix: prefixA })
-    const storeB = redisStore(redis, { keyPrefix: prefixB })
+    const storeA = redisStore(redis, { ...UNHURRIED, keyPrefix: prefixA })
+    const storeB = redisStore(redis, { ...UNHURRIED, keyPrefix: prefixB })
     expect((await storeA.claim('evt_5', 60_000)).status).toBe('claimed')
     expect((await storeB.claim('evt_5', 60_000)).status).toBe('claimed')
     expect(await redis.exists(`${prefixA}evt_5`, `${prefixB}evt_5`)).toBe(2)
@@ -143,7 +144,7 @@ describe('redisStore on a real Redis', () => {
   it('an ordered event costs two round trips, as an unordered one: its fence goes with the claim and the done marker (issues 40, 49)', async () => {
     const keyPrefix = uniquePrefix()
     const client = connect()
-    const store = redisStore(client, { keyPrefix })
+    const store = redisStore(client, { ...UNHURRIED, keyPrefix })
     const trips = countRoundTrips(client)
     const handle = async (eventId: string, key?: string) => {
       const position = key && { key, at: 1_764_000_000_000, eventType: 'transaction_settled' }

@@ -3,11 +3,11 @@
 // half a second, what it found with a cursor to search on. The journal here is a memoryJournal whose reads cost what a
 // remote journal's do, in proportion to the hours they walk (a Redis or PostgreSQL journal walks every record of the
 // range for a filter it has no index for).
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { createWebhooks } from '../receiver/create.js'
 import { memoryJournal } from './memory.js'
 import type { Journal, JournalListQuery, JournalRecord } from './types.js'
-import { TYPE_SEARCH_MS } from './windows.js'
+import { listByHours, TYPE_SEARCH_MS } from './windows.js'
 
 const HOUR = 3_600_000
 const RETENTION = 168 * HOUR
@@ -53,6 +53,33 @@ function week(now: number): JournalRecord[] {
 }
 
 describe('events.list by event type', () => {
+  it('searches on below where the last page stopped even when each read takes longer than the budget', async () => {
+    // Each read of the journal costs more than TYPE_SEARCH_MS of this clock (a loaded machine, a slow journal).
+    let clock = 1_800_000_000_000
+    const now = vi.spyOn(Date, 'now').mockImplementation(() => clock)
+    try {
+      const journal = {
+        retentionMs: RETENTION,
+        async list() {
+          clock += TYPE_SEARCH_MS + 100
+          return []
+        },
+      }
+      const query = { eventType: 'transaction_setled', limit: 50 }
+      const first = await listByHours(journal, query, clock)
+      let from = first.searchedFrom as number
+      expect(from).toBeLessThan(clock)
+      for (let page = 0; page < 3; page++) {
+        const after = { at: from, id: '0' }
+        const next = await listByHours(journal, { ...query, after }, clock)
+        expect(next.searchedFrom).toBeLessThanOrEqual(from - HOUR)
+        from = next.searchedFrom as number
+      }
+    } finally {
+      now.mockRestore()
+    }
+  })
+
   it('answers a type that matches nothing within its bound, with a cursor that searches on to the end', async () => {
     const now = Date.now()
     const { journal, asked, written } = slowJournal(week(now))

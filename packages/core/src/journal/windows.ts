@@ -34,6 +34,9 @@ export async function listByHours(
     query.after === undefined ? Number.POSITIVE_INFINITY : query.after.at + 1,
     now + AHEAD_MS,
   )
+  // A page stops for time only below the window it starts in, so it searches at least one whole hour: resuming from
+  // `<hour>.0`, that window is a millisecond holding nothing, and a journal slower than the budget would make no progress.
+  const firstWindow = Math.floor((upper - 1) / HOUR) * HOUR
   const records: JournalRecord[] = []
   while (upper > lowest) {
     const from = Math.max(lowest, Math.floor((upper - 1) / HOUR) * HOUR)
@@ -42,7 +45,7 @@ export async function listByHours(
     if (last !== undefined && records.length >= query.limit) return { records, cursor: cursorOf(last) }
     upper = from
     // Every id sorts after `0`: the cursor `<from>.0` resumes strictly below the hour just searched.
-    if (upper > lowest && Date.now() - started >= TYPE_SEARCH_MS) {
+    if (upper > lowest && upper < firstWindow && Date.now() - started >= TYPE_SEARCH_MS) {
       return { records, cursor: `${upper}.0`, searchedFrom: upper }
     }
   }
