@@ -140,7 +140,10 @@ it('keeps answering 200 while a new instance starts on a fence table held by an 
     )
     expect(first).toBe(200)
     expect(firstMs).toBeLessThan(10_000)
-    expect(longest).toBeLessThanOrEqual(2000)
+    // A migration queued behind the read would stop the running instance for all of its 8 s; each try under the
+    // 500 ms lock_timeout stops it at most that, plus a delivery's time, which two whole runs side by side stretched
+    // to 2.2 s: half the read bounds it.
+    expect(longest).toBeLessThanOrEqual(READ_MS / 2)
     expect(others).toEqual([])
     // It said what it waited for: which migration, on which table, held by whom.
     expect(lines.some((line) => line.includes('migration 007') && line.includes(fences))).toBe(true)
