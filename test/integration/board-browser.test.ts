@@ -26,6 +26,7 @@ import {
   WAIT,
   XSS,
 } from '../fixtures/board-browser.js'
+import { UNHURRIED } from '../fixtures/redis-timeouts.js'
 
 const REDIS_URL = process.env.REDIS_URL
 if (!REDIS_URL) throw new Error('REDIS_URL is not set: run these tests through `pnpm test`')
@@ -40,7 +41,7 @@ describe('board on Express with a Redis dead-letter store', () => {
   beforeAll(async () => {
     const redis = new Redis(REDIS_URL)
     closers.push(() => redis.quit())
-    store = redisDeadLetterStore(redis, { keyPrefix: `{board-${randomUUID()}}:` })
+    store = redisDeadLetterStore(redis, { ...UNHURRIED, keyPrefix: `{board-${randomUUID()}}:` })
     const receiver = boardReceiver(store)
     runs = receiver.runs
     const quiet = { warn() {}, info() {} }

@@ -74,8 +74,8 @@ beforeAll(async () => {
         return createWebhooks({
           secret: BOARD_SECRET,
           store: redisStore(client, { ...UNHURRIED, keyPrefix: `${PREFIX}store:` }),
-          deadLetters: redisDeadLetterStore(client, { keyPrefix: `${PREFIX}letters:` }),
-          journal: redisJournal(client, { keyPrefix: `${PREFIX}journal:` }),
+          deadLetters: redisDeadLetterStore(client, { ...UNHURRIED, keyPrefix: `${PREFIX}letters:` }),
+          journal: redisJournal(client, { ...UNHURRIED, keyPrefix: `${PREFIX}journal:` }),
           instance,
           checkAtStart: false,
           logger: { error() {} },
@@ -99,13 +99,13 @@ beforeAll(async () => {
       // Refused by its schema and parked: answered 200, but a failure waiting for a replay.
       const mismatched = sampleEvent('transaction_settled', { data: { settlement_amount: 'twelve' } })
       expect(await deliver(two, mismatched)).toBe(200)
-      await parkSigned(redisDeadLetterStore(redis, { keyPrefix: `${PREFIX}letters:` }), parkedId, {
+      await parkSigned(redisDeadLetterStore(redis, { ...UNHURRIED, keyPrefix: `${PREFIX}letters:` }), parkedId, {
         reason: 'ledger down',
       })
       // close() writes each receiver's buffered answers.
       await Promise.all(receivers.map((webhooks) => webhooks.close()))
       // What an instance writes once its journal takes writes again after its buffer was full: 12 answers dropped.
-      await redisJournal(redis, { keyPrefix: `${PREFIX}journal:` }).write([
+      await redisJournal(redis, { ...UNHURRIED, keyPrefix: `${PREFIX}journal:` }).write([
         {
           id: 'gap00000001',
           at: Date.now() - 60_000,

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { listen } from '../fixtures/apps.js'
 import { boardReceiver, parkSigned } from '../fixtures/board.js'
 import { launchChromium } from '../fixtures/chromium.js'
+import { UNHURRIED } from '../fixtures/redis-timeouts.js'
 
 const WAIT = { timeout: 15_000 }
 const SLOW = 90_000
@@ -33,7 +34,7 @@ describe('board letters page: a created_at window', () => {
   }, async () => {
     const redis = new Redis(REDIS_URL)
     closers.push(() => redis.quit())
-    const store = redisDeadLetterStore(redis, { keyPrefix: `{board-window-${randomUUID()}}:` })
+    const store = redisDeadLetterStore(redis, { ...UNHURRIED, keyPrefix: `{board-window-${randomUUID()}}:` })
     const { webhooks, runs } = boardReceiver(store)
     const app = express()
     app.use('/ops', expressBoard(createBoard({ webhooks, authorize: () => true, logger: { warn() {}, info() {} } })))

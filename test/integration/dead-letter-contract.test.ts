@@ -10,6 +10,7 @@ import mysql from 'mysql2/promise'
 import { afterAll, describe, expect, it } from 'vitest'
 import { bullmqSubject } from '../fixtures/bullmq-dead-letters.js'
 import { mysqlUrl } from '../fixtures/mysql.js'
+import { UNHURRIED } from '../fixtures/redis-timeouts.js'
 
 const REDIS_URL = process.env.REDIS_URL
 if (!REDIS_URL) {
@@ -38,7 +39,7 @@ const clients: Redis[] = []
 deadLetterContract('redisDeadLetterStore', (namespace) => {
   const client = new Redis(REDIS_URL)
   clients.push(client)
-  return counting(redisDeadLetterStore(client, { keyPrefix: `${KEY_PREFIX}{${namespace}}:` }))
+  return counting(redisDeadLetterStore(client, { ...UNHURRIED, keyPrefix: `${KEY_PREFIX}{${namespace}}:` }))
 })
 
 // MariaDB (MySQL's SQL): each instance on its own pool, each namespace its own table.
@@ -121,7 +122,7 @@ describe('redisDeadLetterStore upgrade to the created_at sets', () => {
     const client = new Redis(REDIS_URL)
     clients.push(client)
     const keyPrefix = `${KEY_PREFIX}{upgrade-${Date.now()}}:`
-    const earlier = redisDeadLetterStore(client, { keyPrefix })
+    const earlier = redisDeadLetterStore(client, { ...UNHURRIED, keyPrefix })
     await earlier.init?.()
     const created = (minutes: number) => new Date(Date.parse('2026-11-28T02:00:00Z') + minutes * 60_000)
     for (let i = 0; i < 6; i++) {
@@ -146,7 +147,7 @@ describe('redisDeadLetterStore upgrade to the created_at sets', () => {
     const window = { createdAfter: created(10), createdBefore: created(40) }
     expect(await earlier.count?.(window)).toBe(0)
 
-    const upgraded = redisDeadLetterStore(client, { keyPrefix })
+    const upgraded = redisDeadLetterStore(client, { ...UNHURRIED, keyPrefix })
     await upgraded.init?.()
     expect(await client.get(`${keyPrefix}layout`)).toBe('3')
     expect(await upgraded.count?.(window)).toBe(3)
@@ -167,7 +168,7 @@ describe('redisDeadLetterStore: a large created window far from the walk', () =>
   it('pages and counts a window of 4,500 letters, 2,100 of them created in the same millisecond', async () => {
     const client = new Redis(REDIS_URL)
     clients.push(client)
-    const store = redisDeadLetterStore(client, { keyPrefix: `${KEY_PREFIX}{large-${Date.now()}}:` })
+    const store = redisDeadLetterStore(client, { ...UNHURRIED, keyPrefix: `${KEY_PREFIX}{large-${Date.now()}}:` })
     await store.init?.()
     const base = Date.parse('2026-11-28T00:00:00Z')
     const C0 = Date.parse('2026-11-25T00:00:00Z')

@@ -34,7 +34,7 @@ afterAll(async () => {
 async function outage() {
   const prefix = `${ROOT_PREFIX}${randomUUID()}:`
   const countsKey = `${prefix}counts`
-  const letters = redisDeadLetterStore(redis, { keyPrefix: `${prefix}{dead-letters}:` })
+  const letters = redisDeadLetterStore(redis, { ...UNHURRIED, keyPrefix: `${prefix}{dead-letters}:` })
   const park = async (eventId: string, createdAt: number, parkedAt: number) => {
     const event = sampleEvent('transaction_settled', { eventId, createdAt: new Date(createdAt).toISOString() })
     const { body, headers } = await signedDelivery(event, SECRET)

@@ -45,7 +45,7 @@ function oneLine(stderr: string): string {
 async function parkedLetters() {
   const prefix = `${ROOT_PREFIX}${randomUUID()}:`
   const countsKey = `${prefix}counts`
-  const deadLetters = redisDeadLetterStore(redis, { keyPrefix: `${prefix}{dead-letters}:` })
+  const deadLetters = redisDeadLetterStore(redis, { ...UNHURRIED, keyPrefix: `${prefix}{dead-letters}:` })
   const webhooks = createWebhooks({
     secret: SECRET,
     store: redisStore(redis, { keyPrefix: `${prefix}store:`, ...UNHURRIED }),

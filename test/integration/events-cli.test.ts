@@ -8,6 +8,7 @@ import { sampleEvent, signedDelivery } from '@payhooks/testing'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { assertBuilt, runCli } from '../fixtures/cli-run.js'
+import { UNHURRIED } from '../fixtures/redis-timeouts.js'
 
 const REDIS_URL = process.env.REDIS_URL
 if (!REDIS_URL) throw new Error('REDIS_URL is not set: run these tests through `pnpm test` (node scripts/test.mjs)')
@@ -25,7 +26,7 @@ beforeAll(async () => {
     createWebhooks({
       secret: SECRET,
       store,
-      journal: redisJournal(redis, { keyPrefix: PREFIX }),
+      journal: redisJournal(redis, { ...UNHURRIED, keyPrefix: PREFIX }),
       instance,
       checkAtStart: false,
       logger: { error() {} },
@@ -46,7 +47,7 @@ beforeAll(async () => {
   expect(await deliver(two, fine)).toBe(200)
   await Promise.all(receivers.map((webhooks) => webhooks.close()))
   // What an instance writes once its journal takes writes again after its buffer was full: 12 answers dropped.
-  await redisJournal(redis, { keyPrefix: PREFIX }).write([
+  await redisJournal(redis, { ...UNHURRIED, keyPrefix: PREFIX }).write([
     {
       id: 'gap00000001',
       at: Date.now() - 2 * 3_600_000,

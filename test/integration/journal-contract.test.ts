@@ -8,6 +8,7 @@ import { Cluster, Redis } from 'ioredis'
 import mysql from 'mysql2/promise'
 import { afterAll } from 'vitest'
 import { mysqlUrl } from '../fixtures/mysql.js'
+import { UNHURRIED } from '../fixtures/redis-timeouts.js'
 
 const REDIS_URL = process.env.REDIS_URL
 const NODES = process.env.REDIS_CLUSTER_NODES
@@ -31,7 +32,7 @@ const clients: (Redis | Cluster)[] = []
 journalContract('redisJournal', (namespace) => {
   const client = new Redis(REDIS_URL)
   clients.push(client)
-  return redisJournal(client, { keyPrefix: `${KEY_PREFIX}${namespace}:` })
+  return redisJournal(client, { ...UNHURRIED, keyPrefix: `${KEY_PREFIX}${namespace}:` })
 })
 
 const nodes = NODES.split(',').map((node) => {
@@ -42,7 +43,7 @@ journalContract('redisJournal on a Redis Cluster', (namespace) => {
   const client = new Cluster(nodes)
   client.on('error', () => {})
   clients.push(client)
-  return redisJournal(client, { keyPrefix: `${KEY_PREFIX}${namespace}:` })
+  return redisJournal(client, { ...UNHURRIED, keyPrefix: `${KEY_PREFIX}${namespace}:` })
 })
 
 afterAll(async () => {

@@ -15,6 +15,7 @@ import pg from 'pg'
 import { afterAll, describe, expect, it, vi } from 'vitest'
 import { type OwnRedis, ownRedis } from '../fixtures/own-redis.js'
 import { databaseUrl } from '../fixtures/postgres.js'
+import { UNHURRIED } from '../fixtures/redis-timeouts.js'
 
 const SECRET = 'whsec_journal_incidents'
 const quiet = { error() {}, warn() {}, info() {} }
@@ -78,7 +79,7 @@ describe('answers given while the journal could not be written', () => {
     const journalOn = () => {
       const client = new Redis(server.url)
       closing.push(async () => client.disconnect())
-      return redisJournal(client, { keyPrefix: 'incident:' })
+      return redisJournal(client, { ...UNHURRIED, keyPrefix: 'incident:' })
     }
     const one = receiver(journalOn(), 'web-1')
     const two = receiver(journalOn(), 'web-2')
@@ -201,7 +202,7 @@ describe('20,000 replays of one captured delivery', () => {
       client.disconnect()
     })
     const records = await flood(
-      () => redisJournal(client, { keyPrefix: prefix }),
+      () => redisJournal(client, { ...UNHURRIED, keyPrefix: prefix }),
       async () => {
         const keys = await client.keys(`${prefix}*`)
         let bytes = 0

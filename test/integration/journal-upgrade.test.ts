@@ -7,6 +7,7 @@ import { redisJournal } from '@payhooks/redis'
 import { Cluster, Redis } from 'ioredis'
 import { afterAll, describe, expect, it } from 'vitest'
 import { previousJournalWrite } from '../fixtures/journal-before.js'
+import { UNHURRIED } from '../fixtures/redis-timeouts.js'
 
 const REDIS_URL = process.env.REDIS_URL as string
 const nodes = (process.env.REDIS_CLUSTER_NODES as string).split(',').map((node) => {
@@ -46,7 +47,7 @@ describe.each([
     const client = connect()
     clients.push(client)
     const writeBefore = previousJournalWrite(client, prefix)
-    const journal: Journal = redisJournal(client, { keyPrefix: prefix })
+    const journal: Journal = redisJournal(client, { ...UNHURRIED, keyPrefix: prefix })
     const hour = Math.floor(Date.now() / HOUR) * HOUR
     // Two hours of a fleet: old instances answered first, then both kinds side by side, then new ones alone.
     const before: [JournalRecord, JournalRecord, JournalRecord, JournalRecord] = [

@@ -6,6 +6,7 @@ import type { JournalRecord } from '@payhooks/core'
 import { redisJournal } from '@payhooks/redis'
 import { Redis } from 'ioredis'
 import { afterAll, describe, expect, it } from 'vitest'
+import { UNHURRIED } from '../fixtures/redis-timeouts.js'
 
 const redis = new Redis(process.env.REDIS_URL as string)
 const prefixes: string[] = []
@@ -38,7 +39,7 @@ function record(fields: Partial<JournalRecord> & { eventId: string }): JournalRe
 function journalOn(options: { shards?: number; maxAnswersPerEvent?: number } = {}) {
   const keyPrefix = `journal-layout:${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}:`
   prefixes.push(keyPrefix)
-  return { keyPrefix, journal: redisJournal(redis, { keyPrefix, ...options }) }
+  return { ...UNHURRIED, keyPrefix, journal: redisJournal(redis, { keyPrefix, ...options }) }
 }
 
 async function writeAll(journal: { write(r: readonly JournalRecord[]): Promise<void> }, records: JournalRecord[]) {

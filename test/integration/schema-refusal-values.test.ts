@@ -56,7 +56,7 @@ function* causes(error: unknown): Generator<unknown> {
 describe('schema refusals carry no value of the body', () => {
   it('built-in and user schemas: message, issues, causes, log lines, reason, board and CLI name paths only', async () => {
     const prefix = `${ROOT_PREFIX}${randomUUID()}:`
-    const deadLetters = redisDeadLetterStore(redis, { keyPrefix: `${prefix}{dead-letters}:` })
+    const deadLetters = redisDeadLetterStore(redis, { ...UNHURRIED, keyPrefix: `${prefix}{dead-letters}:` })
     const lines: string[] = []
     const record = (fields: LogFields, message: string) => lines.push(`${JSON.stringify(fields)} ${message}`)
     // Logged (no onError listener) and parked...
