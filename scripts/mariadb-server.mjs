@@ -5,9 +5,10 @@
 // the database `payhooks`, created once the server answers. Tuned for tests, not durability: no fsync at commit.
 import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { createConnection, createServer } from 'node:net'
+import { createConnection } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { freePort, startOnFreePort } from './free-port.mjs'
 
 const which = (cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' }).stdout.trim()
 
@@ -16,15 +17,6 @@ export function mariadbBin() {
   if (process.env.MARIADBD_BIN) return process.env.MARIADBD_BIN
   for (const path of ['/usr/sbin/mariadbd', '/usr/sbin/mysqld']) if (existsSync(path)) return path
   return which('mariadbd') || undefined
-}
-
-function freePort() {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address()
-      server.close(() => resolve(port))
-    })
-  })
 }
 
 /** Whether the server at `port` sends its handshake (it does once it accepts connections). */
@@ -59,14 +51,7 @@ function createDatabase(port, database) {
  */
 export async function startMariadb(bin = mariadbBin()) {
   if (!bin) throw new Error('MariaDB not found: apt-get install mariadb-server, or set MARIADBD_BIN or MYSQL_URL')
-  // The free port may be taken between freePort() and the server's bind (other servers start beside it): a new port.
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await startOnce(bin)
-    } catch (error) {
-      if (attempt >= 3 || !String(error?.message).includes('Address already in use')) throw error
-    }
-  }
+  return startOnFreePort(() => startOnce(bin))
 }
 
 async function startOnce(bin) {

@@ -4,9 +4,9 @@
 // Tuned for tests, not durability: fsync, synchronous_commit and full_page_writes are off.
 import { spawn, spawnSync } from 'node:child_process'
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
+import { freePort, startOnFreePort } from './free-port.mjs'
 
 const which = (cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' }).stdout.trim()
 
@@ -22,15 +22,6 @@ export function postgresBinDir() {
   if (versions.length > 0) return join(root, versions[0], 'bin')
   const initdb = which('initdb')
   return initdb ? dirname(initdb) : undefined
-}
-
-function freePort() {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address()
-      server.close(() => resolve(port))
-    })
-  })
 }
 
 /** uid/gid of the `postgres` user when we are root (the server refuses root), else nothing to change. */
@@ -52,14 +43,7 @@ function serverUser() {
 export async function startPostgres(binDir = postgresBinDir(), extraSettings = {}) {
   if (!binDir)
     throw new Error('PostgreSQL not found: apt-get install postgresql, or set POSTGRES_BIN_DIR or DATABASE_URL')
-  // The free port may be taken between freePort() and the server's bind (other servers start beside it): a new port.
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await startOnce(binDir, extraSettings)
-    } catch (error) {
-      if (attempt >= 3 || !String(error?.message).includes('Address already in use')) throw error
-    }
-  }
+  return startOnFreePort(() => startOnce(binDir, extraSettings))
 }
 
 async function startOnce(binDir, extraSettings) {

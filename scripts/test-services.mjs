@@ -4,9 +4,9 @@
 // server (some tests flush a server or set its maxmemory).
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { freePort, startOnFreePort } from './free-port.mjs'
 import { startMariadb } from './mariadb-server.mjs'
 import { startPostgres } from './postgres-server.mjs'
 
@@ -26,14 +26,6 @@ export function onExit(cleanup) {
 
 export const which = (cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' }).stdout.trim()
 
-const freePort = () =>
-  new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address()
-      server.close(() => resolve(port))
-    })
-  })
-
 const ask = (cli, port, ...command) => {
   try {
     // stderr ignored: until the server listens, redis-cli says 'Connection refused'.
@@ -52,28 +44,35 @@ const until = async (ok) => {
 }
 
 /** A redis-server on a free port: resolves once it answers PING, with its `url` and a synchronous `stop()`. */
-export async function startRedisServer(bin = which('redis-server'), cli = which('redis-cli'), attempt = 1) {
-  const port = await freePort()
-  const dir = mkdtempSync(join(tmpdir(), 'payhooks-redis-'))
-  const server = spawn(
-    bin,
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...PERSISTENT, '--dir', dir],
-    {
-      stdio: 'ignore',
-    },
-  )
-  const stop = () => {
-    server.kill()
-    rmSync(dir, { recursive: true, force: true })
-  }
-  // Exited at once: the free port was taken before its bind (other servers start beside it); again on a new port.
-  if (await until(() => server.exitCode !== null || ask(cli, port, 'ping').trim() === 'PONG')) {
-    if (server.exitCode === null) return { url: `redis://127.0.0.1:${port}`, stop }
+export function startRedisServer(bin = which('redis-server'), cli = which('redis-cli')) {
+  return startOnFreePort(async () => {
+    const port = await freePort()
+    const dir = mkdtempSync(join(tmpdir(), 'payhooks-redis-'))
+    const server = spawn(
+      bin,
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...PERSISTENT, '--dir', dir],
+      {
+        stdio: ['ignore', 'pipe', 'ignore'],
+      },
+    )
+    // Its log, for the error when it exits at once (a port taken before its bind says "Address already in use").
+    let log = ''
+    const keep = (chunk) => {
+      log += chunk
+    }
+    server.stdout.on('data', keep)
+    const stop = () => {
+      server.kill()
+      rmSync(dir, { recursive: true, force: true })
+    }
+    const answered = await until(() => server.exitCode !== null || ask(cli, port, 'ping').trim() === 'PONG')
+    const started = answered && server.exitCode === null
+    server.stdout.off('data', keep)
+    server.stdout.resume()
+    if (started) return { url: `redis://127.0.0.1:${port}`, stop }
     stop()
-    if (attempt < 3) return startRedisServer(bin, cli, attempt + 1)
-  }
-  stop()
-  throw new Error(`redis-server did not start on port ${port}`)
+    throw new Error(`redis-server did not start on port ${port}: ${log.slice(-500)}`)
+  })
 }
 
 /**
