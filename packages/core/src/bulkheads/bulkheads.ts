@@ -162,16 +162,17 @@ export class Bulkheads implements RunWatcher {
 
   /** A run's handlers were still running `deadlineMs` after its claim. */
   #overran(run: Run): void {
-    const now = Date.now()
-    // Its due, not now: a timer may fire a millisecond before Date.now() reaches it, or late on a busy loop.
-    this.#overrunning.set(run, run.due)
+    // Since its due, not now: a timer may fire a millisecond before Date.now() reaches it, or late on a busy loop.
+    // A quarantine this run starts starts then too.
+    const since = run.due
+    this.#overrunning.set(run, since)
     const lane = this.lane(run.eventType)
     if (lane === undefined) return
     lane.overrunning++
     if (lane.quarantinedSince !== 0 || lane.overrunning < lane.quarantineAfter) return
-    lane.quarantinedSince = now
+    lane.quarantinedSince = since
     this.#quarantined++
-    const error = new QuarantinedError(lane.overrunning, new Date(now), this.deadlineMs, run.eventId, lane.type, true)
+    const error = new QuarantinedError(lane.overrunning, new Date(since), this.deadlineMs, run.eventId, lane.type, true)
     report(this.eventHandler, error)
   }
 }
