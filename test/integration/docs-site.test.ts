@@ -12,8 +12,11 @@ import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { launchChromium } from '../fixtures/chromium.js'
 
-const WAIT = { timeout: 15_000 }
-const SLOW = 60_000
+// The API page of @payhooks/core is 1.5 MB of HTML (its module chunk as much again): about 2 s to load and hydrate on a
+// quiet 2-core machine, and once over 30 s under CI's main pass. Every wait on a page allows 60 s, each test 3 minutes.
+const PAGE_MS = 60_000
+const WAIT = { timeout: PAGE_MS }
+const SLOW = 180_000
 const SHOTS = process.env.DOCS_SITE_SCREENSHOTS
 const docs = resolve(import.meta.dirname, '../../docs')
 const dist = join(docs, '.vitepress/dist')
@@ -58,10 +61,19 @@ afterAll(async () => {
   await new Promise((done) => server?.close(done))
 })
 
-/** A new page at `path`, and what it logs as an error (console errors, uncaught exceptions, failed requests). */
+/**
+ * A new page at `path`, once VitePress's app has mounted on it, and what it logs as an error
+ * (console errors, uncaught exceptions, failed requests). A load that times out says which requests were still open.
+ */
 async function open(path: string): Promise<{ page: Page; errors: string[] }> {
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
+  page.setDefaultTimeout(PAGE_MS)
+  page.setDefaultNavigationTimeout(PAGE_MS)
   const errors: string[] = []
+  const pending = new Set<string>()
+  page.on('request', (request) => pending.add(request.url()))
+  page.on('requestfinished', (request) => pending.delete(request.url()))
+  page.on('requestfailed', (request) => pending.delete(request.url()))
   page.on('console', (message) => {
     if (message.type() === 'error') errors.push(message.text())
   })
@@ -70,7 +82,13 @@ async function open(path: string): Promise<{ page: Page; errors: string[] }> {
   page.on('response', (response) => {
     if (response.status() >= 400) errors.push(`${response.url()}: ${response.status()}`)
   })
-  await page.goto(`${base}${path}`)
+  try {
+    await page.goto(`${base}${path}`, { waitUntil: 'domcontentloaded' })
+    // Hydrated: Vue marks the element it mounted on, and only then does a click on the search button open it.
+    await page.waitForFunction(() => '__vue_app__' in (document.querySelector('#app') ?? {}))
+  } catch (error) {
+    throw new Error(`${path} did not load; requests still open: ${[...pending].join(', ') || 'none'}`, { cause: error })
+  }
   return { page, errors }
 }
 
