@@ -20,6 +20,9 @@ describe('a receiver on Redis closed while its start-up check runs', () => {
     const redis = new Redis(REDIS_URL as string)
     const errors: unknown[] = []
     redis.on('error', (error) => errors.push(error))
+    // Connected first: ioredis's own ready check (an INFO) is not the receiver's, and on a loaded machine the connection
+    // could come up after a check that gave up at its deadline, so after close() resolved.
+    await new Promise((ready) => redis.once('ready', ready))
     const sent: string[] = []
     let closed = false
     const sendCommand = redis.sendCommand.bind(redis)
