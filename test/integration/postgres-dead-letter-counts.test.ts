@@ -5,6 +5,7 @@ import { describe, expect, it, vi } from 'vitest'
 import { sweptBy } from '../fixtures/postgres.js'
 import {
   admin,
+  cleanUpAfterFile,
   countedByHand,
   filled,
   freshSchema,
@@ -13,6 +14,8 @@ import {
   parked,
   tableName,
 } from '../fixtures/postgres-dead-letters.js'
+
+cleanUpAfterFile()
 
 describe('postgresDeadLetterStore: kept counts (migration 010)', () => {
   it('keeps the counts equal to the letters through parks, parks again, replays, deletes, sweeps and parks at once, and count() sums them', async () => {

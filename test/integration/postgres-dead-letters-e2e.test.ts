@@ -7,7 +7,9 @@ import pg from 'pg'
 import * as v from 'valibot'
 import { describe, expect, it } from 'vitest'
 import { freePort } from '../fixtures/own-redis.js'
-import { admin, newPool, pools, secret, tableName } from '../fixtures/postgres-dead-letters.js'
+import { admin, cleanUpAfterFile, newPool, pools, secret, tableName } from '../fixtures/postgres-dead-letters.js'
+
+cleanUpAfterFile()
 
 /** `transaction_settled` with `settlement_amount` as a decimal string, which the built-in schema refuses. */
 const amountAsString = (id: string) =>

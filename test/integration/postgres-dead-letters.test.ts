@@ -8,6 +8,7 @@ import { describe, expect, it, vi } from 'vitest'
 import { runMigration } from '../fixtures/postgres.js'
 import {
   admin,
+  cleanUpAfterFile,
   countedByHand,
   filled,
   freshSchema,
@@ -19,6 +20,8 @@ import {
   tableName,
   triggersOf,
 } from '../fixtures/postgres-dead-letters.js'
+
+cleanUpAfterFile()
 
 // The instances of a namespace share one table: separate store objects, as in separate processes.
 const contractPool = newPool()

@@ -316,6 +316,28 @@ it("migrate() gives an earlier release's letters their kept counts (010), filled
   }
 })
 
+it("an instance starting while a peer's ALTER TABLE holds its table's lock is not held up by it (no probe locks the table)", async () => {
+  const { store: table } = await tablesOfTest()
+  await postgresStore(newPool(), { table, sweepIntervalMs: 0 }).init?.()
+  // A peer's ALTER under way: it holds ACCESS EXCLUSIVE until its transaction ends. A probe SELECT of the table (what
+  // init did to look for a column) waited for it, and a peer's ALTER under a short lock_timeout gave up behind such a
+  // probe (seen once with two test runs side by side, in the test below).
+  const peer = await admin.connect()
+  try {
+    await peer.query('BEGIN')
+    await peer.query(`LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`)
+    const started = postgresStore(newPool(), { table, sweepIntervalMs: 0 }).init?.()
+    const outcome = await Promise.race([
+      Promise.resolve(started).then(() => 'initialized'),
+      new Promise((resolve) => setTimeout(() => resolve('waiting for the lock'), 10_000)),
+    ])
+    expect(outcome).toBe('initialized')
+  } finally {
+    await peer.query('ROLLBACK')
+    peer.release()
+  }
+})
+
 it('instances starting together on a new table take turns at its schema change: none gives up at lock_timeout', async () => {
   const { store: table } = await tablesOfTest()
   // A lock_timeout shorter than any ALTER: an instance waiting for its turn behind another's change must not count

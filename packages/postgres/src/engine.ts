@@ -8,16 +8,8 @@ import { fenceTableOf } from './fence-sql.js'
 import { postgresFences } from './fences.js'
 import { postgresHealth } from './health.js'
 import { createOnce, inBatches, startSweeper } from './maintenance.js'
-import { alterWithin, buildIndexConcurrently, relationExists, retryInBackground } from './schema-change.js'
-import {
-  bodyDigestColumnSql,
-  checkTable,
-  createTableSql,
-  expiryIndexSql,
-  INDEX_DELAY_MS,
-  quoteTable,
-  statements,
-} from './sql.js'
+import { alterWithin, buildIndexConcurrently, hasColumns, relationExists, retryInBackground } from './schema-change.js'
+import { bodyDigestColumnSql, checkTable, createTableSql, expiryIndexSql, INDEX_DELAY_MS, statements } from './sql.js'
 import { runTransaction } from './transaction.js'
 import type { BoundPostgresStore, BoundPostgresStoreOptions, PostgresBinding } from './types.js'
 
@@ -118,16 +110,8 @@ export function bindPostgresStore<Db>(
   let sweeper: { stop(): void } | undefined
   let indexer: { stop(): void } | undefined
 
-  /** Whether the table has the body_digest column (false when the query fails on it: 42703, undefined column). */
-  const hasDigestColumn = async () => {
-    try {
-      await run(`SELECT body_digest FROM ${quoteTable(table)} LIMIT 0`, [])
-      return true
-    } catch (error) {
-      if ((error as { code?: unknown }).code === '42703') return false
-      throw error
-    }
-  }
+  /** Whether the table has the body_digest column (read from the catalog: no lock on the table). */
+  const hasDigestColumn = () => hasColumns(run, table, 'body_digest')
 
   // Ordering fences (issue 24), in `<table>_fences`; none when that name would be too long.
   const fenceTable = fenceTableOf(table)

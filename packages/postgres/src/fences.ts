@@ -9,8 +9,8 @@ import {
   heldKeysSql,
 } from './fence-sql.js'
 import { createOnce, inBatches, type Logger } from './maintenance.js'
-import { alterWithin, buildIndexConcurrently, relationExists, retryInBackground } from './schema-change.js'
-import { INDEX_DELAY_MS, quoteTable } from './sql.js'
+import { alterWithin, buildIndexConcurrently, hasColumns, relationExists, retryInBackground } from './schema-change.js'
+import { INDEX_DELAY_MS } from './sql.js'
 
 interface MarkRow {
   mark_at: number | null
@@ -26,17 +26,6 @@ interface HeldRow {
   since_ms: number
   until_ms: number
   fence_token: number
-}
-
-/** Whether the fence table has `columns` (false when the query fails on one: 42703, undefined column). */
-async function hasColumns(db: Database, fenceTable: string, columns: string): Promise<boolean> {
-  try {
-    await db.query(`SELECT ${columns} FROM ${quoteTable(fenceTable)} LIMIT 0`)
-    return true
-  } catch (error) {
-    if ((error as { code?: unknown }).code === '42703') return false
-    throw error
-  }
 }
 
 const HOLDER_COLUMNS = 'held_since, holder_event_id, holder_event_type'
@@ -67,7 +56,7 @@ async function prepareTable(
   if (fresh) await createOnce(db, fenceTable, `${createFenceTableSql(table)};\n${fenceExpiryIndexSql(table)}`)
   else if (createTable) index012()
   // Checked before altering: ALTER TABLE locks the table, waiting on the other instances' transactions.
-  if (!(await hasColumns(db, fenceTable, 'fence_token'))) {
+  if (!(await hasColumns(db.query, fenceTable, 'fence_token'))) {
     if (!createTable) {
       throw new Error(
         `postgresStore: ${fenceTable} has no fence_token column: apply sql/006_payhooks_events_fence_token.sql (or fenceTokenColumnSql)`,
@@ -75,7 +64,7 @@ async function prepareTable(
     }
     await alterWithin(db, '006', fenceTable, fenceTokenColumnSql(table), firstUse.lockTimeoutMs)
   }
-  if (await hasColumns(db, fenceTable, HOLDER_COLUMNS)) return true
+  if (await hasColumns(db.query, fenceTable, HOLDER_COLUMNS)) return true
   if (fresh) {
     // A table made just now: 007 at once (it is empty, nothing waits), so its first claims are listed by heldKeys().
     await applyHeldKeys(db, table, fenceTable, firstUse.lockTimeoutMs)
@@ -88,7 +77,7 @@ async function prepareTable(
 /** Migration 007 on `fenceTable`: its columns under a short lock_timeout, then its index built concurrently. */
 export async function applyHeldKeys(db: Database, table: string, fenceTable: string, lockTimeoutMs: number) {
   const [columns, index] = heldKeysSql(table).split(';\n') as [string, string]
-  if (!(await hasColumns(db, fenceTable, HOLDER_COLUMNS))) {
+  if (!(await hasColumns(db.query, fenceTable, HOLDER_COLUMNS))) {
     await alterWithin(db, '007', fenceTable, columns, lockTimeoutMs)
   }
   await buildIndexConcurrently(db, index)
@@ -218,7 +207,7 @@ export function postgresFences(
     async heldKeys(limit: number): Promise<HeldOrderingKey[]> {
       if (holders !== true) {
         try {
-          if (!(await hasColumns(db, fenceTable, HOLDER_COLUMNS))) {
+          if (!(await hasColumns(db.query, fenceTable, HOLDER_COLUMNS))) {
             throw new Error(
               `postgresStore: ${fenceTable} has no held_since column: apply sql/007_payhooks_events_held_keys.sql (or heldKeysSql)`,
             )

@@ -68,6 +68,34 @@ export async function alterWithin(
 }
 
 /**
+ * Whether the table `relation` has every one of `columns` (comma-separated), read from the catalog: a probe
+ * `SELECT <columns> FROM <table> LIMIT 0` locked the table for its statement, so an instance starting beside another
+ * made that one's `ALTER TABLE` give up at its short lock_timeout. A missing table is probed as before, failing with
+ * PostgreSQL's own error (42P01).
+ */
+export async function hasColumns(
+  run: (text: string, values: unknown[]) => Promise<{ rows: unknown[] }>,
+  relation: string,
+  columns: string,
+): Promise<boolean> {
+  const names = columns.split(',').map((name) => name.trim())
+  const placeholders = names.map((_, i) => `$${i + 2}`).join(', ')
+  const { rows } = (await run(
+    `SELECT to_regclass($1) IS NOT NULL AS present, (SELECT count(*)::int FROM pg_attribute
+      WHERE attrelid = to_regclass($1) AND attname IN (${placeholders}) AND NOT attisdropped) AS found`,
+    [quoteTable(relation), ...names],
+  )) as { rows: { present: boolean; found: number }[] }
+  if (rows[0]?.present) return Number(rows[0].found) === names.length
+  try {
+    await run(`SELECT ${columns} FROM ${quoteTable(relation)} LIMIT 0`, [])
+    return true
+  } catch (error) {
+    if ((error as { code?: unknown }).code === '42703') return false
+    throw error
+  }
+}
+
+/**
  * Whether the table `relation` (checked, schema-qualified or not) exists: looked up quoted, as every statement names
  * it, so a mixed-case name is found as it was made.
  */
