@@ -19,7 +19,7 @@ const LIVE = Number(process.env.LIVE ?? 1)
 const W = Number(process.env.W ?? 20)
 const RETENTION_MS = 73 * 3_600_000
 /** A generation of markers: a quarter of the retention (packages/redis/src/layout.ts). */
-const GENERATION_MS = Math.ceil(RETENTION_MS / 4)
+const GENERATION_MS = Math.ceil(RETENTION_MS / Number(process.env.GENERATIONS ?? 4))
 const realNow = Date.now
 let shift = 0
 Date.now = () => realNow() + shift

@@ -77,7 +77,7 @@ describe('payhooks on a Redis Cluster', () => {
     expect(masters).toHaveLength(3)
     const counts = await Promise.all(masters.map((node) => node.keys('payhooks-cluster-spread:{*}*:*:*')))
     expect(counts.map((keys) => keys.length).every((n) => n > 0)).toBe(true)
-    // Each done marker's hash is in the slot of its event's own key (the claim's): one slot per script.
+    // Each done marker's string is in the slot of its event's own key (the claim's): one slot per script.
     const [admin] = masters as [(typeof masters)[number]]
     const slotOf = async (key: string) => Number(await admin.cluster('KEYSLOT', key))
     const eventSlots = await Promise.all(
@@ -85,8 +85,9 @@ describe('payhooks on a Redis Cluster', () => {
     )
     const markerSlots = await Promise.all(counts.flat().map(slotOf))
     expect(new Set(markerSlots)).toEqual(new Set(eventSlots))
-    const fields = await Promise.all(masters.map((node, i) => Promise.all((counts[i] ?? []).map((k) => node.hlen(k)))))
-    expect(fields.flat().reduce((a, b) => a + b, 0)).toBe(30)
+    // 24 bytes a marker.
+    const bytes = await Promise.all(masters.map((node, i) => Promise.all((counts[i] ?? []).map((k) => node.strlen(k)))))
+    expect(bytes.flat().reduce((a, b) => a + b, 0)).toBe(30 * 24)
   })
 
   it('an ordered event costs four round trips, and the marks and held-keys index spread over every shard (issues 40, 49)', async () => {
@@ -189,13 +190,18 @@ describe('payhooks on a Redis Cluster', () => {
           .reduce((sum, [start, end]) => sum + end - start + 1, 0) / 16_384,
     )
     expect(share.reduce((a, b) => a + b, 0)).toBeCloseTo(1, 9)
-    /** The hashes under `keyPrefix` whose name (past the prefix) matches `name` on a primary, and their fields. */
-    const hashesOn = async (node: (typeof masters)[number], name: RegExp) => {
+    /**
+     * The keys under `keyPrefix` whose name (past the prefix) matches `name` on a primary, and their entries: a mark
+     * hash's fields, a done-marker string's 24-byte records.
+     */
+    const hashesOn = async (node: (typeof masters)[number], name: RegExp, records = false) => {
       const keys = (await node.keys(`${keyPrefix}*`)).filter((key) => name.test(key.slice(keyPrefix.length)))
-      const lengths = await Promise.all(keys.map((key) => node.hlen(key)))
+      const lengths = await Promise.all(
+        keys.map(async (key) => (records ? (await node.strlen(key)) / 24 : node.hlen(key))),
+      )
       return { hashes: keys.length, fields: lengths.reduce((a, b) => a + b, 0) }
     }
-    const markers = await Promise.all(masters.map((node) => hashesOn(node, /^\{[0-9a-z]+\}\d+:\d+:\d+$/)))
+    const markers = await Promise.all(masters.map((node) => hashesOn(node, /^\{[0-9a-z]+\}\d+:\d+:\d+$/, true)))
     const marks = await Promise.all(masters.map((node) => hashesOn(node, /^\{o:\d\d\}m[0-9a-z]g\d+$/)))
     console.info(
       `[Cluster spread] done markers per primary: ${markers.map((m) => `${m.fields} in ${m.hashes} hashes`).join(', ')}; marks: ${marks.map((m) => m.fields).join(', ')}`,

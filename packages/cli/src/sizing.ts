@@ -18,12 +18,12 @@ export interface StoreBytes {
 }
 
 /**
- * Redis's done markers and marks as `bench/redis-storage` measured them (layout 2, issue 49: fields of shared hashes;
- * 40,000 events, Redis 7.0 defaults), while their generation lives.
+ * Redis's done markers and marks as `bench/redis-storage` measured them (layout 2, issue 49: records of shared strings
+ * and fields of shared hashes; 40,000 events, Redis 7.0 defaults), while their generation lives.
  */
-export const REDIS_MEASURED = { unordered: 43, ordered: 124 } as const
+export const REDIS_MEASURED = { unordered: 41, ordered: 124 } as const
 /**
- * How much longer than the retention Redis keeps a marker on average: a generation's hashes expire whole a retention
+ * How much longer than the retention Redis keeps a marker on average: a generation's keys expire whole a retention
  * after its newest event, so a marker lives 1 to 1.25 retentions (docs/guide/stores.md).
  */
 export const GENERATION_LIFE = 1.125
@@ -40,7 +40,7 @@ export const BYTES: Readonly<Record<SizingStore, StoreBytes>> = {
     ordered: Math.round(REDIS_MEASURED.ordered * GENERATION_LIFE),
     journalAnswer: 118,
     source:
-      'bench/redis-storage (43 B and 124 B, x1.125 for generations outliving their events), bench/redis-journal-storage (used_memory grown, Redis 7.0 defaults)',
+      'bench/redis-storage (41 B and 124 B, x1.125 for generations outliving their events), bench/redis-journal-storage (used_memory grown, Redis 7.0 defaults)',
   },
   postgres: {
     unordered: 315,

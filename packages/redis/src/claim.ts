@@ -1,11 +1,12 @@
 import type { Cluster, Redis } from 'ioredis'
 import { type BatchCommand, type BatchReplies, inOneWrite } from './batch.js'
 import type { ConnectionDeadline } from './connection.js'
-import { type MarkerLayout, READS } from './layout.js'
+import { type MarkerLayout, READS, recordIn } from './layout.js'
 
-// An unordered event's claim without a script (issue 49): one write (batch.ts) of `SET <event> <token> NX PX <lease>`,
-// a `GET` of the marker hashes' counts (`<base>n`) and the `HGET`s of the hashes that this process's copy of those
-// counts names (a script cost Redis about 45k instructions more than the `SET` alone). Safe because a completion deletes the event's
+// An unordered event's claim without a script (issue 49): one write (batch.ts) of `SET <event> <token> NX PX <lease>`
+// and one `MGET` of the marker hashes' counts (`<base>n`) and of the hashes that this process's copy of those counts
+// names, whose records the client searches (a script cost Redis about 45k instructions more than the `SET` alone, an
+// `HGET` a hash about 3.5k, and 15k once its listpack held 90 fields). Safe because a completion deletes the event's
 // key in the same script that writes its done marker: a `SET NX` that succeeds runs after any completion of the
 // event, so the reads after it see that marker wherever the counts then said it could be. When the counts the `GET`
 // read name a hash the batch did not read (the copy was stale: a generation started or grew a level), those are
@@ -72,14 +73,20 @@ export function topHash(base: string, h: number, gen: number, v: number): string
   return `${base}${gen}:${c}:${h % c}`
 }
 
-/** The first marker among the replies from `from` on, as hex (a layout-2 marker's value is digest bytes). */
-function markerIn(replies: BatchReplies, from: number): string | undefined {
-  for (let i = from; i < replies.length; i++) {
-    const value = (replies[i] as [Error | null, unknown])[1]
-    if (value !== null && value !== undefined) return (value as Buffer).toString('hex')
+/** The marker of `field` in the hashes an `MGET` read from `from` on, as hex (its value is digest bytes). */
+function markerIn(hashes: (Buffer | null)[] | undefined, field: Buffer, from: number): string | undefined {
+  if (hashes === undefined) return undefined
+  for (let i = from; i < hashes.length; i++) {
+    const records = hashes[i]
+    if (records === null || records === undefined) continue
+    const found = recordIn(records, field)
+    if (found !== undefined) return found
   }
   return undefined
 }
+
+/** The `MGET`'s reply in a batch's replies: the counts, then each hash read (a null where it has none). */
+const readOf = (replies: BatchReplies, at: number) => (replies[at]?.[1] ?? undefined) as (Buffer | null)[] | undefined
 
 /**
  * The replies of a pipeline, or its first error as a rejection (seen by the deadline's call: a full Redis's refusal
@@ -89,19 +96,20 @@ function replies(
   exec: Promise<BatchReplies | null>,
   giveBack: () => void,
   accept: (all: BatchReplies) => boolean = () => false,
+  taken: (reply: unknown) => boolean = () => false,
 ): Promise<BatchReplies> {
   return exec.then((all) => {
     if (all === null) throw new Error('redisStore: a claim pipeline was aborted')
     const failed = all.find(([error]) => error !== null)
     if (failed === undefined || accept(all)) return all
-    if (all[0]?.[1] === 'OK') giveBack()
+    if (all[0]?.[0] === null && taken(all[0][1])) giveBack()
     throw failed[0]
   })
 }
 
 /** A `SET NX` refused (a full Redis) whose reads found the event's marker: a copy of a handled event, answered done. */
-const refusedCopy = (all: BatchReplies) =>
-  all[0]?.[0] !== null && all.slice(1).every(([error]) => error === null) && markerIn(all, 2) !== undefined
+const refusedCopy = (field: Buffer) => (all: BatchReplies) =>
+  all[0]?.[0] !== null && all[1]?.[0] === null && markerIn(readOf(all, 1), field, 1) !== undefined
 
 export interface EventClaims {
   client: Redis | Cluster
@@ -114,7 +122,19 @@ export interface EventClaims {
   release(key: string, token: string): Promise<unknown>
 }
 
-/** The claim of an unordered event (and, on a Cluster, an ordered event's own): one batch, the script when needed. */
+/** What a claim's batch found: the first command's reply or error, the event's marker (hex), the generation's count. */
+export interface BatchClaim {
+  readonly reply: unknown
+  readonly error: Error | null
+  readonly marker: string | undefined
+  readonly count: number
+}
+
+/**
+ * The claims of events: an unordered event's (and, on a Cluster, an ordered event's own), one batch and the script
+ * when needed; and `withReads`, any command that takes the event's key sent with the marker reads after it (the
+ * ordered claim of a Redis with Functions).
+ */
 export function eventClaims({ client, layout, keyPrefix, call, script, release }: EventClaims) {
   /** This process's copy of each base's counts; absent when it has none or saw none. */
   const known = new Map<string, Buffer>()
@@ -122,71 +142,92 @@ export function eventClaims({ client, layout, keyPrefix, call, script, release }
   /** The first marker in `hashes` (a claim's second read, with the counts its first read found). */
   const readAgain = async (hashes: string[], field: Buffer) => {
     const found = await call(
-      () =>
-        replies(
-          inOneWrite(
-            client,
-            hashes.map((hash): BatchCommand => ['hgetBuffer', hash, field]),
-          ),
-          noop,
-        ),
+      () => replies(inOneWrite(client, [['mgetBuffer', ...hashes]]), noop),
       'claim got no reply from Redis',
     )
-    return markerIn(found, 0)
+    return markerIn(readOf(found, 0), field, 0)
   }
 
-  /** Claims `eventId` reading the generations around `gen`; the count value it answers when claimed is `gen`'s. */
-  return async function claimEvent(eventId: string, token: string, lease: number, gen: number): Promise<ClaimReply> {
+  /**
+   * Sends `take` (a command that takes the event's key, or fails to) and the `MGET` of the marker reads after it, in
+   * one write; `taken(reply)` says whether it took the key. A marker found is the event's; none found is an answer
+   * when the reads cover each hash that the counts, read after the key was taken, name: those hold every marker
+   * written before (a second read otherwise, after which `giveBack` runs if it failed). `accept` keeps the batch's
+   * replies although one is an error (a full Redis's refused `SET` whose reads found the marker).
+   */
+  const withReads = async (
+    eventId: string,
+    gen: number,
+    take: BatchCommand,
+    taken: (reply: unknown) => boolean,
+    giveBack: () => void,
+    accept?: (field: Buffer) => (all: BatchReplies) => boolean,
+  ): Promise<BatchClaim> => {
     const { field, base, h, min } = layout.marker(eventId)
-    const key = keyPrefix + eventId
     const before = known.get(base) ?? null
     const hashes = claimReads(before, base, h, gen, min)
-    // The batch may still run once Redis answers again: drop the lease it would leave (sent after it).
-    const giveBack = () => {
-      release(key, token).catch(noop)
-    }
     const first = await call(
-      () => {
-        const commands: BatchCommand[] = [
-          ['set', key, token, 'PX', lease, 'NX'],
-          ['getBuffer', `${base}n`],
-        ]
-        for (const hash of hashes) commands.push(['hgetBuffer', hash, field])
-        return replies(inOneWrite(client, commands), giveBack, refusedCopy)
-      },
+      () =>
+        replies(
+          inOneWrite(client, [take, ['mgetBuffer', `${base}n`, ...hashes]]),
+          giveBack,
+          (all) => all[1]?.[0] === null && all[0]?.[0] !== null && (accept?.(field)(all) ?? true),
+          taken,
+        ),
       'claim got no reply from Redis',
       giveBack,
     )
-    const taken = first[0]?.[1] === 'OK'
-    const counts = (first[1] as [null, Buffer | null])[1]
+    const [error, reply] = first[0] as [Error | null, unknown]
+    const read = readOf(first, 1) as (Buffer | null)[]
+    const counts = read[0] ?? null
     if (counts === null) known.delete(base)
     else if (before === null || !counts.equals(before)) {
       if (known.size >= KEPT) known.clear()
       known.set(base, counts)
     }
-    // Any marker found is the event's. None found is an answer when the reads cover each hash that the counts, read
-    // after the SET NX, name: those hold every marker written before it.
-    let marker = markerIn(first, 2)
-    if (taken) {
-      const read = new Set(hashes)
+    let marker = markerIn(read, field, 1)
+    if (error === null && taken(reply) && marker === undefined) {
+      const covered = new Set(hashes)
       const named = markerHashes(counts, base, h, gen)
-      if (marker === undefined && !named.every((hash) => read.has(hash))) {
+      if (!named.every((hash) => covered.has(hash))) {
         try {
           marker = await readAgain(
-            named.filter((hash) => !read.has(hash)),
+            named.filter((hash) => !covered.has(hash)),
             field,
           )
-        } catch (error) {
+        } catch (failure) {
           giveBack()
-          throw error
+          throw failure
         }
       }
-      if (marker === undefined) return countOf(counts, gen)
+    }
+    return { reply, error, marker, count: countOf(counts, gen) }
+  }
+
+  /** Claims `eventId` reading the generations around `gen`; the count value it answers when claimed is `gen`'s. */
+  async function claimEvent(eventId: string, token: string, lease: number, gen: number): Promise<ClaimReply> {
+    const key = keyPrefix + eventId
+    // The batch may still run once Redis answers again: drop the lease it would leave (sent after it).
+    const giveBack = () => {
+      release(key, token).catch(noop)
+    }
+    const isSet = (reply: unknown) => reply === 'OK'
+    const found = await withReads(eventId, gen, ['set', key, token, 'PX', lease, 'NX'], isSet, giveBack, refusedCopy)
+    if (found.error !== null) {
+      // Refused (a full Redis), its reads found the marker: a copy of a handled event.
+      if (found.marker !== undefined) return ['d', found.marker]
+      throw found.error
+    }
+    if (isSet(found.reply)) {
+      if (found.marker === undefined) return found.count
       // A copy of a handled event: its claim goes (a failed release only leaves it to its lease, the marker found).
       await release(key, token).catch(noop)
-      return ['d', marker]
+      return ['d', found.marker]
     }
-    if (marker !== undefined) return ['d', marker]
+    if (found.marker !== undefined) return ['d', found.marker]
+    const { field, base } = layout.marker(eventId)
     return call(() => script(key, base, token, lease, field, gen), 'claim got no reply from Redis', giveBack)
   }
+
+  return { claimEvent, withReads }
 }

@@ -57,7 +57,7 @@ export function functionCommands<T>(
   client: Redis | Cluster,
   library: Library,
   fallback: Readonly<Record<string, Command>>,
-): T & { ready(): Promise<void> } {
+): T & { ready(): Promise<void>; fcallName(name: string): string | undefined } {
   const { code, names } = libraryCode(library)
   // An ioredis whose command list predates FCALL has no method for it: scripts only.
   const fcallOf = (client as unknown as { fcall?: Command }).fcall
@@ -103,7 +103,12 @@ export function functionCommands<T>(
   const ready = async () => {
     if (!off) await load()
   }
-  return Object.assign(commands, { ready }) as T & { ready(): Promise<void> }
+  // The function's name in Redis while the server has Functions (for an FCALL sent in a batch), else undefined.
+  const fcallName = (name: string) => (off ? undefined : names[name])
+  return Object.assign(commands, { ready, fcallName }) as T & {
+    ready(): Promise<void>
+    fcallName(name: string): string | undefined
+  }
 }
 
 /** `FUNCTION LOAD` on standalone Redis, or on every primary of a Cluster (their replicas copy it). */

@@ -2,24 +2,25 @@ import { createHash } from 'node:crypto'
 import type { Cluster, Redis } from 'ioredis'
 import { hasHashTag } from './validations.js'
 
-// Layout 2 (issue 49): what a handled event leaves behind is a field in a small shared hash, not a key of its own.
+// Layout 2 (issue 49): what a handled event leaves behind is a record in a small shared string, not a key of its own.
 //
-// Done markers: `<prefix>{<tag>}<generation>:<buckets>:<bucket>`, small hashes per time generation, as many as the
-// generation's traffic needs. The field is the first 16 bytes of SHA-256 of the event id; the value the first 8 bytes
-// of the claim's body digest (empty without one). A generation is a quarter of the retention; its hashes expire whole a
-// retention after the generation ends, so a marker lives between one retention and 1.25 of one (1.125 on average). A
-// claim reads every generation that may still hold a marker younger than the retention, plus the next one for the
-// instances' clocks. The bucket is the id hash's first 32 bits modulo the bucket count, which a generation chooses
-// when it starts (as many as the previous generation ended with, a quarter of them when its sampled bucket stayed
-// nearly empty, `minBuckets` at first) and multiplies by four whenever a hash reaches GROW_AT fields: a generation
-// has levels (64, 256, 1,024 buckets...), each hash under GROW_AT fields, in Redis's compact listpack encoding under
-// its default `hash-max-listpack-entries` (128, 512 since Redis 7) and `-value` (64). The counts live in
+// Done markers: `<prefix>{<tag>}<generation>:<buckets>:<bucket>`, small strings per time generation, as many as the
+// generation's traffic needs, each a run of RECORD-byte records: the first 16 bytes of SHA-256 of the event id, then
+// the first 8 bytes of the claim's body digest (without one, the next 8 bytes of the id's SHA-256). A generation is a
+// quarter of the retention; its strings expire whole a retention after the generation ends, so a marker lives between
+// one retention and 1.25 of one (1.125 on average). A claim reads every generation that may still hold a marker
+// younger than the retention, plus the next one for the instances' clocks, with one `MGET` whose strings the client
+// searches (claim.ts): an `HGET` per generation in listpack hashes, the layout's first form, cost Redis a command and
+// a field-by-field search each (15k instructions at 90 fields). The bucket is the id hash's first 32 bits modulo the
+// bucket count, which a generation chooses when it starts (as many as the previous generation ended with, a quarter
+// of them when its sampled bucket stayed nearly empty, `minBuckets` at first) and multiplies by four whenever a string
+// reaches GROW_AT records: a generation has levels (64, 256, 1,024 buckets...), each string about GROW_AT records at
+// most (3.6 KB), just under a size Redis's allocation of an appended string grows past. The counts live in
 // `<prefix>{<tag>}n`, a string with each live generation and its top level's count times 16 plus its levels less one,
-// read in the claim's script with the markers (one GET, then one HGET per level of a generation that exists); the
-// claim answers its generation's count value, which the complete passes back so as not to read the counts again. On
-// standalone Redis the tag is `d`; on a Cluster the tag names the Cluster slot of the event's own key (the claim's,
-// `<prefix><event id>`, as in layout 1), so one script reads the claim and the markers: 16,384 tags, one count hash
-// each, one bucket each to start with.
+// read with the markers; the claim answers its generation's count value, which the complete passes back so as not to
+// read the counts again. On standalone Redis the tag is `d`; on a Cluster the tag names the Cluster slot of the
+// event's own key (the claim's, `<prefix><event id>`, as in layout 1), so one script or `MGET` reads the claim and the
+// markers: 16,384 tags, one count string each, one bucket each to start with.
 //
 // Fence marks: `<prefix>{o:NN}m<sub>g<generation>`, in the slot of the ordering key's fence hash and held-keys bucket
 // (held-keys.ts), 16 hashes per bucket: the field is 16 bytes of SHA-256 of the ordering key, the value the last
@@ -36,8 +37,14 @@ export const GENERATIONS = 4
 export const READS = GENERATIONS + 2
 /** A generation's first bucket count on standalone Redis (and on a Cluster whose prefix holds a hash tag). */
 export const MIN_BUCKETS = 64
-/** Fields at which a done-marker hash makes its generation add a level with four times the buckets. */
-export const GROW_AT = 100
+/**
+ * Records at which a done-marker string makes its generation add a level with four times the buckets: Redis 7.0
+ * reallocates an appended string at 1, 2, 5, 11, 27, 64 and 150 records of 24 bytes, so a string stops growing just
+ * under the room its last allocation made (about 24.4 bytes a record when full).
+ */
+export const GROW_AT = 149
+/** A done marker's bytes: 16 of the event id's SHA-256, then 8 of the claim's body digest (or of the id's, past those). */
+export const RECORD = 24
 /** Mark hashes per held-keys bucket: at most 36, a sub is one base-36 character (GENERATIONS_LUA strips it). */
 export const MARK_SUBS = 16
 
@@ -100,16 +107,25 @@ end
 `
 
 /**
- * Lua for done markers (the Done markers above). The counts are a string of 8-byte entries, a live generation and its
- * count value (top level's bucket count times 16, plus its levels less one), one GET and a few struct.unpack a read:
- * a hash's HMGET of six generations cost the claim about 3 µs. Keys are
- * formatted with `string.format('%d')`: Lua's own number-to-string (`..`) costs about 2,700 instructions a number. `findMarker(base, field, h, gen)` reads the generations
- * around `gen`: the value and its hash, or nothing; `markerHash(base, h, gen, min, countsAt)` is the hash a marker of
- * generation `gen` goes to (starting the generation), with the counts and its own count value and bucket count;
- * `grown(...)`, after a new field, sets a new hash's expiry (the same from every instance: the generation's) and adds
- * a level when the hash reached GROW_AT fields. `h` is the id hash's first 32 bits (the client's): Lua hashes nothing.
+ * Lua for done markers (the Done markers above). A marker hash is a string of RECORD-byte records (the field, then the
+ * value), appended to, read whole by a claim (`MGET`, claim.ts) and searched for the field at a record's start. The
+ * counts are a string of 8-byte entries, a live generation and its count value (top level's bucket count times 16,
+ * plus its levels less one), one GET and a few struct.unpack a read. Keys are formatted with `string.format('%d')`:
+ * Lua's own number-to-string (`..`) costs about 2,700 instructions a number. `findMarker(base, field, h, gen)` reads
+ * the generations around `gen`: the value and its hash, or nothing; `markerHash(base, h, gen, min, countsAt)` is the
+ * hash a marker of generation `gen` goes to (starting the generation), with the counts and its own count value and
+ * bucket count; `appended(...)`, after a record, sets a new hash's expiry (the same from every instance: the
+ * generation's) and adds a level when the hash reached GROW_AT records. `h` is the id hash's first 32 bits (the
+ * client's): Lua hashes nothing.
  */
 export const MARKERS_LUA = `
+local function recordIn(s, field)
+  local at = string.find(s, field, 1, true)
+  while at and (at - 1) % ${RECORD} ~= 0 do at = string.find(s, field, at + 1, true) end
+  if at then return string.sub(s, at + 16, at + ${RECORD - 1}) end
+  return nil
+end
+
 local function findMarker(base, field, h, gen)
   local s = redis.call('GET', base .. 'n')
   if not s then return nil, nil, 0 end
@@ -122,8 +138,11 @@ local function findMarker(base, field, h, gen)
       local c = (v - levels) / 16
       for _ = 0, levels do
         local key = string.format('%s%d:%d:%d', base, g, c, h % c)
-        local m = redis.call('HGET', key, field)
-        if m then return m, key, mine end
+        local records = redis.call('GET', key)
+        if records then
+          local m = recordIn(records, field)
+          if m then return m, key, mine end
+        end
         c = c / 4
       end
     end
@@ -157,7 +176,7 @@ local function markerHash(base, h, gen, min, countsAt)
     if p then
       local levels = p % 16
       c = (p - levels) / 16
-      if levels == 0 and c > min and redis.call('HLEN', base .. (gen - 1) .. ':' .. c .. ':0') < ${GROW_AT / 16} then
+      if levels == 0 and c > min and redis.call('STRLEN', base .. (gen - 1) .. ':' .. c .. ':0') < ${(GROW_AT / 16) * RECORD} then
         c = c / 4
       end
     end
@@ -168,31 +187,46 @@ local function markerHash(base, h, gen, min, countsAt)
   return string.format('%s%d:%d:%d', base, gen, c, h % c), counts, v, c
 end
 
--- The hash a marker of generation gen goes to, from a hint (gen's count value as a claim read it, 0 for none): the
--- hint's top level unless that hash is full (the generation grew since), else as markerHash says. Also its length.
+-- The hash a marker of generation gen goes to, and its bucket count: the top level of a hint (gen's count value as a
+-- claim read it, 0 for none), else as markerHash says. A hint older than a level another instance added since still
+-- names a level the claims read: a record appended there is found.
 local function markerTarget(base, h, gen, min, countsAt, hint)
   if hint > 0 then
     local c = (hint - hint % 16) / 16
-    local key = string.format('%s%d:%d:%d', base, gen, c, h % c)
-    local n = redis.call('HLEN', key)
-    if n < ${GROW_AT} then return key, n, c end
+    return string.format('%s%d:%d:%d', base, gen, c, h % c), c
   end
   local key, _, _, c = markerHash(base, h, gen, min, countsAt)
-  return key, redis.call('HLEN', key), c
+  return key, c
 end
 
--- After a new field in a hash of n fields before (level c of generation gen): a new hash's expiry (the same from every
--- instance: the generation's), and a level more when the hash reached GROW_AT fields and c is still the top level
--- (the counts read again: a hint may be older than a level another instance added).
-local function grown(base, key, n, gen, c, countsAt, expireAt)
-  if n == 0 then redis.call('PEXPIREAT', key, expireAt) end
-  if n + 1 < ${GROW_AT} then return end
+-- A level more for generation gen of base when c is still its top level: its count value rewritten in place (SETRANGE
+-- keeps the counts' expiry).
+local function addLevel(base, gen, c)
   local counts = base .. 'n'
-  local s = redis.call('GET', counts) or ''
+  local s = redis.call('GET', counts)
+  if not s then return end
   for pos = 1, #s, 8 do
     local g, v = struct.unpack('>I4I4', s, pos)
-    if g == gen and (v - v % 16) / 16 == c and v % 16 < 15 then setCount(counts, s, gen, c * 64 + v % 16 + 1, countsAt) end
+    if g == gen and (v - v % 16) / 16 == c and v % 16 < 15 then
+      redis.call('SETRANGE', counts, pos + 3, struct.pack('>I4', c * 64 + v % 16 + 1))
+      return
+    end
   end
+end
+
+-- After a record appended to a hash of level c of generation gen, now len bytes long: a new hash's expiry (the same
+-- from every instance: the generation's), and a level more from GROW_AT records.
+local function appended(base, key, len, gen, c, expireAt)
+  if len == ${RECORD} then redis.call('PEXPIREAT', key, expireAt) end
+  if len >= ${GROW_AT * RECORD} then addLevel(base, gen, c) end
+end
+
+-- The same after a claim's fast complete, which has only the hash's name: <base><gen>:<count>:<bucket>.
+local function appendedTo(key, len, expireAt)
+  if len == ${RECORD} then redis.call('PEXPIREAT', key, expireAt) end
+  if len < ${GROW_AT * RECORD} then return end
+  local base, gen, c = string.match(key, '^(.*})(%d+):(%d+):%d+$')
+  if base then addLevel(base, tonumber(gen), tonumber(c)) end
 end
 `
 
@@ -241,10 +275,15 @@ export interface Place {
   readonly base: string
 }
 
-/** Where one event's done marker goes: also the id hash's first 32 bits and the generations' first bucket count. */
+/**
+ * Where one event's done marker goes: also the id hash's first 32 bits, the generations' first bucket count, and the
+ * value of a marker kept without a digest (the 8 bytes of the id's SHA-256 after the field: no body's digest starts so
+ * but by a 2^-64 chance, where zeros would be a test's digest of a small number).
+ */
 export interface MarkerPlace extends Place {
   readonly h: number
   readonly min: number
+  readonly none: Buffer
 }
 
 /** The layout's keys for a store: `fullPrefix` is the client's own `keyPrefix` (ioredis adds it) plus the store's. */
@@ -268,9 +307,11 @@ export function markerLayout(
       return { gen, expireAt, countsAt: expireAt + generationMs }
     },
     marker(eventId: string): MarkerPlace {
-      const field = hash16(eventId)
+      const sum = createHash('sha256').update(eventId).digest()
+      const field = sum.subarray(0, 16)
       const tag = bySlot ? tagOfSlot(slotOf(fullPrefix + eventId)) : 'd'
-      return { field, base: `${keyPrefix}{${tag}}`, h: field.readUInt32BE(0), min: bySlot ? 1 : minBuckets }
+      const min = bySlot ? 1 : minBuckets
+      return { field, base: `${keyPrefix}{${tag}}`, h: field.readUInt32BE(0), min, none: sum.subarray(16, RECORD) }
     },
     /** `tag` is the ordering key's held-keys bucket tag (`{o:NN}`). */
     mark(orderingKey: string, tag: string): Place {
@@ -283,8 +324,16 @@ export function markerLayout(
 
 export type MarkerLayout = ReturnType<typeof markerLayout>
 
-/** The done marker's value: the first 8 bytes of a claim's digest, from its token (`<id>:<32 hex>`), or empty. */
-export function markerValue(token: string): Buffer {
+/** The done marker's value: the first 8 bytes of a claim's digest, from its token (`<id>:<32 hex>`), or `none`. */
+export function markerValue(token: string, none: Buffer): Buffer {
   const colon = token.indexOf(':')
-  return colon < 0 ? Buffer.alloc(0) : Buffer.from(token.slice(colon + 1, colon + 17), 'hex')
+  return colon < 0 ? none : Buffer.from(token.slice(colon + 1, colon + 17), 'hex')
+}
+
+/** The value of the record of `field` in a marker hash's records, as hex. */
+export function recordIn(records: Buffer, field: Buffer): string | undefined {
+  for (let at = records.indexOf(field); at >= 0; at = records.indexOf(field, at + 1)) {
+    if (at % RECORD === 0) return records.toString('hex', at + 16, at + RECORD)
+  }
+  return undefined
 }

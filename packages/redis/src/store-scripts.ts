@@ -12,7 +12,7 @@ import {
 } from './fences.js'
 import type { Library, LibraryFunction } from './functions.js'
 import { CLOCK_LUA } from './held-keys.js'
-import { GENERATIONS_LUA, GROW_AT, MARKERS_LUA } from './layout.js'
+import { GENERATIONS_LUA, MARKERS_LUA } from './layout.js'
 import { shake } from './lua.js'
 
 // The store's scripts (layout 2, layout.ts). The event's own key `<prefix><event id>` holds its claim while one is
@@ -53,10 +53,19 @@ local function claimEvent(token, lease, field, h, gen)
   return {redis.call('PTTL', event), string.match(value, ':(.*)$') or false}
 end
 
+-- The event's key taken, or its state: a layout-1 marker 'done[:digest]', a live claim {lease left, digest or false}.
+-- Its done marker is read by the client after it (claim.ts), in the same write.
+local function takeEvent(token, lease)
+  if redis.call('SET', event, token, 'NX', 'PX', lease) then return nil end
+  local value = redis.call('GET', event)
+  if value == 'done' or string.sub(value, 1, 5) == 'done:' then return value end
+  return {redis.call('PTTL', event), string.match(value, ':(.*)$') or false}
+end
+
 local function completeEvent(token, field, value, h, gen, expireAt, countsAt, min, bridge, hint)
   if redis.call('GET', event) ~= token then return 0 end
-  local dwrite, n, c = markerTarget(dbase, h, gen, min, countsAt, hint)
-  if redis.call('HSET', dwrite, field, value) == 1 then grown(dbase, dwrite, n, gen, c, countsAt, expireAt) end
+  local dwrite, c = markerTarget(dbase, h, gen, min, countsAt, hint)
+  appended(dbase, dwrite, redis.call('APPEND', dwrite, field .. value), gen, c, expireAt)
   if bridge ~= '0' then
     redis.call('SET', event, 'done' .. (string.match(token, ':.*$') or ''), 'PX', bridge)
   else
@@ -103,18 +112,16 @@ const EVENT_HOLDER_STEPS = {
 /**
  * The complete of a claim whose generation's count value it read (the hint): the client names the marker's hash (the
  * hint's top level), so no counts are read and no number formatted, a third of the full script's cost. KEYS: the
- * event's key, the hash; ARGV: claim token, marker field and value, the generation's expiry. 2, having done nothing,
- * when the hash has GROW_AT - 1 fields or more (full, or about to add a level: the full script's work); not used while
- * the rollout window is open (the bridge).
+ * event's key, the hash; ARGV: claim token, the marker's record (field and value), the generation's expiry. Not used
+ * while the rollout window is open (the bridge).
  */
-export const FAST_COMPLETE_SCRIPT = `local event, key = KEYS[1], KEYS[2]
-if redis.call('GET', event) ~= ARGV[1] then return 0 end
-local n = redis.call('HLEN', key)
-if n >= ${GROW_AT - 1} then return 2 end
-redis.call('HSET', key, ARGV[2], ARGV[3])
-if n == 0 then redis.call('PEXPIREAT', key, ARGV[4]) end
+const FAST_COMPLETE_STEP: Step = {
+  setup: 'event = KEYS[1]',
+  body: `if redis.call('GET', event) ~= ARGV[1] then return 0 end
+appendedTo(KEYS[2], redis.call('APPEND', KEYS[2], ARGV[2]), ARGV[3])
 redis.call('DEL', event)
-return 1`
+return 1`,
+}
 
 /** Extend and release: KEYS the event's key alone; ARGV the claim token, then the lease. */
 const HOLD_STEPS = {
@@ -142,6 +149,21 @@ if taken[1] == 'b' then redis.call('DEL', event) else taken[4] = hint end
 return taken`,
 }
 
+/**
+ * The ordered claim of a Redis with Functions: the event's key and the fence taken as ORDERED_CLAIM_STEP takes them,
+ * without its done marker's read, which the client makes with an `MGET` sent in the same write, after it (claim.ts):
+ * a string of records pushed into Lua cost a script about 25,000 instructions a generation. KEYS and ARGV: those of
+ * ORDERED_CLAIM_STEP less the marker's field.
+ */
+const ORDERED_TAKE_STEP: Step = {
+  setup: orderedSetup,
+  body: `local state = takeEvent(ARGV[1], ARGV[2])
+if state then return state end
+local taken = ${TAKE_CALL}
+if taken[1] == 'b' then redis.call('DEL', event) end
+return taken`,
+}
+
 /** The steps of a claim already taken, which a full Redis still runs (allow-oom.ts); a claim's own are refused. */
 const ORDERED_HOLDER_STEPS = {
   payhooksOrderedComplete: {
@@ -163,6 +185,7 @@ const scripts = <K extends string>(steps: Record<K, Step>) =>
   Object.fromEntries(Object.entries<Step>(steps).map(([name, step]) => [name, script(step)])) as Record<K, string>
 
 export const CLAIM_SCRIPT = script(CLAIM_STEP)
+export const FAST_COMPLETE_SCRIPT = script(FAST_COMPLETE_STEP)
 export const EVENT_HOLDER_SCRIPTS = scripts(EVENT_HOLDER_STEPS)
 export const HOLD_SCRIPTS = scripts(HOLD_STEPS)
 export const ORDERED_CLAIM_SCRIPT = script(ORDERED_CLAIM_STEP)
@@ -180,10 +203,11 @@ export const STORE_LIBRARY: Library = {
   shared: `${DECLARE}${HELPERS}`,
   reset: 'live = nil',
   functions: {
-    payhooksCompleteFast: { setup: '', body: FAST_COMPLETE_SCRIPT, numberOfKeys: 2, allowOom: true },
+    payhooksCompleteFast: { ...FAST_COMPLETE_STEP, numberOfKeys: 2, allowOom: true },
     ...holders(EVENT_HOLDER_STEPS, EVENT_KEYS),
     ...holders(HOLD_STEPS, 1),
     payhooksOrderedClaim: { ...ORDERED_CLAIM_STEP, numberOfKeys: ORDERED_KEYS, allowOom: false },
+    payhooksOrderedTake: { ...ORDERED_TAKE_STEP, numberOfKeys: ORDERED_KEYS, allowOom: false },
     ...holders(ORDERED_HOLDER_STEPS, ORDERED_KEYS),
     payhooksFenceTake: { ...CLUSTER_CLAIM_STEPS.payhooksFenceTake, numberOfKeys: FENCE_KEYS, allowOom: false },
     ...holders(CLUSTER_HOLDER_STEPS, FENCE_KEYS),

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import type { ClaimResult, WebhookStore } from '@payhooks/core'
 import type { Cluster, Redis } from 'ioredis'
 import { allowOomCommands, type ScriptDefinition } from './allow-oom.js'
-import { type ClaimReply, eventClaims, topHash } from './claim.js'
+import { type BatchClaim, type ClaimReply, eventClaims, topHash } from './claim.js'
 import { connectionDeadline } from './connection.js'
 import { FENCE_KEYS, type Fence, fenceArgs, fenceEntry, fenceOf, TAKE_ARGS, type TakeReply } from './fences.js'
 import { functionCommands } from './functions.js'
@@ -142,9 +142,12 @@ export function redisStore(
 
   /** The event's keys (its own, then its markers' hashes' base) and the marker's field, value, hash bits and minimum. */
   const markerArgs = (eventId: string, token: string) => {
-    const { field, base, h, min } = layout.marker(eventId)
-    return { keys: [keyPrefix + eventId, base], field, value: markerValue(token), h, min }
+    const { field, base, h, min, none } = layout.marker(eventId)
+    return { keys: [keyPrefix + eventId, base], field, value: markerValue(token, none), h, min }
   }
+
+  /** The value a marker kept without a digest has (layout.ts), as hex, for the rare answer that needs it. */
+  const noneOf = (eventId: string) => () => layout.marker(eventId).none.toString('hex')
 
   const releaseEvent = async (key: string, token: string) =>
     (await call(() => commands.payhooksRelease(key, token), 'release got no reply from Redis')) === 1
@@ -156,10 +159,10 @@ export function redisStore(
     if (hint > 0 && bridge === 0) {
       const hash = topHash(keys[1] as string, h, gen, hint)
       const done = await call(
-        () => commands.payhooksCompleteFast(keys[0] as string, hash, token, field, value, expireAt),
+        () => commands.payhooksCompleteFast(keys[0] as string, hash, token, Buffer.concat([field, value]), expireAt),
         'complete got no reply from Redis',
       )
-      if (done !== 2) return done === 1
+      return done === 1
     }
     return (
       (await call(
@@ -178,7 +181,7 @@ export function redisStore(
       'fence release got no reply from Redis',
     )
 
-  const claimPipelined = eventClaims({
+  const { claimEvent: claimPipelined, withReads } = eventClaims({
     client,
     layout,
     keyPrefix,
@@ -208,19 +211,49 @@ export function redisStore(
     const take = fenceArgs(fence, token, lease, false, 0, generation)
     if (!cluster) {
       const { keys, field } = markerArgs(eventId, token)
-      const answer = await call(
-        () => claims.payhooksOrderedClaim(...keys, ...fence.keys, ...take.slice(0, TAKE_ARGS), field),
-        'claim got no reply from Redis',
-        () => {
-          commands.payhooksOrderedRelease(...keys, ...fence.keys, ...take).catch(noop)
-        },
-      )
-      if (!isTake(answer)) return eventState(answer, digest)
-      reply = answer
-      if (answer[0] === 't') keepHint(token, generation.gen, answer[3])
+      const giveBack = () => {
+        commands.payhooksOrderedRelease(...keys, ...fence.keys, ...take).catch(noop)
+      }
+      // With Functions: the take, then the marker reads, in one write (claim.ts); else, or when the function was
+      // refused (not loaded yet, a full Redis), the claim script reading the marker itself.
+      const name = steps.fcallName('payhooksOrderedTake')
+      const found: BatchClaim | undefined =
+        name === undefined
+          ? undefined
+          : await withReads(
+              eventId,
+              generation.gen,
+              ['fcall', name, ORDERED_KEYS, ...keys, ...fence.keys, ...take.slice(0, TAKE_ARGS)],
+              isTake,
+              giveBack,
+            )
+      if (found !== undefined && found.error === null) {
+        if (found.marker !== undefined) {
+          // A copy of a handled event: the key and fence it took go back (a fence found held took nothing).
+          if (isTake(found.reply) && found.reply[0] === 't') {
+            await call(
+              () => commands.payhooksOrderedRelease(...keys, ...fence.keys, ...take),
+              'release got no reply from Redis',
+            ).catch(noop)
+          }
+          return eventState(['d', found.marker], digest, noneOf(eventId))
+        }
+        if (!isTake(found.reply)) return eventState(found.reply as Exclude<ClaimReply, number>, digest, noneOf(eventId))
+        reply = found.reply
+        if (reply[0] === 't') keepHint(token, generation.gen, found.count)
+      } else {
+        const answer = await call(
+          () => claims.payhooksOrderedClaim(...keys, ...fence.keys, ...take.slice(0, TAKE_ARGS), field),
+          'claim got no reply from Redis',
+          giveBack,
+        )
+        if (!isTake(answer)) return eventState(answer, digest, noneOf(eventId))
+        reply = answer
+        if (answer[0] === 't') keepHint(token, generation.gen, answer[3])
+      }
     } else {
       const state = await claimEvent(eventId, token, lease)
-      if (state !== 'claimed') return eventState(state, digest)
+      if (state !== 'claimed') return eventState(state, digest, noneOf(eventId))
       try {
         reply = await call(
           () => claims.payhooksFenceTake(...fence.keys, ...take.slice(0, TAKE_ARGS)),
@@ -280,7 +313,7 @@ export function redisStore(
         return claimOrdered(eventId, token, lease, fenceOf(layout, keyPrefix, eventId, position), digest)
       }
       const state = await claimEvent(eventId, token, lease)
-      return state === 'claimed' ? { status: 'claimed', token } : eventState(state, digest)
+      return state === 'claimed' ? { status: 'claimed', token } : eventState(state, digest, noneOf(eventId))
     },
     async extend(eventId, token, leaseMs) {
       const lease = Math.ceil(checkLeaseMs(leaseMs))
@@ -338,15 +371,16 @@ const isTake = (reply: unknown): reply is TakeReply => Array.isArray(reply) && (
 
 /**
  * A claim that found the event handled or in progress. A layout-2 marker keeps 64 bits of the digest: when they are
- * the claim's own, the answer is the claim's digest (the same body), else those 16 hex characters (another body).
+ * the claim's own, the answer is the claim's digest (the same body), else those 16 hex characters (another body);
+ * `none()` is the value of a marker kept without a digest.
  */
-function eventState(reply: Exclude<ClaimReply, number>, digest: string | undefined): ClaimResult {
+function eventState(reply: Exclude<ClaimReply, number>, digest: string | undefined, none: () => string): ClaimResult {
   if (typeof reply === 'string') {
     return reply.length > 4 ? { status: 'done', digest: reply.slice(5) } : { status: 'done' }
   }
   if (reply[0] === 'd') {
     const kept = reply[1] as string
-    if (kept === '') return { status: 'done' }
+    if (kept === '' || kept === none()) return { status: 'done' }
     return { status: 'done', digest: digest?.startsWith(kept) ? digest : kept }
   }
   return processing(reply as [number, string | null])
