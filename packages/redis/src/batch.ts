@@ -1,7 +1,10 @@
 import type { Cluster, Redis } from 'ioredis'
 
 /** A command of a batch: a method of ioredis's client (and of its `Pipeline`) and its arguments. */
-export type BatchCommand = [name: 'set' | 'mgetBuffer' | 'fcall', ...args: (string | number | Buffer)[]]
+export type BatchCommand = [
+  name: 'set' | 'getBuffer' | 'hgetBuffer' | 'mgetBuffer' | 'fcall',
+  ...args: (string | number | Buffer)[],
+]
 /** Each command's error or reply, in order, as a pipeline's `exec` answers them. */
 export type BatchReplies = [Error | null, unknown][]
 
