@@ -4,15 +4,16 @@ import type { ConnectionDeadline } from './connection.js'
 import { type MarkerLayout, READS, recordIn } from './layout.js'
 
 // An unordered event's claim without a script (issue 49): one write (batch.ts) of `SET <event> <token> NX PX <lease>`
-// and one `MGET` of the marker hashes' counts (`<base>n`) and of the hashes that this process's copy of those counts
-// names, whose records the client searches (a script cost Redis about 45k instructions more than the `SET` alone, an
-// `HGET` a hash about 3.5k, and 15k once its listpack held 90 fields). Safe because a completion deletes the event's
-// key in the same script that writes its done marker: a `SET NX` that succeeds runs after any completion of the
-// event, so the reads after it see that marker wherever the counts then said it could be. When the counts the `GET`
-// read name a hash the batch did not read (the copy was stale: a generation started or grew a level), those are
-// read in a second round trip. A marker found after a `SET NX` that succeeded is a copy: its claim is given back. A
-// `SET NX` that failed with no marker found (a claim in progress, a layout-1 `done`) is answered by the claim script,
-// atomically, as before.
+// and one `MGET` of the marker strings' counts (`<base>n`) and of the strings that this process's copy of those counts
+// names (layout.ts: "hashes" below), whose records the client searches (a script cost Redis about 45k instructions more
+// than the `SET` alone; an `HGET` of a listpack hash, the layout's first form, 3.5k, and 15k once it held 90 fields).
+// Safe because a completion deletes the event's key in the same script that writes its done marker: a `SET NX` that
+// succeeds runs after any completion of the event, so the reads after it see that marker wherever the counts then
+// said it could be. When the counts read name a hash the batch did not read (the copy was stale: a generation started
+// or grew a level), those are read in a second round trip. A marker found after a `SET NX` that succeeded is a copy:
+// its claim is given back. A `SET NX` that failed with no marker found (a claim in progress, a layout-1 `done`) is
+// answered by the claim script, atomically, as before. An ordered claim on a Redis with Functions sends its take (the
+// event's key and its fence, one function) in place of the `SET NX`, on the same argument (store.ts).
 
 /**
  * A claim script's answer: claimed (the generation's count value, a hint for the completion), a done marker (layout 2
