@@ -65,7 +65,7 @@ function processing([ttl, digest]: [number, string | null]): ClaimResult {
  * Dedupe store on Redis for receivers running as many processes: a claim takes the event's own key with `SET NX PX`
  * and reads its done marker in the same round trip (claim.ts); `extend`, `complete` and `release` only
  * succeed for the claim's owner, and a crashed owner's claim expires with its lease. A handled event is kept as a
- * 25-byte field of a small shared hash (about 40 bytes of Redis memory), not a key of its own (layout.ts).
+ * 24-byte record of a small shared string (about 41 bytes of Redis memory), not a key of its own (layout.ts).
  * Takes any `ioredis` client (standalone, Sentinel or Cluster) and never
  * closes it. Calls reject within `commandTimeoutMs` when Redis is down or slow, so the receiver
  * answers 503; the client's own reconnection brings the store back. A full Redis (`maxmemory`, `noeviction`)
