@@ -1,7 +1,7 @@
 import type { Cluster, Redis } from 'ioredis'
 import { type BatchCommand, type BatchReplies, inOneWrite } from './batch.js'
 import type { ConnectionDeadline } from './connection.js'
-import { type MarkerLayout, READS, recordIn } from './layout.js'
+import { type MarkerLayout, type MarkerPlace, READS, recordIn } from './layout.js'
 
 // An unordered event's claim without a script (issue 49): one write (batch.ts) of `SET <event> <token> NX PX <lease>`
 // and one `MGET` of the marker strings' counts (`<base>n`) and of the strings that this process's copy of those counts
@@ -150,21 +150,22 @@ export function eventClaims({ client, layout, keyPrefix, call, script, release }
   }
 
   /**
-   * Sends `take` (a command that takes the event's key, or fails to) and the `MGET` of the marker reads after it, in
+   * Sends `take` (a command that takes the event's key, or fails to) and the `MGET` of the reads of the marker at
+   * `place` after it, in
    * one write; `taken(reply)` says whether it took the key. A marker found is the event's; none found is an answer
    * when the reads cover each hash that the counts, read after the key was taken, name: those hold every marker
    * written before (a second read otherwise, after which `giveBack` runs if it failed). `accept` keeps the batch's
    * replies although one is an error (a full Redis's refused `SET` whose reads found the marker).
    */
   const withReads = async (
-    eventId: string,
+    place: MarkerPlace,
     gen: number,
     take: BatchCommand,
     taken: (reply: unknown) => boolean,
     giveBack: () => void,
     accept?: (field: Buffer) => (all: BatchReplies) => boolean,
   ): Promise<BatchClaim> => {
-    const { field, base, h, min } = layout.marker(eventId)
+    const { field, base, h, min } = place
     const before = known.get(base) ?? null
     const hashes = claimReads(before, base, h, gen, min)
     const first = await call(
@@ -213,7 +214,8 @@ export function eventClaims({ client, layout, keyPrefix, call, script, release }
       release(key, token).catch(noop)
     }
     const isSet = (reply: unknown) => reply === 'OK'
-    const found = await withReads(eventId, gen, ['set', key, token, 'PX', lease, 'NX'], isSet, giveBack, refusedCopy)
+    const place = layout.marker(eventId)
+    const found = await withReads(place, gen, ['set', key, token, 'PX', lease, 'NX'], isSet, giveBack, refusedCopy)
     if (found.error !== null) {
       // Refused (a full Redis), its reads found the marker: a copy of a handled event.
       if (found.marker !== undefined) return ['d', found.marker]
@@ -226,8 +228,11 @@ export function eventClaims({ client, layout, keyPrefix, call, script, release }
       return ['d', found.marker]
     }
     if (found.marker !== undefined) return ['d', found.marker]
-    const { field, base } = layout.marker(eventId)
-    return call(() => script(key, base, token, lease, field, gen), 'claim got no reply from Redis', giveBack)
+    return call(
+      () => script(key, place.base, token, lease, place.field, gen),
+      'claim got no reply from Redis',
+      giveBack,
+    )
   }
 
   return { claimEvent, withReads }

@@ -114,7 +114,7 @@ end
  * Lua's own number-to-string (`..`) costs about 2,700 instructions a number. `findMarker(base, field, h, gen)` reads
  * the generations around `gen`: the value and its hash, or nothing; `markerHash(base, h, gen, min, countsAt)` is the
  * hash a marker of generation `gen` goes to (starting the generation), with the counts and its own count value and
- * bucket count; `appended(...)`, after a record, sets a new hash's expiry (the same from every instance: the
+ * bucket count; `appendedTo(...)`, after a record, sets a new hash's expiry (the same from every instance: the
  * generation's) and adds a level when the hash reached GROW_AT records. `h` is the id hash's first 32 bits (the
  * client's): Lua hashes nothing.
  */
@@ -187,16 +187,15 @@ local function markerHash(base, h, gen, min, countsAt)
   return string.format('%s%d:%d:%d', base, gen, c, h % c), counts, v, c
 end
 
--- The hash a marker of generation gen goes to, and its bucket count: the top level of a hint (gen's count value as a
--- claim read it, 0 for none), else as markerHash says. A hint older than a level another instance added since still
--- names a level the claims read: a record appended there is found.
+-- The hash a marker of generation gen goes to: the top level of a hint (gen's count value as a claim read it, 0 for
+-- none), else as markerHash says. A hint older than a level another instance added since still names a level the
+-- claims read: a record appended there is found.
 local function markerTarget(base, h, gen, min, countsAt, hint)
   if hint > 0 then
     local c = (hint - hint % 16) / 16
-    return string.format('%s%d:%d:%d', base, gen, c, h % c), c
+    return string.format('%s%d:%d:%d', base, gen, c, h % c)
   end
-  local key, _, _, c = markerHash(base, h, gen, min, countsAt)
-  return key, c
+  return (markerHash(base, h, gen, min, countsAt))
 end
 
 -- A level more for generation gen of base when c is still its top level: its count value rewritten in place (SETRANGE
@@ -214,14 +213,9 @@ local function addLevel(base, gen, c)
   end
 end
 
--- After a record appended to a hash of level c of generation gen, now len bytes long: a new hash's expiry (the same
--- from every instance: the generation's), and a level more from GROW_AT records.
-local function appended(base, key, len, gen, c, expireAt)
-  if len == ${RECORD} then redis.call('PEXPIREAT', key, expireAt) end
-  if len >= ${GROW_AT * RECORD} then addLevel(base, gen, c) end
-end
-
--- The same after a claim's fast complete, which has only the hash's name: <base><gen>:<count>:<bucket>.
+-- After a record appended to the hash named key (<base><gen>:<count>:<bucket>), now len bytes long: a new hash's
+-- expiry (the same from every instance: the generation's), and from GROW_AT records a level more for its generation,
+-- its base, generation and bucket count read from its name (on that rare path only).
 local function appendedTo(key, len, expireAt)
   if len == ${RECORD} then redis.call('PEXPIREAT', key, expireAt) end
   if len < ${GROW_AT * RECORD} then return end

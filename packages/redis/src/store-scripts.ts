@@ -38,7 +38,6 @@ end
 /** A claim and done marker (the locals `event`, `dgens`, `dwrite`); a marker's value (digest bytes) read as hex. */
 const DONE_LUA = `${HOLD_LUA}
 local function hex(v)
-  if v == '' then return v end
   return string.format(string.rep('%02x', #v), string.byte(v, 1, -1))
 end
 
@@ -64,8 +63,8 @@ end
 
 local function completeEvent(token, field, value, h, gen, expireAt, countsAt, min, bridge, hint)
   if redis.call('GET', event) ~= token then return 0 end
-  local dwrite, c = markerTarget(dbase, h, gen, min, countsAt, hint)
-  appended(dbase, dwrite, redis.call('APPEND', dwrite, field .. value), gen, c, expireAt)
+  local dwrite = markerTarget(dbase, h, gen, min, countsAt, hint)
+  appendedTo(dwrite, redis.call('APPEND', dwrite, field .. value), expireAt)
   if bridge ~= '0' then
     redis.call('SET', event, 'done' .. (string.match(token, ':.*$') or ''), 'PX', bridge)
   else

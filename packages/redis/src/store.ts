@@ -140,10 +140,11 @@ export function redisStore(
     return hint?.gen === gen ? hint.v : 0
   }
 
-  /** The event's keys (its own, then its markers' hashes' base) and the marker's field, value, hash bits and minimum. */
+  /** The event's keys (its own, then its markers' base), its marker's field, value, hash bits, minimum and place. */
   const markerArgs = (eventId: string, token: string) => {
-    const { field, base, h, min, none } = layout.marker(eventId)
-    return { keys: [keyPrefix + eventId, base], field, value: markerValue(token, none), h, min }
+    const place = layout.marker(eventId)
+    const { field, base, h, min, none } = place
+    return { keys: [keyPrefix + eventId, base], field, value: markerValue(token, none), h, min, place }
   }
 
   /** The value a marker kept without a digest has (layout.ts), as hex, for the rare answer that needs it. */
@@ -210,7 +211,7 @@ export function redisStore(
     const generation = layout.generation()
     const take = fenceArgs(fence, token, lease, false, 0, generation)
     if (!cluster) {
-      const { keys, field } = markerArgs(eventId, token)
+      const { keys, field, place } = markerArgs(eventId, token)
       const giveBack = () => {
         commands.payhooksOrderedRelease(...keys, ...fence.keys, ...take).catch(noop)
       }
@@ -221,7 +222,7 @@ export function redisStore(
         name === undefined
           ? undefined
           : await withReads(
-              eventId,
+              place,
               generation.gen,
               ['fcall', name, ORDERED_KEYS, ...keys, ...fence.keys, ...take.slice(0, TAKE_ARGS)],
               isTake,
@@ -380,7 +381,7 @@ function eventState(reply: Exclude<ClaimReply, number>, digest: string | undefin
   }
   if (reply[0] === 'd') {
     const kept = reply[1] as string
-    if (kept === '' || kept === none()) return { status: 'done' }
+    if (kept === none()) return { status: 'done' }
     return { status: 'done', digest: digest?.startsWith(kept) ? digest : kept }
   }
   return processing(reply as [number, string | null])
