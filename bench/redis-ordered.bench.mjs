@@ -1,7 +1,9 @@
 // What an ordered event costs on Redis (issue 40, item 3; issue 49's layout against the previous one, unordered too): claim + complete of events with an ordering position (a key
 // of their own each), 16 in flight, the kit's redisStore against today's (BENCH_BASELINE: the built index.js of
 // @payhooks/redis at an earlier commit; see bench/README.md), on standalone Redis and on a three-primary Cluster; an
-// unordered event for scale. Per event: round trips (commands sent, a pipeline or a corked batch as one, counted on the client), Redis CPU (used_cpu_user +
+// unordered event for scale. Per event: round trips (an event alone, one at a time: the client's writes, a pipeline
+// or a corked batch as one), writes (the client's, with 16 in flight: events in flight in one turn of the event loop
+// share them, packages/redis/src/coalesce.ts), Redis CPU (used_cpu_user +
 // sys of every server, from INFO), client CPU (process.cpuUsage) and wall time. Rounds in rotating order, medians.
 // Starts its own redis-server and Cluster unless REDIS_URL / REDIS_CLUSTER_NODES name them.
 // Run: pnpm bench redis-ordered     (BENCH_ROUNDS, default 5; BENCH_EVENTS per round, default 2000)
@@ -49,24 +51,27 @@ async function round(target, module, label, ordered, admins) {
   const client = targets[target].connect()
   // a long commandTimeoutMs: the bench measures costs, and a loaded machine must not end it
   const store = module.redisStore(client, { keyPrefix: `bench-ordered:${runId}:${label}:`, commandTimeoutMs: 60_000 })
+  const runOne = async (i) => {
+    const position = ordered
+      ? { key: `txn_${i}`, at: 1_764_000_000_000 + i, eventType: 'transaction_settled' }
+      : undefined
+    const claim = await store.claim(`evt_${i}`, 60_000, 'ab'.repeat(16), position)
+    if (claim.status !== 'claimed') throw new Error(`${label}: evt_${i} was ${claim.status}`)
+    await store.complete(`evt_${i}`, claim.token)
+  }
   const run = async (from, count) => {
     let next = from
     await Promise.all(
       Array.from({ length: CONCURRENCY }, async () => {
-        while (next < from + count) {
-          const i = next++
-          const position = ordered
-            ? { key: `txn_${i}`, at: 1_764_000_000_000 + i, eventType: 'transaction_settled' }
-            : undefined
-          const claim = await store.claim(`evt_${i}`, 60_000, 'ab'.repeat(16), position)
-          if (claim.status !== 'claimed') throw new Error(`${label}: evt_${i} was ${claim.status}`)
-          await store.complete(`evt_${i}`, claim.token)
-        }
+        while (next < from + count) await runOne(next++)
       }),
     )
   }
   await run(0, 200) // connects, loads the scripts on every server
   const trips = countRoundTrips(client)
+  // Round trips: one event at a time (a Cluster's slots each met once above), as an event alone costs them.
+  for (let i = 500; i < 540; i++) await runOne(i)
+  const alone = trips.take() / 40
   const [cpu0, client0, start] = [await serverCpu(admins), process.cpuUsage(), performance.now()]
   await run(1000, EVENTS)
   const wall = performance.now() - start
@@ -74,7 +79,8 @@ async function round(target, module, label, ordered, admins) {
   const redisCpu = (await serverCpu(admins)) - cpu0
   client.disconnect()
   return {
-    trips: trips.take() / EVENTS,
+    trips: alone,
+    writes: trips.take() / EVENTS,
     redisCpu: redisCpu / EVENTS,
     clientCpu: (clientCpu.user + clientCpu.system) / EVENTS,
     wall: (wall * 1000) / EVENTS,
@@ -100,12 +106,12 @@ for (const target of Object.keys(targets)) {
     }
   }
   console.log(`\n${target}: per event, ${EVENTS} events x ${ROUNDS} rounds, ${CONCURRENCY} in flight (medians)`)
-  console.log('  variant            round trips   Redis CPU µs  client CPU µs   wall µs')
+  console.log('  variant            round trips   writes   Redis CPU µs  client CPU µs   wall µs')
   for (const name of names) {
     const rows = results[name]
     const m = (key) => median(rows.map((row) => row[key]))
     console.log(
-      `  ${name.padEnd(18)} ${f(m('trips'))}       ${f(m('redisCpu'))}        ${f(m('clientCpu'))}   ${f(m('wall'))}`,
+      `  ${name.padEnd(18)} ${f(m('trips'))}  ${f(m('writes'))}       ${f(m('redisCpu'))}        ${f(m('clientCpu'))}   ${f(m('wall'))}`,
     )
   }
   if (baseline) {

@@ -137,6 +137,42 @@ describe('payhooks on a Redis Cluster', () => {
     expect(await store.heldKeys?.({ limit: 100 })).toEqual([])
   })
 
+  it('the claims and completions of events in flight in one turn of the event loop leave in one write per primary (issue 49)', async () => {
+    const client = cluster()
+    const keyPrefix = `payhooks-cluster-turn-${Date.now()}:`
+    const store = redisStore(client, { keyPrefix, ...UNHURRIED })
+    await store.init?.()
+    const warm = await store.claim('evt_warm', 60_000)
+    if (warm.status === 'claimed') await store.complete('evt_warm', warm.token)
+    const trips = countRoundTrips(client)
+    const ids = Array.from({ length: 30 }, (_, i) => `evt_turn_${i}`)
+    const claims = await Promise.all(
+      ids.map(
+        (id) =>
+          new Promise<Awaited<ReturnType<typeof store.claim>>>((resolve, reject) => {
+            setTimeout(() => Promise.resolve(store.claim(id, 60_000)).then(resolve, reject), 0)
+          }),
+      ),
+    )
+    const claimWrites = trips.take()
+    expect(claims.map((claim) => claim.status)).toEqual(ids.map(() => 'claimed'))
+    const completed = await Promise.all(
+      ids.map((id, i) => {
+        const claim = claims[i]
+        return claim?.status === 'claimed' ? store.complete(id, claim.token) : false
+      }),
+    )
+    const completeWrites = trips.take()
+    expect(completed).toEqual(ids.map(() => true))
+    const again = await Promise.all(ids.map((id) => store.claim(id, 60_000)))
+    expect(again.map((claim) => claim.status)).toEqual(ids.map(() => 'done'))
+    console.info(`[writes, Cluster, 30 events in one turn] claims: ${claimWrites}, completions: ${completeWrites}`)
+    const primaries = client.nodes('master').length
+    expect(claimWrites).toBeGreaterThanOrEqual(1)
+    expect(claimWrites).toBeLessThanOrEqual(primaries)
+    expect(completeWrites).toBeLessThanOrEqual(primaries)
+  })
+
   it("loads the store's library of functions on every primary at init, and runs its steps by FCALL there (issue 49)", async () => {
     const client = cluster()
     const store = redisStore(client, { keyPrefix: 'payhooks-cluster-functions:', ...UNHURRIED })

@@ -187,6 +187,57 @@ describe('redisStore on a real Redis', () => {
     })
     expect(again).toMatchObject({ status: 'claimed', newest: { eventId: 'evt_ordered_3' } })
   })
+
+  it('the steps of events in flight in one turn of the event loop leave in one write, each answered as alone (issue 49)', async () => {
+    const keyPrefix = uniquePrefix()
+    const client = connect()
+    const store = redisStore(client, { ...UNHURRIED, keyPrefix })
+    const digest = 'ab'.repeat(16)
+    const position = (i: number) =>
+      i % 2 === 0 ? undefined : { key: `txn_${keyPrefix}${i}`, at: 1_764_000_000_000, eventType: 'transaction_settled' }
+    // Loads the functions and this process's copy of the marker counts (a stale copy costs a claim a second read).
+    for (const i of [0, 1]) {
+      const warm = await store.claim(`evt_warm_${i}`, 60_000, digest, position(i))
+      if (warm.status === 'claimed') await store.complete(`evt_warm_${i}`, warm.token)
+    }
+    const trips = countRoundTrips(client)
+    const ids = Array.from({ length: 20 }, (_, i) => `evt_turn_${i}`)
+    // Each claim in a callback of its own, as a receiver's requests are (timers due together run in one turn).
+    const claims = await Promise.all(
+      ids.map(
+        (id, i) =>
+          new Promise<Awaited<ReturnType<typeof store.claim>>>((resolve, reject) => {
+            setTimeout(() => Promise.resolve(store.claim(id, 60_000, digest, position(i))).then(resolve, reject), 0)
+          }),
+      ),
+    )
+    const claimWrites = trips.take()
+    expect(claims.map((claim) => claim.status)).toEqual(ids.map(() => 'claimed'))
+    const tokens = claims.map((claim) => (claim.status === 'claimed' ? claim.token : ''))
+    // Completions started together, as after one read of replies.
+    const completed = await Promise.all(ids.map((id, i) => store.complete(id, tokens[i] as string)))
+    const completeWrites = trips.take()
+    expect(completed).toEqual(ids.map(() => true))
+    const again = await Promise.all(ids.map((id, i) => store.claim(id, 60_000, digest, position(i))))
+    trips.take()
+    expect(again.map((claim) => claim.status)).toEqual(ids.map(() => 'done'))
+    console.info(`[writes, 20 events in one turn] claims: ${claimWrites}, completions: ${completeWrites}`)
+    expect(claimWrites).toBe(1)
+    expect(completeWrites).toBe(1)
+    // An event alone: one write a step, as before.
+    const alone = await store.claim('evt_alone', 60_000, digest)
+    expect(trips.take()).toBe(1)
+    if (alone.status !== 'claimed') throw new Error(`evt_alone was ${alone.status}`)
+    expect(await store.complete('evt_alone', alone.token)).toBe(true)
+    expect(trips.take()).toBe(1)
+    // A test's fake timers do not keep the socket held: it is let go by Node's own setImmediate.
+    vi.useFakeTimers({ toFake: ['setImmediate'] })
+    try {
+      expect((await store.claim('evt_fake_timers', 60_000, digest)).status).toBe('claimed')
+    } finally {
+      vi.useRealTimers()
+    }
+  })
 })
 
 describe('inOneWrite, the claim batch (issue 49)', () => {

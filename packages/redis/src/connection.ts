@@ -1,4 +1,5 @@
 import type { Cluster, Redis } from 'ioredis'
+import { holdWrites } from './coalesce.js'
 
 /** Options of {@link connectionDeadline}. */
 export interface ConnectionDeadlineOptions {
@@ -6,6 +7,14 @@ export interface ConnectionDeadlineOptions {
   timeoutMs: number
   /** Starts every error message, e.g. `'redisStore'`. */
   caller: string
+  /**
+   * Sends the calls made in one turn of the event loop in one write: the client's socket (a Cluster's, each node's)
+   * is held corked until the turn ends (its check phase). With many calls in flight, Redis then reads, runs and
+   * answers them at once, instead of waking for each: less CPU on both sides. Any other command sent on the client
+   * in that turn goes in the same write. redisStore and redisJournal turn it on.
+   * @default false
+   */
+  coalesceWrites?: boolean
 }
 
 /** Calls on one ioredis client, each settled within a deadline. Built by {@link connectionDeadline}. */
@@ -52,7 +61,7 @@ const resolved = () => Promise.resolve()
  * const value = await deadline.call(() => redis.get('key'), 'GET got no reply from Redis')
  */
 export function connectionDeadline(client: Redis | Cluster, options: ConnectionDeadlineOptions): ConnectionDeadline {
-  const { timeoutMs, caller } = options
+  const { timeoutMs, caller, coalesceWrites = false } = options
 
   let oomAt: number | undefined
   const waiting = new Set<() => void>()
@@ -112,6 +121,7 @@ export function connectionDeadline(client: Redis | Cluster, options: ConnectionD
         go() {
           if (entry.settled) return
           sent = true
+          if (coalesceWrites) holdWrites(client)
           send().then(
             (value) => {
               if (settle()) resolve(value)

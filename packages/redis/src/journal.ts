@@ -42,7 +42,11 @@ export function redisJournal(client: Redis | Cluster, options: RedisJournalOptio
   client.defineCommand('payhooksJournalEvent', { lua: READ_SCRIPT })
   client.defineCommand('payhooksJournalChunk', { lua: LIST_SCRIPT })
   const commands = client as unknown as JournalCommands
-  const { call } = connectionDeadline(client, { timeoutMs: commandTimeoutMs, caller: 'redisJournal' })
+  const { call } = connectionDeadline(client, {
+    timeoutMs: commandTimeoutMs,
+    caller: 'redisJournal',
+    coalesceWrites: true,
+  })
   const keys = journalKeys(keyPrefix, shards, retentionMs)
 
   /** Sends `build`'s commands together: one pipeline on a standalone Redis, or each to its node on a Cluster. */

@@ -117,7 +117,11 @@ export function redisStore(
   const commands: HolderCommands = steps
   const claims: ClaimCommands = { ...steps, payhooksClaim: (...args) => defined.payhooksClaim(...args) }
 
-  const deadline = connectionDeadline(client, { timeoutMs: commandTimeoutMs, caller: 'redisStore' })
+  const deadline = connectionDeadline(client, {
+    timeoutMs: commandTimeoutMs,
+    caller: 'redisStore',
+    coalesceWrites: true,
+  })
   const { call } = deadline
   const heldKeys = heldKeyList(client, keyPrefix, deadline)
   const upgrade = rollout(client, keyPrefix, rolloutMs, deadline)

@@ -1,0 +1,164 @@
+// What an event costs Redis and the receiver with redisStore, through a real receiver (issue 49): a core receiver on
+// node:http in a child process, its handler doing nothing, loaded by autocannon at a fixed rate of fresh signed
+// events (64 connections); the kit's redisStore against today's (BENCH_BASELINE, see bench/README.md). Each variant
+// and round on a redis-server of its own (so no store meets another's keys), started by the bench. Per answered event:
+// Redis CPU (used_cpu_user + sys from INFO) and its wake-ups (the server's voluntary context switches), the writes the
+// receiver's Redis client made (each a system call and, for a sleeping Redis, a wake-up), the receiver's CPU, req/s
+// and p99. Rounds in rotating order, medians. Where bench/redis-ordered chains each event's steps in one process,
+// this is how a receiver's requests arrive: each in a callback of its own.
+// Run: pnpm bench redis-receiver     (BENCH_RATES, default 3000,30000 req/s offered; BENCH_ROUNDS, default 3;
+// BENCH_SECONDS per round, default 6; BENCH_CPU_PROF=<dir>: a CPU profile of each receiver there)
+import { fork } from 'node:child_process'
+import { once } from 'node:events'
+import { existsSync, readFileSync } from 'node:fs'
+import { createServer } from 'node:http'
+import { basename, dirname, join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { sampleEvent } from '@payhooks/testing'
+import autocannon from 'autocannon'
+import { Redis } from 'ioredis'
+import { SECRET, serveChild, signKit } from './http-load.mjs'
+import { startRedis } from './redis-server.mjs'
+
+if (process.argv[2] === '--serve') {
+  // The receiver: `--serve <store module> <redis url>`.
+  const { createWebhooks } = await import('@payhooks/core')
+  const { redisStore } = await import(pathToFileURL(process.argv[3]).href)
+  const redis = new Redis(process.argv[4])
+  redis.on('error', () => {}) // the bench stops its Redis once this process is told to go
+  let writes = 0
+  redis.on('connect', () => {
+    const stream = redis.stream
+    for (const name of ['_write', '_writev']) {
+      const write = stream[name]
+      stream[name] = function (...args) {
+        writes++
+        return write.apply(this, args)
+      }
+    }
+  })
+  const webhooks = createWebhooks({
+    secret: SECRET,
+    store: redisStore(redis, { keyPrefix: 'bench-receiver:', commandTimeoutMs: 60_000 }),
+  })
+  webhooks.onAny(async () => {})
+  webhooks.onError((error) => process.stderr.write(`receiver: ${error.status} ${error.message}\n`))
+  const server = createServer((request, response) => {
+    const chunks = []
+    request.on('data', (chunk) => chunks.push(chunk))
+    request.on('end', async () => {
+      const result = await webhooks.receive({
+        method: request.method,
+        body: Buffer.concat(chunks),
+        getHeader: (name) => request.headers[name],
+      })
+      response.writeHead(result.status, result.headers).end(result.body)
+    })
+  })
+  server.keepAliveTimeout = 30_000
+  process.on('message', (message) => {
+    if (message === 'writes') process.send({ writes })
+  })
+  server.listen(0, '127.0.0.1', () => serveChild(server.address().port))
+} else {
+  const RATES = (process.env.BENCH_RATES ?? '3000,30000').split(',').map(Number)
+  const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
+  const SECONDS = Number(process.env.BENCH_SECONDS ?? 6)
+  const baselinePath = process.env.BENCH_BASELINE ?? join(import.meta.dirname, '../packages/redis/.baseline/index.js')
+  const variants = { kit: join(import.meta.dirname, '../packages/redis/dist/index.js') }
+  if (existsSync(baselinePath)) variants.today = baselinePath
+  else console.log(`no baseline at ${baselinePath}: kit rows only (see bench/README.md)`)
+
+  let counter = 0
+  const template = JSON.stringify(sampleEvent('transaction_settled', { eventId: 'evt_bench_@' }))
+  const bodies = (count) =>
+    Array.from({ length: count }, () => {
+      const body = template.replace('evt_bench_@', `evt_bench_${++counter}`)
+      return { body, headers: signKit(body) }
+    })
+  const ask = async (child, what) => {
+    child.send(what)
+    for (;;) {
+      const [message] = await once(child, 'message')
+      if (message?.[what] !== undefined) return message[what]
+    }
+  }
+
+  async function round(path, rate) {
+    const server = await startRedis()
+    const admin = new Redis(server.url)
+    const pid = /process_id:(\d+)/.exec(await admin.info('server'))[1]
+    const wakes = () =>
+      Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1])
+    const redisCpu = async () => {
+      const info = await admin.info('cpu')
+      return (Number(/used_cpu_user:([\d.]+)/.exec(info)[1]) + Number(/used_cpu_sys:([\d.]+)/.exec(info)[1])) * 1e6
+    }
+    const profile = process.env.BENCH_CPU_PROF
+    const child = fork(import.meta.filename, ['--serve', path, server.url], {
+      execArgv: profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}/${basename(dirname(path))}-${rate}`] : [],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    })
+    const [{ port }] = await once(child, 'message')
+    const load = (seconds) => {
+      const list = bodies(Math.ceil(rate * seconds * 1.3) + 2000)
+      let next = 0
+      return autocannon({
+        url: `http://127.0.0.1:${port}/webhooks`,
+        connections: 64,
+        duration: seconds,
+        overallRate: rate,
+        requests: [{ method: 'POST', setupRequest: (request) => ({ ...request, ...list[next++] }) }],
+      })
+    }
+    await load(2)
+    const before = [await redisCpu(), wakes(), await ask(child, 'cpu'), await ask(child, 'writes')]
+    const result = await load(SECONDS)
+    const after = [await redisCpu(), wakes(), await ask(child, 'cpu'), await ask(child, 'writes')]
+    const exited = once(child, 'exit')
+    child.disconnect()
+    await exited
+    admin.disconnect()
+    server.stop()
+    const n = result.requests.total
+    const per = (i) => (after[i] - before[i]) / n
+    return {
+      redisCpu: per(0),
+      wakes: per(1),
+      receiverCpu: per(2),
+      writes: per(3),
+      rps: result.requests.average,
+      p99: result.latency.p99,
+      failed: result.non2xx + result.errors + result.timeouts,
+    }
+  }
+
+  const median = (values) => [...values].sort((a, b) => a - b)[values.length >> 1]
+  const f = (n, digits = 1) => n.toFixed(digits).padStart(8)
+  for (const rate of RATES) {
+    const names = Object.keys(variants)
+    const results = Object.fromEntries(names.map((name) => [name, []]))
+    for (let r = 0; r < ROUNDS; r++) {
+      for (let k = 0; k < names.length; k++) {
+        const name = names[(k + r) % names.length]
+        results[name].push(await round(variants[name], rate))
+      }
+    }
+    console.log(`\n${rate} req/s offered, ${SECONDS} s x ${ROUNDS} rounds, per answered event (medians)`)
+    console.log('  variant   Redis CPU µs  Redis wakes   writes  receiver CPU µs     req/s   p99 ms  failed')
+    for (const name of names) {
+      const rows = results[name]
+      const m = (key) => median(rows.map((row) => row[key]))
+      console.log(
+        `  ${name.padEnd(8)} ${f(m('redisCpu'))}     ${f(m('wakes'), 2)}  ${f(m('writes'), 2)}         ${f(m('receiverCpu'))}  ${f(m('rps'), 0)}  ${f(m('p99'), 0)}  ${rows.map((row) => row.failed).join('/')}`,
+      )
+    }
+    if (results.today) {
+      const ratio = (key) => median(results.kit.map((row, i) => row[key] / results.today[i][key])).toFixed(2)
+      console.log(
+        `  kit / today: Redis CPU ${ratio('redisCpu')}x, receiver CPU ${ratio('receiverCpu')}x, req/s ${ratio('rps')}x (medians of per-round ratios)`,
+      )
+    }
+  }
+  process.exit(0)
+}
