@@ -1,5 +1,5 @@
 // What an event costs Redis and the receiver with redisStore, through a real receiver (issue 49): a core receiver on
-// node:http in a child process, its handler doing nothing, loaded by autocannon at a fixed rate of fresh signed
+// node:http (`nodeWebhooks`, as the README mounts it) in a child process, its handler doing nothing, loaded by autocannon at a fixed rate of fresh signed
 // events (64 connections); the kit's redisStore against today's (BENCH_BASELINE, see bench/README.md). Each variant
 // and round on a redis-server of its own (so no store meets another's keys), started by the bench. Per answered event:
 // Redis CPU (used_cpu_user + sys from INFO) and its wake-ups (the server's voluntary context switches), the writes the
@@ -17,47 +17,31 @@ import { pathToFileURL } from 'node:url'
 import { sampleEvent } from '@payhooks/testing'
 import autocannon from 'autocannon'
 import { Redis } from 'ioredis'
+import { countRoundTrips } from '../test/fixtures/redis-round-trips.mjs'
 import { SECRET, serveChild, signKit } from './http-load.mjs'
 import { startRedis } from './redis-server.mjs'
 
 if (process.argv[2] === '--serve') {
   // The receiver: `--serve <store module> <redis url>`.
   const { createWebhooks } = await import('@payhooks/core')
+  const { nodeWebhooks } = await import('@payhooks/core/node')
   const { redisStore } = await import(pathToFileURL(process.argv[3]).href)
   const redis = new Redis(process.argv[4])
   redis.on('error', () => {}) // the bench stops its Redis once this process is told to go
+  const trips = countRoundTrips(redis)
   let writes = 0
-  redis.on('connect', () => {
-    const stream = redis.stream
-    for (const name of ['_write', '_writev']) {
-      const write = stream[name]
-      stream[name] = function (...args) {
-        writes++
-        return write.apply(this, args)
-      }
-    }
-  })
   const webhooks = createWebhooks({
     secret: SECRET,
     store: redisStore(redis, { keyPrefix: 'bench-receiver:', commandTimeoutMs: 60_000 }),
   })
   webhooks.onAny(async () => {})
   webhooks.onError((error) => process.stderr.write(`receiver: ${error.status} ${error.message}\n`))
-  const server = createServer((request, response) => {
-    const chunks = []
-    request.on('data', (chunk) => chunks.push(chunk))
-    request.on('end', async () => {
-      const result = await webhooks.receive({
-        method: request.method,
-        body: Buffer.concat(chunks),
-        getHeader: (name) => request.headers[name],
-      })
-      response.writeHead(result.status, result.headers).end(result.body)
-    })
-  })
+  const server = createServer(nodeWebhooks(webhooks))
   server.keepAliveTimeout = 30_000
   process.on('message', (message) => {
-    if (message === 'writes') process.send({ writes })
+    if (message !== 'writes') return
+    writes += trips.take()
+    process.send({ writes })
   })
   server.listen(0, '127.0.0.1', () => serveChild(server.address().port))
 } else {
