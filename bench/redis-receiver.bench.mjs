@@ -7,7 +7,8 @@
 // and p99. Rounds in rotating order, medians. Where bench/redis-ordered chains each event's steps in one process,
 // this is how a receiver's requests arrive: each in a callback of its own.
 // Run: pnpm bench redis-receiver     (BENCH_RATES, default 3000,30000 req/s offered; BENCH_ROUNDS, default 3;
-// BENCH_SECONDS per round, default 6; BENCH_CPU_PROF=<dir>: a CPU profile of each receiver there)
+// BENCH_SECONDS per round, default 6; BENCH_LIVE=5: five generations of done markers live first, as after three days
+// of traffic, BENCH_FILL events each, default 4,800; BENCH_CPU_PROF=<dir>: a CPU profile of each receiver there)
 import { fork } from 'node:child_process'
 import { once } from 'node:events'
 import { existsSync, readFileSync } from 'node:fs'
@@ -30,10 +31,28 @@ if (process.argv[2] === '--serve') {
   redis.on('error', () => {}) // the bench stops its Redis once this process is told to go
   const trips = countRoundTrips(redis)
   let writes = 0
-  const webhooks = createWebhooks({
-    secret: SECRET,
-    store: redisStore(redis, { keyPrefix: 'bench-receiver:', commandTimeoutMs: 60_000 }),
-  })
+  const store = redisStore(redis, { keyPrefix: 'bench-receiver:', commandTimeoutMs: 60_000 })
+  // BENCH_LIVE generations of done markers first, as after days of traffic: this process's clock (Date.now) moved
+  // back a generation at a time (a quarter of the 73-hour retention), BENCH_FILL events handled in each.
+  const live = Number(process.env.BENCH_LIVE ?? 0)
+  const fill = Number(process.env.BENCH_FILL ?? 4800)
+  const realNow = Date.now
+  for (let g = 0; g < live; g++) {
+    const shift = (live - 1 - g) * Math.ceil((73 * 3_600_000) / 4)
+    Date.now = () => realNow() - shift
+    let next = 0
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (next < fill) {
+          const id = `evt_fill_${g}_${next++}`
+          const claim = await store.claim(id, 60_000, 'ab'.repeat(16))
+          if (claim.status === 'claimed') await store.complete(id, claim.token)
+        }
+      }),
+    )
+  }
+  Date.now = realNow
+  const webhooks = createWebhooks({ secret: SECRET, store })
   webhooks.onAny(async () => {})
   webhooks.onError((error) => process.stderr.write(`receiver: ${error.status} ${error.message}\n`))
   const server = createServer(nodeWebhooks(webhooks))
