@@ -1,14 +1,16 @@
 // What an event costs Redis and the receiver with redisStore, through a real receiver (issue 49): a core receiver on
-// node:http (`nodeWebhooks`, as the README mounts it) in a child process, its handler doing nothing, loaded by autocannon at a fixed rate of fresh signed
-// events (64 connections); the kit's redisStore against today's (BENCH_BASELINE, see bench/README.md). Each variant
-// and round on a redis-server of its own (so no store meets another's keys), started by the bench. Per answered event:
-// Redis CPU (used_cpu_user + sys from INFO) and its wake-ups (the server's voluntary context switches), the writes the
-// receiver's Redis client made (each a system call and, for a sleeping Redis, a wake-up), the receiver's CPU, req/s
-// and p99. Rounds in rotating order, medians. Where bench/redis-ordered chains each event's steps in one process,
-// this is how a receiver's requests arrive: each in a callback of its own.
+// node:http (`nodeWebhooks`, as the README mounts it) in a child process, its handler doing nothing, loaded by
+// autocannon at a fixed rate of fresh signed events (64 connections); the kit's redisStore against today's
+// (BENCH_BASELINE, see bench/README.md). Each variant and round on a redis-server of its own (so no store meets
+// another's keys), started by the bench. Per answered event: Redis CPU (used_cpu_user + sys from INFO) and its wake-ups
+// (the server's voluntary context switches), the writes the receiver's Redis client made (each a system call and, for a
+// sleeping Redis, a wake-up), the receiver's CPU, req/s and p99. Rounds in rotating order, medians. Where
+// bench/redis-ordered chains each event's steps in one process, this is how a receiver's requests arrive: each in a
+// callback of its own.
 // Run: pnpm bench redis-receiver     (BENCH_RATES, default 3000,30000 req/s offered; BENCH_ROUNDS, default 3;
-// BENCH_SECONDS per round, default 6; BENCH_LIVE=5: five generations of done markers live first, as after three days
-// of traffic, BENCH_FILL events each, default 4,800; BENCH_CPU_PROF=<dir>: a CPU profile of each receiver there)
+// BENCH_SECONDS per round, default 6; BENCH_CLUSTER=1: a three-primary Cluster per round instead, its servers' CPU and
+// wake-ups summed; BENCH_LIVE=5: five generations of done markers live first, as after three days of traffic,
+// BENCH_FILL events each, default 4,800; BENCH_CPU_PROF=<dir>: a CPU profile of each receiver there)
 import { fork } from 'node:child_process'
 import { once } from 'node:events'
 import { existsSync, readFileSync } from 'node:fs'
@@ -17,17 +19,18 @@ import { basename, dirname, join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { sampleEvent } from '@payhooks/testing'
 import autocannon from 'autocannon'
-import { Redis } from 'ioredis'
+import { Cluster, Redis } from 'ioredis'
 import { countRoundTrips } from '../test/fixtures/redis-round-trips.mjs'
 import { SECRET, serveChild, signKit } from './http-load.mjs'
-import { startRedis } from './redis-server.mjs'
+import { startCluster, startRedis } from './redis-server.mjs'
 
 if (process.argv[2] === '--serve') {
   // The receiver: `--serve <store module> <redis url>`.
   const { createWebhooks } = await import('@payhooks/core')
   const { nodeWebhooks } = await import('@payhooks/core/node')
   const { redisStore } = await import(pathToFileURL(process.argv[3]).href)
-  const redis = new Redis(process.argv[4])
+  const target = process.argv[4]
+  const redis = target.startsWith('[') ? new Cluster(JSON.parse(target)) : new Redis(target)
   redis.on('error', () => {}) // the bench stops its Redis once this process is told to go
   const trips = countRoundTrips(redis)
   let writes = 0
@@ -67,6 +70,7 @@ if (process.argv[2] === '--serve') {
   const RATES = (process.env.BENCH_RATES ?? '3000,30000').split(',').map(Number)
   const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
   const SECONDS = Number(process.env.BENCH_SECONDS ?? 6)
+  const CLUSTER = process.env.BENCH_CLUSTER === '1'
   const baselinePath = process.env.BENCH_BASELINE ?? join(import.meta.dirname, '../packages/redis/.baseline/index.js')
   const variants = { kit: join(import.meta.dirname, '../packages/redis/dist/index.js') }
   if (existsSync(baselinePath)) variants.today = baselinePath
@@ -88,17 +92,25 @@ if (process.argv[2] === '--serve') {
   }
 
   async function round(path, rate) {
-    const server = await startRedis()
-    const admin = new Redis(server.url)
-    const pid = /process_id:(\d+)/.exec(await admin.info('server'))[1]
+    const server = CLUSTER ? await startCluster() : await startRedis()
+    const admins = CLUSTER ? server.nodes.map((node) => new Redis(node)) : [new Redis(server.url)]
+    const pids = await Promise.all(admins.map(async (admin) => /process_id:(\d+)/.exec(await admin.info('server'))[1]))
     const wakes = () =>
-      Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1])
+      pids.reduce(
+        (sum, pid) =>
+          sum + Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]),
+        0,
+      )
     const redisCpu = async () => {
-      const info = await admin.info('cpu')
-      return (Number(/used_cpu_user:([\d.]+)/.exec(info)[1]) + Number(/used_cpu_sys:([\d.]+)/.exec(info)[1])) * 1e6
+      let total = 0
+      for (const admin of admins) {
+        const info = await admin.info('cpu')
+        total += Number(/used_cpu_user:([\d.]+)/.exec(info)[1]) + Number(/used_cpu_sys:([\d.]+)/.exec(info)[1])
+      }
+      return total * 1e6
     }
     const profile = process.env.BENCH_CPU_PROF
-    const child = fork(import.meta.filename, ['--serve', path, server.url], {
+    const child = fork(import.meta.filename, ['--serve', path, CLUSTER ? JSON.stringify(server.nodes) : server.url], {
       execArgv: profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}/${basename(dirname(path))}-${rate}`] : [],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     })
@@ -121,7 +133,7 @@ if (process.argv[2] === '--serve') {
     const exited = once(child, 'exit')
     child.disconnect()
     await exited
-    admin.disconnect()
+    for (const admin of admins) admin.disconnect()
     server.stop()
     const n = result.requests.total
     const per = (i) => (after[i] - before[i]) / n
@@ -147,7 +159,9 @@ if (process.argv[2] === '--serve') {
         results[name].push(await round(variants[name], rate))
       }
     }
-    console.log(`\n${rate} req/s offered, ${SECONDS} s x ${ROUNDS} rounds, per answered event (medians)`)
+    console.log(
+      `\n${CLUSTER ? 'Cluster of three primaries, ' : ''}${rate} req/s offered, ${SECONDS} s x ${ROUNDS} rounds, per answered event (medians)`,
+    )
     console.log('  variant   Redis CPU µs  Redis wakes   writes  receiver CPU µs     req/s   p99 ms  failed')
     for (const name of names) {
       const rows = results[name]
