@@ -150,7 +150,7 @@ describe('payhooks on a Redis Cluster', () => {
       ids.map(
         (id) =>
           new Promise<Awaited<ReturnType<typeof store.claim>>>((resolve, reject) => {
-            setTimeout(() => Promise.resolve(store.claim(id, 60_000)).then(resolve, reject), 0)
+            setImmediate(() => Promise.resolve(store.claim(id, 60_000)).then(resolve, reject))
           }),
       ),
     )

@@ -214,12 +214,13 @@ describe('redisStore on a real Redis', () => {
       return (send as (...args: unknown[]) => unknown)(command, ...rest)
     }) as typeof client.sendCommand
     const ids = Array.from({ length: 20 }, (_, i) => `evt_turn_${i}`)
-    // Each claim in a callback of its own, as a receiver's requests are (timers due together run in one turn).
+    // Each claim in a callback of its own, as a receiver's requests are: immediates queued together run in one turn
+    // (timers can straddle a millisecond and fall in two).
     const claims = await Promise.all(
       ids.map(
         (id, i) =>
           new Promise<Awaited<ReturnType<typeof store.claim>>>((resolve, reject) => {
-            setTimeout(() => Promise.resolve(store.claim(id, 60_000, digest, position(i))).then(resolve, reject), 0)
+            setImmediate(() => Promise.resolve(store.claim(id, 60_000, digest, position(i))).then(resolve, reject))
           }),
       ),
     )
