@@ -41,24 +41,23 @@ local function hex(v)
   return string.format(string.rep('%02x', #v), string.byte(v, 1, -1))
 end
 
--- The event's state before a claim: its done marker {'d', hex digest}, a layout-1 marker 'done[:digest]', a live
--- claim {lease left, digest or false}, or nothing once this claim took the event's key.
-local function claimEvent(token, lease, field, h, gen)
-  local v, _, hint = findMarker(dbase, field, h, gen)
-  if v then return {'d', hex(v)} end
-  if redis.call('SET', event, token, 'NX', 'PX', lease) then return nil, hint end
-  local value = redis.call('GET', event)
-  if value == 'done' or string.sub(value, 1, 5) == 'done:' then return value end
-  return {redis.call('PTTL', event), string.match(value, ':(.*)$') or false}
-end
-
 -- The event's key taken, or its state: a layout-1 marker 'done[:digest]', a live claim {lease left, digest or false}.
--- Its done marker is read by the client after it (claim.ts), in the same write.
+-- Without claimEvent's read before it, the done marker is read by the client after it (claim.ts), in the same write.
 local function takeEvent(token, lease)
   if redis.call('SET', event, token, 'NX', 'PX', lease) then return nil end
   local value = redis.call('GET', event)
   if value == 'done' or string.sub(value, 1, 5) == 'done:' then return value end
   return {redis.call('PTTL', event), string.match(value, ':(.*)$') or false}
+end
+
+-- The event's state before a claim: its done marker {'d', hex digest}, takeEvent's answer, or nothing once this claim
+-- took the event's key.
+local function claimEvent(token, lease, field, h, gen)
+  local v, _, hint = findMarker(dbase, field, h, gen)
+  if v then return {'d', hex(v)} end
+  local state = takeEvent(token, lease)
+  if state then return state end
+  return nil, hint
 end
 
 local function completeEvent(token, field, value, h, gen, expireAt, countsAt, min, bridge, hint)
