@@ -15,22 +15,17 @@ import type { Cluster, Redis } from 'ioredis'
 // order is kept (one socket, one queue), and every command's deadline still runs from its call (connection.ts).
 
 const heldClients = new WeakSet<Redis | Cluster>()
-const heldStreams = new WeakSet<Writable>()
 
 function release(client: Redis | Cluster, streams: Writable[]) {
   heldClients.delete(client)
-  for (const stream of streams) {
-    heldStreams.delete(stream)
-    stream.uncork()
-  }
+  for (const stream of streams) stream.uncork()
 }
 
-/** The socket of a connection that can take a write now and is not held yet. */
+/** The socket of a connection that can take a write now. */
 function holdable(connection: Redis): Writable | undefined {
   if (connection.status !== 'ready') return undefined
   const stream = (connection as unknown as { stream?: Writable }).stream
-  if (stream === undefined || !stream.writable || heldStreams.has(stream)) return undefined
-  return stream
+  return stream?.writable ? stream : undefined
 }
 
 /**
@@ -45,7 +40,6 @@ export function holdWrites(client: Redis | Cluster): void {
   for (const connection of connections) {
     const stream = holdable(connection)
     if (stream === undefined) continue
-    heldStreams.add(stream)
     stream.cork()
     streams.push(stream)
   }
