@@ -13,7 +13,7 @@ import { pathToFileURL } from 'node:url'
 import * as kit from '@payhooks/redis'
 import { Cluster, Redis } from 'ioredis'
 import { countRoundTrips } from '../test/fixtures/redis-round-trips.mjs'
-import { startCluster, startRedis } from './redis-server.mjs'
+import { serverCpu, startCluster, startRedis } from './redis-server.mjs'
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 2000)
@@ -35,15 +35,6 @@ const targets = {
     servers: [{ host: standaloneUrl.hostname, port: Number(standaloneUrl.port) }],
   },
   cluster: { connect: () => new Cluster(cluster.nodes), servers: cluster.nodes },
-}
-
-async function serverCpu(admins) {
-  let total = 0
-  for (const admin of admins) {
-    const info = await admin.info('cpu')
-    total += Number(/used_cpu_user:([\d.]+)/.exec(info)[1]) + Number(/used_cpu_sys:([\d.]+)/.exec(info)[1])
-  }
-  return total * 1e6
 }
 
 const runId = Date.now().toString(36)

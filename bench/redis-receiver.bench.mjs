@@ -22,7 +22,7 @@ import autocannon from 'autocannon'
 import { Cluster, Redis } from 'ioredis'
 import { countRoundTrips } from '../test/fixtures/redis-round-trips.mjs'
 import { SECRET, serveChild, signKit } from './http-load.mjs'
-import { startCluster, startRedis } from './redis-server.mjs'
+import { serverCpu, startCluster, startRedis } from './redis-server.mjs'
 
 if (process.argv[2] === '--serve') {
   // The receiver: `--serve <store module> <redis url>`.
@@ -101,14 +101,7 @@ if (process.argv[2] === '--serve') {
           sum + Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]),
         0,
       )
-    const redisCpu = async () => {
-      let total = 0
-      for (const admin of admins) {
-        const info = await admin.info('cpu')
-        total += Number(/used_cpu_user:([\d.]+)/.exec(info)[1]) + Number(/used_cpu_sys:([\d.]+)/.exec(info)[1])
-      }
-      return total * 1e6
-    }
+    const redisCpu = () => serverCpu(admins)
     const profile = process.env.BENCH_CPU_PROF
     const child = fork(import.meta.filename, ['--serve', path, CLUSTER ? JSON.stringify(server.nodes) : server.url], {
       execArgv: profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}/${basename(dirname(path))}-${rate}`] : [],

@@ -96,3 +96,13 @@ export async function startCluster() {
     },
   }
 }
+
+/** The CPU time (user + sys, µs) the servers behind `admins` (ioredis clients) have used so far, from `INFO cpu`. */
+export async function serverCpu(admins) {
+  let total = 0
+  for (const admin of admins) {
+    const info = await admin.info('cpu')
+    total += Number(/used_cpu_user:([\d.]+)/.exec(info)[1]) + Number(/used_cpu_sys:([\d.]+)/.exec(info)[1])
+  }
+  return total * 1e6
+}
